@@ -1,0 +1,55 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "CampusFS",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "StudIPSimulator", targets: ["StudIPSimulator"]),
+        .executable(name: "studip-sim", targets: ["studip-sim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
+        .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        .target(name: "FUSEKit"),
+        .target(name: "StudIPKit"),
+        .target(name: "MetadataStore"),
+        .target(name: "ContentCache"),
+        .target(name: "CampusFS"),
+
+        // The Stud.IP simulator: a product of its own (tests, benchmarks, `campusfs demo`).
+        .target(
+            name: "StudIPSimulator",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources/fixtures-5.0.7")]
+        ),
+        .executableTarget(
+            name: "studip-sim",
+            dependencies: [
+                "StudIPSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "StudIPSimulatorTests",
+            dependencies: [
+                "StudIPSimulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+/// Document blobs on disk, download coordination and eviction (issue 4).

@@ -1,0 +1,1 @@
+/// The thin, product-free Swift binding over libfuse 3 (issue 4).

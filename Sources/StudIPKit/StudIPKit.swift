@@ -1,0 +1,1 @@
+/// The document API: Stud.IP JSON:API and legacy REST clients behind one protocol (issue 3).

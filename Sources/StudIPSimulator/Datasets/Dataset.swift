@@ -1,0 +1,30 @@
+/// The installations the simulator can serve, chosen with `studip-sim --dataset NAME`.
+public enum Dataset: Sendable {
+    /// The real Stud.IP 5.0.7 demo data: same ids, names, dates, sizes and bytes as the captured server.
+    case fixtures507
+    /// Generated from a seed (``GeneratedDataset``): same seed, same installation, byte for byte.
+    case generated(GeneratedDataset.Size, seed: UInt64)
+    /// An installation built in code, for tests that need an exact scenario.
+    case custom(University)
+
+    /// Parses `fixtures-5.0.7`, `demo`, `small`, `large` or `huge`.
+    public init?(name: String, seed: UInt64 = 1) {
+        if name == "fixtures-5.0.7" {
+            self = .fixtures507
+        } else if let size = GeneratedDataset.Size(rawValue: name) {
+            self = .generated(size, seed: seed)
+        } else {
+            return nil
+        }
+    }
+
+    public static let names = ["fixtures-5.0.7"] + GeneratedDataset.Size.allCases.map { $0.rawValue }
+
+    public func load() throws -> University {
+        switch self {
+        case .fixtures507: return try FixturesDataset.load()
+        case .generated(let size, let seed): return GeneratedDataset.make(size, seed: seed)
+        case .custom(let university): return university
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+
+/// Everything a simulated Stud.IP installation knows: users, semesters, courses, folders and documents.
+///
+/// A value type: request handlers read a snapshot while the control API mutates the live copy under a lock
+/// (see ``UniversityStore``), so a response is always rendered from one consistent state. Entities are kept
+/// in dictionaries by id with ordered child indices, because the routes ask "children of X" far more often
+/// than anything else and `huge` has 100,000 documents.
+public struct University: Sendable {
+    /// Shown in legacy REST `WWW-Authenticate: Basic realm="…"` (Stud.IP's `STUDIP_INSTALLATION_ID`).
+    public var installationID: String
+    /// Timezone offset used when rendering JSON:API ISO 8601 dates (Stud.IP's `DEFAULT_TIMEZONE`).
+    public var timeZone: TimeZone
+
+    public private(set) var users: [String: User] = [:]
+    public private(set) var usersByName: [String: String] = [:]
+    /// Semesters in Stud.IP order (`beginn` ascending).
+    public private(set) var semesterOrder: [String] = []
+    public private(set) var semesters: [String: Semester] = [:]
+    public private(set) var courses: [String: Course] = [:]
+    public private(set) var folders: [String: Folder] = [:]
+    public private(set) var fileRefs: [String: FileRef] = [:]
+    public private(set) var termsOfUse: [String: TermsOfUse] = [:]
+
+    /// Child folder ids per folder id, in insertion order; routes sort as Stud.IP does (by name).
+    private var childFolders: [String: [String]] = [:]
+    /// File-ref ids per folder id, in insertion order.
+    private var childFileRefs: [String: [String]] = [:]
+    /// Course ids per user id, in membership order (`seminar_user.mkdate`).
+    private var coursesOfUser: [String: [String]] = [:]
+
+    public init(
+        installationID: String = "demo-installation", timeZone: TimeZone = TimeZone(identifier: "Europe/Berlin") ?? .gmt
+    ) {
+        self.installationID = installationID
+        self.timeZone = timeZone
+    }
+}
+
+// MARK: - Queries
+
+extension University {
+    public func user(named username: String) -> User? {
+        usersByName[username].flatMap { users[$0] }
+    }
+
+    public var orderedSemesters: [Semester] {
+        semesterOrder.compactMap { semesters[$0] }
+    }
+
+    /// The user's courses in membership order.
+    public func courses(of userID: String) -> [Course] {
+        (coursesOfUser[userID] ?? []).compactMap { courses[$0] }
+    }
+
+    public func membership(of userID: String, in courseID: String) -> Membership? {
+        courses[courseID]?.members.first { $0.userID == userID }
+    }
+
+    /// Subfolders of a folder, ordered by name as Stud.IP does (`ORDER BY name ASC`).
+    public func subfolders(of folderID: String) -> [Folder] {
+        (childFolders[folderID] ?? []).compactMap { folders[$0] }.sorted(by: Self.stableNameOrder)
+    }
+
+    /// Documents of a folder, ordered by name.
+    public func fileRefs(in folderID: String) -> [FileRef] {
+        (childFileRefs[folderID] ?? []).compactMap { fileRefs[$0] }.sorted(by: Self.stableNameOrder)
+    }
+
+    /// Every folder of a course, root first, then depth-first with siblings by name (`courses/{id}/folders`).
+    public func foldersOfCourse(_ courseID: String) -> [Folder] {
+        guard let root = courses[courseID].flatMap({ folders[$0.topFolderID] }) else { return [] }
+        var result: [Folder] = []
+        func visit(_ folder: Folder) {
+            result.append(folder)
+            subfolders(of: folder.id).forEach(visit)
+        }
+        visit(root)
+        return result
+    }
+
+    /// Every document of a course, folder by folder in the order of ``foldersOfCourse(_:)``.
+    public func fileRefsOfCourse(_ courseID: String) -> [FileRef] {
+        foldersOfCourse(courseID).flatMap { fileRefs(in: $0.id) }
+    }
+
+    /// The course a folder belongs to (its `range_id` when the range is a course).
+    public func course(ofFolder folderID: String) -> Course? {
+        guard let folder = folders[folderID], folder.rangeType == "course" else { return nil }
+        return courses[folder.rangeID]
+    }
+
+    /// Number of child folder rows, readable or not (JSON:API `folders.meta.count`).
+    public func childFolderCount(_ folderID: String) -> Int {
+        childFolders[folderID]?.count ?? 0
+    }
+
+    private static func stableNameOrder<T: Named>(_ a: T, _ b: T) -> Bool {
+        a.name != b.name ? a.name < b.name : a.id < b.id
+    }
+}
+
+protocol Named {
+    var id: String { get }
+    var name: String { get }
+}
+
+// MARK: - Mutations
+
+/// Why a mutation was refused; the control API turns it into a 4xx with this text.
+public struct ModelError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension University {
+    public mutating func add(_ user: User) {
+        users[user.id] = user
+        usersByName[user.username] = user.id
+    }
+
+    public mutating func add(_ semester: Semester) {
+        semesters[semester.id] = semester
+        semesterOrder.removeAll { $0 == semester.id }
+        semesterOrder.append(semester.id)
+        semesterOrder.sort { (semesters[$0]?.begin ?? 0, $0) < (semesters[$1]?.begin ?? 0, $1) }
+    }
+
+    public mutating func add(_ terms: TermsOfUse) {
+        termsOfUse[terms.id] = terms
+    }
+
+    /// Adds a course; its root folder must be added with ``add(_:)-folder`` too.
+    public mutating func add(_ course: Course) {
+        courses[course.id] = course
+        for member in course.members where !(coursesOfUser[member.userID] ?? []).contains(course.id) {
+            coursesOfUser[member.userID, default: []].append(course.id)
+        }
+    }
+
+    public mutating func add(_ folder: Folder) {
+        if let old = folders[folder.id], !old.parentID.isEmpty {
+            childFolders[old.parentID]?.removeAll { $0 == folder.id }
+        }
+        folders[folder.id] = folder
+        if !folder.parentID.isEmpty {
+            childFolders[folder.parentID, default: []].append(folder.id)
+        }
+    }
+
+    public mutating func add(_ fileRef: FileRef) {
+        if let old = fileRefs[fileRef.id] {
+            childFileRefs[old.folderID]?.removeAll { $0 == fileRef.id }
+        }
+        fileRefs[fileRef.id] = fileRef
+        childFileRefs[fileRef.folderID, default: []].append(fileRef.id)
+    }
+
+    /// Replaces a document's metadata in place (rename, move, new version). The id must exist.
+    public mutating func update(_ fileRef: FileRef) throws(ModelError) {
+        guard fileRefs[fileRef.id] != nil else { throw ModelError("no document with id \(fileRef.id)") }
+        guard folders[fileRef.folderID] != nil else { throw ModelError("no folder with id \(fileRef.folderID)") }
+        add(fileRef)
+    }
+
+    /// Replaces a folder's metadata in place (rename, move). Refuses to move a folder below itself.
+    public mutating func update(_ folder: Folder) throws(ModelError) {
+        guard folders[folder.id] != nil else { throw ModelError("no folder with id \(folder.id)") }
+        if !folder.parentID.isEmpty {
+            var cursor: String? = folder.parentID
+            while let id = cursor, !id.isEmpty {
+                if id == folder.id { throw ModelError("cannot move folder \(folder.id) below itself") }
+                guard let parent = folders[id] else { throw ModelError("no folder with id \(id)") }
+                cursor = parent.parentID
+            }
+        }
+        add(folder)
+    }
+
+    public mutating func removeFileRef(_ id: String) throws(ModelError) {
+        guard let ref = fileRefs.removeValue(forKey: id) else { throw ModelError("no document with id \(id)") }
+        childFileRefs[ref.folderID]?.removeAll { $0 == id }
+    }
+
+    /// Removes a folder with everything below it. A course's root folder cannot be removed.
+    public mutating func removeFolder(_ id: String) throws(ModelError) {
+        guard let folder = folders[id] else { throw ModelError("no folder with id \(id)") }
+        guard !folder.parentID.isEmpty else { throw ModelError("folder \(id) is a course's root folder") }
+        removeSubtree(id)
+        childFolders[folder.parentID]?.removeAll { $0 == id }
+    }
+
+    private mutating func removeSubtree(_ id: String) {
+        for child in childFolders[id] ?? [] { removeSubtree(child) }
+        for ref in childFileRefs[id] ?? [] { fileRefs.removeValue(forKey: ref) }
+        childFolders[id] = nil
+        childFileRefs[id] = nil
+        folders[id] = nil
+    }
+}

@@ -1,0 +1,144 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// Sessions, OAuth2 codes and tokens, and credential checks for every API.
+///
+/// Which credentials count depends on the API and release (API.md §2.2, §3.2): Basic and the session cookie
+/// everywhere; Bearer tokens only on JSON:API from 5.2 on. Invalid credentials simply authenticate nobody —
+/// the route then answers 401 the way its API does.
+final class Authenticator: Sendable {
+    struct AccessToken: Sendable {
+        var userID: String
+        var expires: Date
+    }
+
+    struct AuthorizationCode: Sendable {
+        var userID: String
+        var clientID: String
+        var redirectURI: String
+        var codeChallenge: String?
+        var expires: Date
+    }
+
+    private struct State: Sendable {
+        var sessions: [String: String] = [:]
+        var accessTokens: [String: AccessToken] = [:]
+        /// Refresh token → user id. Refresh tokens rotate: each is accepted once.
+        var refreshTokens: [String: String] = [:]
+        var codes: [String: AuthorizationCode] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    enum Scheme {
+        case basic, cookie, bearer
+    }
+
+    /// The user these headers authenticate on an API that accepts `schemes`.
+    func user(headers: [String: String], schemes: Set<Scheme>, in university: University, now: Date = Date()) -> User? {
+        if schemes.contains(.basic), let (name, password) = Self.basicCredentials(headers["authorization"]),
+            let user = university.user(named: name), user.password == password
+        {
+            return user
+        }
+        if schemes.contains(.bearer), let token = Self.bearerToken(headers["authorization"]),
+            let userID = state.withLock({ $0.accessTokens[token] }).flatMap({ $0.expires > now ? $0.userID : nil })
+        {
+            return university.users[userID]
+        }
+        if schemes.contains(.cookie), let session = Self.cookie("Seminar_Session", in: headers["cookie"]),
+            let userID = state.withLock({ $0.sessions[session] })
+        {
+            return university.users[userID]
+        }
+        return nil
+    }
+
+    /// Starts a web session (what the login form does) and returns its cookie value.
+    func startSession(for user: User) -> String {
+        let id = Self.randomToken(bytes: 16)
+        state.withLock { $0.sessions[id] = user.id }
+        return id
+    }
+
+    func issueCode(_ code: AuthorizationCode) -> String {
+        let value = Self.randomToken(bytes: 20)
+        state.withLock { $0.codes[value] = code }
+        return value
+    }
+
+    /// Redeems an authorization code once; checks client, redirect URI and the PKCE verifier (S256 or plain).
+    func redeemCode(_ value: String, clientID: String, redirectURI: String, verifier: String?, now: Date = Date())
+        -> String?
+    {
+        guard let code = state.withLock({ $0.codes.removeValue(forKey: value) }), code.expires > now,
+            code.clientID == clientID, code.redirectURI == redirectURI
+        else { return nil }
+        if let challenge = code.codeChallenge {
+            guard let verifier, Self.pkceChallenge(verifier) == challenge || verifier == challenge else { return nil }
+        }
+        return code.userID
+    }
+
+    /// Issues an access and a refresh token for a user.
+    func issueTokens(userID: String, lifetime: Int, now: Date = Date()) -> (access: String, refresh: String) {
+        let access = Self.randomToken(bytes: 32)
+        let refresh = Self.randomToken(bytes: 32)
+        state.withLock {
+            $0.accessTokens[access] = AccessToken(userID: userID, expires: now.addingTimeInterval(Double(lifetime)))
+            $0.refreshTokens[refresh] = userID
+        }
+        return (access, refresh)
+    }
+
+    /// Consumes a refresh token (rotation) and returns its user.
+    func redeemRefreshToken(_ token: String) -> String? {
+        state.withLock { $0.refreshTokens.removeValue(forKey: token) }
+    }
+
+    /// Makes every access token expire now, so tests can exercise the refresh path.
+    func expireAccessTokens() {
+        state.withLock { state in
+            for key in state.accessTokens.keys { state.accessTokens[key]?.expires = .distantPast }
+        }
+    }
+
+    static func pkceChallenge(_ verifier: String) -> String {
+        Data(SHA256.hash(data: Data(verifier.utf8))).base64URLEncoded()
+    }
+
+    private static func basicCredentials(_ header: String?) -> (String, String)? {
+        guard let header, header.lowercased().hasPrefix("basic "),
+            let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { return nil }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+
+    private static func bearerToken(_ header: String?) -> String? {
+        guard let header, header.lowercased().hasPrefix("bearer ") else { return nil }
+        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+    }
+
+    static func cookie(_ name: String, in header: String?) -> String? {
+        guard let header else { return nil }
+        for part in header.split(separator: ";") {
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if pair.count == 2, pair[0] == name { return pair[1] }
+        }
+        return nil
+    }
+
+    private static func randomToken(bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}
+
+extension Data {
+    func base64URLEncoded() -> String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

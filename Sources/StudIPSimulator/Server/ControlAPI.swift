@@ -1,0 +1,337 @@
+import Foundation
+
+/// `/__sim/…`: what tests and benchmarks use to observe and steer the simulator. JSON in, JSON out.
+///
+/// | route | does |
+/// |---|---|
+/// | `GET /__sim/stats`, `POST /__sim/stats/reset` | request counters (`total`, per `routes`), downloads in progress and completed, external-host requests |
+/// | `GET`/`PUT /__sim/settings` | `latency_ms`, `bandwidth_bytes_per_second` (null = unlimited), `access_token_lifetime_s` |
+/// | `GET`/`POST`/`DELETE /__sim/faults` | `{"status": 503}` or `{"reset_after_bytes": K}` or `{"stall_ms": N}`, with optional `path` (substring), `method`, `count`, `share` |
+/// | `POST /__sim/documents`, `PATCH`/`DELETE /__sim/documents/{id}` | add; rename (`name`), move (`folder_id`), new version (`new_version`, `size`, `text`); delete |
+/// | `GET /__sim/documents/{id}/content` | the bytes a download of that document must produce |
+/// | `POST /__sim/folders`, `PATCH`/`DELETE /__sim/folders/{id}` | add (`parent_id`, `name`, `folder_type`); rename, move (`parent_id`); delete with contents |
+/// | `POST /__sim/courses` | add a course (`title`, `number`, `semester_ids`, `members` {username: permission}) with its root folder |
+/// | `POST /__sim/oauth2/expire` | expire every access token now |
+///
+/// Changes bump `chdate` like Stud.IP: a new version also gets a new file id, which changes the ETag.
+struct ControlAPI: Sendable {
+    let store: UniversityStore
+    let statistics: Statistics
+    let faults: FaultInjector
+    let authenticator: Authenticator
+    let settings: SettingsBox
+
+    private struct Failure: Error {
+        let status: Int
+        let message: String
+    }
+
+    func handle(method: String, segments: [String], body: Data) -> SimResponse {
+        let input = body.isEmpty ? JSON.object([]) : JSON.parse(String(decoding: body, as: UTF8.self))
+        do {
+            guard let input else { throw Failure(status: 400, message: "request body is not JSON") }
+            return try route(method: method, segments: segments, input: input)
+        } catch let failure as Failure {
+            return reply(["error": .string(failure.message)], status: failure.status)
+        } catch {
+            return reply(["error": .string(String(describing: error))], status: 409)
+        }
+    }
+
+    private func route(method: String, segments: [String], input: JSON) throws -> SimResponse {
+        let resource = segments.first ?? ""
+        let id = segments.count > 1 ? segments[1] : ""
+        let tail = Array(segments.dropFirst(2))
+        switch (method, resource, segments.count) {
+        case ("GET", "stats", 1): return reply(statsJSON())
+        case ("POST", "stats", 2) where id == "reset":
+            statistics.reset()
+            return reply(statsJSON())
+        case ("GET", "settings", 1): return reply(settingsJSON(settings.get()))
+        case ("PUT", "settings", 1): return reply(settingsJSON(try updateSettings(input)))
+        case ("GET", "faults", 1): return reply(["active": .int(faults.active().count)])
+        case ("POST", "faults", 1):
+            faults.add(try fault(from: input))
+            return reply(["active": .int(faults.active().count)], status: 201)
+        case ("DELETE", "faults", 1):
+            faults.clear()
+            return reply(["active": 0])
+        case ("POST", "documents", 1): return reply(try addDocument(input), status: 201)
+        case ("PATCH", "documents", 2): return reply(try changeDocument(id, input))
+        case ("DELETE", "documents", 2):
+            try store.mutate { try $0.removeFileRef(id) }
+            return reply(["deleted": .string(id)])
+        case ("GET", "documents", 3) where tail == ["content"]:
+            guard let document = store.snapshot().fileRefs[id] else {
+                throw Failure(status: 404, message: "no document \(id)")
+            }
+            return SimResponse(
+                status: 200, headers: [("Content-Type", "application/octet-stream")],
+                body: .bytes(expectedBytes(of: document)), route: "control")
+        case ("POST", "folders", 1): return reply(try addFolder(input), status: 201)
+        case ("PATCH", "folders", 2): return reply(try changeFolder(id, input))
+        case ("DELETE", "folders", 2):
+            try store.mutate { try $0.removeFolder(id) }
+            return reply(["deleted": .string(id)])
+        case ("POST", "courses", 1): return reply(try addCourse(input), status: 201)
+        case ("POST", "oauth2", 2) where id == "expire":
+            authenticator.expireAccessTokens()
+            return reply(["expired": true])
+        default:
+            throw Failure(status: 404, message: "no control route \(method) /__sim/\(segments.joined(separator: "/"))")
+        }
+    }
+
+    private func reply(_ json: JSON, status: Int = 200) -> SimResponse {
+        SimResponse(
+            status: status, headers: [("Content-Type", "application/json")],
+            body: .bytes(Data(json.encoded(escapingSlashes: false).utf8)), route: "control")
+    }
+
+    // MARK: Observation and settings
+
+    private func statsJSON() -> JSON {
+        let stats = statistics.snapshot()
+        func object(_ dictionary: [String: Int]) -> JSON {
+            .object(dictionary.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })
+        }
+        return [
+            "total": .int(stats.total),
+            "routes": object(stats.routes),
+            "downloads": [
+                "in_progress": object(stats.downloadsInProgress), "completed": object(stats.downloadsCompleted),
+            ],
+            "external": [
+                "requests": .int(stats.externalRequests),
+                "with_credentials": .int(stats.externalRequestsWithCredentials),
+            ],
+        ]
+    }
+
+    private func settingsJSON(_ settings: SimulatorSettings) -> JSON {
+        [
+            "latency_ms": .int(settings.latencyMilliseconds),
+            "bandwidth_bytes_per_second": settings.bandwidthBytesPerSecond.map(JSON.int) ?? .null,
+            "access_token_lifetime_s": .int(settings.accessTokenLifetimeSeconds),
+        ]
+    }
+
+    private func updateSettings(_ input: JSON) throws -> SimulatorSettings {
+        let latency = try int(input, "latency_ms")
+        let lifetime = try int(input, "access_token_lifetime_s")
+        let bandwidth = try int(input, "bandwidth_bytes_per_second")
+        let clearBandwidth = input["bandwidth_bytes_per_second"] == .null
+        return settings.update { settings in
+            if let latency { settings.latencyMilliseconds = max(0, latency) }
+            if let lifetime { settings.accessTokenLifetimeSeconds = lifetime }
+            if let bandwidth { settings.bandwidthBytesPerSecond = bandwidth > 0 ? bandwidth : nil }
+            if clearBandwidth { settings.bandwidthBytesPerSecond = nil }
+        }
+    }
+
+    private func fault(from input: JSON) throws -> Fault {
+        let action: Fault.Action
+        if let status = try int(input, "status") {
+            guard (100...599).contains(status) else { throw Failure(status: 400, message: "status must be 100–599") }
+            action = .status(status)
+        } else if let bytes = try int(input, "reset_after_bytes") {
+            action = .resetAfterBytes(max(0, bytes))
+        } else if let milliseconds = try int(input, "stall_ms") {
+            action = .stall(milliseconds: max(0, milliseconds))
+        } else {
+            throw Failure(status: 400, message: "a fault needs one of status, reset_after_bytes, stall_ms")
+        }
+        var share = 1.0
+        if case .string(let text)? = input["share"], let value = Double(text) { share = value }
+        if case .int(let value)? = input["share"] { share = Double(value) }
+        guard share > 0, share <= 1 else { throw Failure(status: 400, message: "share must be in (0, 1]") }
+        return Fault(
+            action: action, pathContains: try string(input, "path"), method: try string(input, "method"),
+            remaining: try int(input, "count"), share: share)
+    }
+
+    // MARK: Mutations
+
+    private func addDocument(_ input: JSON) throws -> JSON {
+        let folderID = try required(input, "folder_id")
+        let name = try required(input, "name")
+        let text = try string(input, "text")
+        let size = try int(input, "size") ?? text.map { $0.utf8.count } ?? 1024
+        let id = try string(input, "id") ?? Self.newID()
+        var created: FileRef?
+        try store.mutate { university in
+            guard let folder = university.folders[folderID] else {
+                throw Failure(status: 404, message: "no folder \(folderID)")
+            }
+            let owner = university.course(ofFolder: folder.id)?.lecturers.first?.userID ?? folder.userID
+            let now = Self.now(after: 0)
+            let document = FileRef(
+                id: id, fileID: Self.newID(), folderID: folderID, name: name, userID: owner,
+                mimeType: try string(input, "mime_type") ?? "application/octet-stream", size: size, mkdate: now,
+                chdate: now,
+                content: text.map { .bytes(Data($0.utf8)) } ?? Self.generated(size: size, id: id, version: 0))
+            university.add(document)
+            created = document
+        }
+        guard let created else { throw Failure(status: 500, message: "document was not created") }
+        return documentJSON(created)
+    }
+
+    private func changeDocument(_ id: String, _ input: JSON) throws -> JSON {
+        let name = try string(input, "name")
+        let folderID = try string(input, "folder_id")
+        let text = try string(input, "text")
+        let size = try int(input, "size")
+        let newVersion = input["new_version"] == .bool(true) || text != nil || size != nil
+        var changed: FileRef?
+        try store.mutate { university in
+            guard var document = university.fileRefs[id] else {
+                throw Failure(status: 404, message: "no document \(id)")
+            }
+            document.chdate = Self.now(after: document.chdate)
+            if let name { document.name = name }
+            if let folderID { document.folderID = folderID }
+            if newVersion {
+                let newSize = size ?? text.map { $0.utf8.count } ?? document.size
+                document.fileID = Self.newID()
+                document.fileChdate = document.chdate
+                document.size = newSize
+                document.content =
+                    text.map { .bytes(Data($0.utf8)) }
+                    ?? Self.generated(size: newSize, id: id, version: document.chdate, like: document.content)
+            }
+            try university.update(document)
+            changed = document
+        }
+        guard let changed else { throw Failure(status: 500, message: "document was not changed") }
+        return documentJSON(changed)
+    }
+
+    private func addFolder(_ input: JSON) throws -> JSON {
+        let parentID = try required(input, "parent_id")
+        let name = try required(input, "name")
+        let id = try string(input, "id") ?? Self.newID()
+        try store.mutate { university in
+            guard let parent = university.folders[parentID] else {
+                throw Failure(status: 404, message: "no folder \(parentID)")
+            }
+            let now = Self.now(after: 0)
+            university.add(
+                Folder(
+                    id: id, userID: parent.userID, parentID: parentID, rangeID: parent.rangeID,
+                    folderType: try string(input, "folder_type") ?? "StandardFolder", name: name, mkdate: now,
+                    chdate: now, rangeType: parent.rangeType, dataContent: try string(input, "data_content") ?? "[]"))
+        }
+        return ["id": .string(id), "name": .string(name), "parent_id": .string(parentID)]
+    }
+
+    private func changeFolder(_ id: String, _ input: JSON) throws -> JSON {
+        let name = try string(input, "name")
+        let parentID = try string(input, "parent_id")
+        var changed: Folder?
+        try store.mutate { university in
+            guard var folder = university.folders[id] else { throw Failure(status: 404, message: "no folder \(id)") }
+            guard !folder.isRoot else { throw Failure(status: 409, message: "folder \(id) is a course's root folder") }
+            folder.chdate = Self.now(after: folder.chdate)
+            if let name { folder.name = name }
+            if let parentID { folder.parentID = parentID }
+            try university.update(folder)
+            changed = folder
+        }
+        guard let changed else { throw Failure(status: 500, message: "folder was not changed") }
+        return ["id": .string(changed.id), "name": .string(changed.name), "parent_id": .string(changed.parentID)]
+    }
+
+    private func addCourse(_ input: JSON) throws -> JSON {
+        let title = try required(input, "title")
+        let number = try string(input, "number") ?? ""
+        var semesterIDs: [String] = []
+        if case .array(let items)? = input["semester_ids"] {
+            semesterIDs = items.compactMap { if case .string(let id) = $0 { id } else { nil } }
+        }
+        var members: [(String, String)] = []
+        if case .object(let pairs)? = input["members"] {
+            members = pairs.compactMap { if case .string(let permission) = $1 { ($0, permission) } else { nil } }
+        }
+        let id = try string(input, "id") ?? Self.newID()
+        let rootID = Self.newID()
+        try store.mutate { university in
+            let now = Self.now(after: 0)
+            let memberships = try members.map { username, permission in
+                guard let user = university.user(named: username) else {
+                    throw Failure(status: 404, message: "no user \(username)")
+                }
+                return Membership(userID: user.id, permission: permission, mkdate: now)
+            }
+            for semester in semesterIDs where university.semesters[semester] == nil {
+                throw Failure(status: 404, message: "no semester \(semester)")
+            }
+            let owner = memberships.first { $0.permission == "dozent" }?.userID ?? memberships.first?.userID ?? ""
+            university.add(
+                Course(
+                    id: id, number: number, title: title, instituteID: Self.newID(), semesterIDs: semesterIDs,
+                    members: memberships, topFolderID: rootID, mkdate: now, chdate: now))
+            university.add(
+                Folder(
+                    id: rootID, userID: owner, parentID: "", rangeID: id, folderType: "RootFolder", name: "",
+                    mkdate: now, chdate: now))
+        }
+        return ["id": .string(id), "top_folder_id": .string(rootID)]
+    }
+
+    private func documentJSON(_ document: FileRef) -> JSON {
+        [
+            "id": .string(document.id), "file_id": .string(document.fileID), "folder_id": .string(document.folderID),
+            "name": .string(document.name), "size": .int(document.size), "chdate": .int(document.chdate),
+        ]
+    }
+
+    private func expectedBytes(of document: FileRef) -> Data {
+        if case .external(let url) = document.content {
+            return Data(ContentGenerator.externalBytes(path: url, size: document.size))
+        }
+        return ContentBytes.all(document.content, size: document.size)
+    }
+
+    // MARK: Helpers
+
+    /// A Stud.IP timestamp that is later than `previous`, so every change is visible even within one second.
+    private static func now(after previous: Int) -> Int {
+        max(Int(Date().timeIntervalSince1970), previous + 1)
+    }
+
+    private static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// Generated content for a new document or version: the kind of the previous content, a new seed.
+    /// PDFs become binary: a new version may have any size, and a PDF cannot be cut to any size.
+    private static func generated(size: Int, id: String, version: Int, like previous: Content? = nil) -> Content {
+        var kind = Content.GeneratedKind.binary
+        if case .generated(let previousKind, _, _)? = previous, previousKind != .pdf { kind = previousKind }
+        let seed = id.utf8.reduce(UInt64(truncatingIfNeeded: version)) { $0 &* 31 &+ UInt64($1) }
+        return .generated(kind: kind, seed: seed, size: size)
+    }
+
+    private func string(_ input: JSON, _ key: String) throws -> String? {
+        switch input[key] {
+        case nil, .null?: return nil
+        case .string(let value)?: return value
+        default: throw Failure(status: 400, message: "\(key) must be a string")
+        }
+    }
+
+    private func required(_ input: JSON, _ key: String) throws -> String {
+        guard let value = try string(input, key) else { throw Failure(status: 400, message: "\(key) is required") }
+        return value
+    }
+
+    private func int(_ input: JSON, _ key: String) throws -> Int? {
+        switch input[key] {
+        case nil, .null?: return nil
+        case .int(let value)?: return value
+        default: throw Failure(status: 400, message: "\(key) must be an integer")
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// The installation's front door: splits the path, counts, injects latency and faults, authenticates, and
+/// hands the request to the API it belongs to.
+///
+/// `<base>/jsonapi.php/v1/…` → ``JSONAPIHandler``, `<base>/api.php/…` → ``LegacyRESTHandler`` (404 on 6.x),
+/// `<base>/dispatch.php/…` → ``WebRoutes``; `/__sim/…` → ``ControlAPI`` (never counted, never faulted).
+struct InstallationResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let store: UniversityStore
+    let statistics: Statistics
+    let faults: FaultInjector
+    let authenticator: Authenticator
+    let settings: SettingsBox
+    let flavour: Flavour
+    let basePath: String
+    let clients: [OAuth2Client]
+    let addresses: PortCollector
+
+    private enum API {
+        case jsonAPI, legacyREST, web
+    }
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        var request = request
+        let path = request.uri.path
+        let body = try await request.collectBody(upTo: 256 << 20)
+        let bodyData = Data(buffer: body)
+        let headers = Self.headerDictionary(request.headers)
+        let query = request.uri.query.map(FormEncoding.pairs) ?? []
+
+        if path == "/__sim" || path.hasPrefix("/__sim/") {
+            let control = ControlAPI(
+                store: store, statistics: statistics, faults: faults, authenticator: authenticator, settings: settings)
+            let segments = path.split(separator: "/").dropFirst().map { Self.decode($0) }
+            let response = control.handle(method: request.method.rawValue, segments: segments, body: bodyData)
+            return Streamer(statistics: statistics, settings: settings).response(response, resetAfter: nil)
+        }
+
+        guard let (api, segments, trailingSlash) = route(path) else {
+            statistics.count(route: "unknown")
+            return Streamer(statistics: statistics, settings: settings).response(
+                .text("HTTP/1.1 404 Not Found", status: 404, route: "unknown"), resetAfter: nil)
+        }
+
+        var resetAfter: Int?
+        switch faults.fault(forPath: String(path.dropFirst(basePath.count)), method: request.method.rawValue) {
+        case .status(let status):
+            statistics.count(route: "fault")
+            return Streamer(statistics: statistics, settings: settings).response(
+                faultResponse(status: status, api: api), resetAfter: nil)
+        case .resetAfterBytes(let bytes):
+            resetAfter = bytes
+        case .stall(let milliseconds):
+            try await Task.sleep(for: .milliseconds(milliseconds))
+        case nil:
+            break
+        }
+        let latency = settings.get().latencyMilliseconds
+        if latency > 0 { try await Task.sleep(for: .milliseconds(latency)) }
+
+        let university = store.snapshot()
+        let schemes: Set<Authenticator.Scheme> =
+            switch api {
+            case .jsonAPI: flavour.hasOAuth2 ? [.basic, .cookie, .bearer] : [.basic, .cookie]
+            case .legacyREST: [.basic, .cookie]
+            case .web: [.cookie]
+            }
+        let simRequest = SimRequest(
+            method: request.method.rawValue, segments: segments, query: query, headers: headers, body: bodyData,
+            user: authenticator.user(headers: headers, schemes: schemes, in: university),
+            hasTrailingSlash: trailingSlash)
+        let simContext = SimContext(
+            university: university, flavour: flavour, basePath: basePath,
+            baseURL: "http://\(headers["host"] ?? "127.0.0.1")\(basePath)",
+            externalBaseURL: "http://127.0.0.1:\(await addresses.external ?? 0)",
+            mutate: { [store] change in try store.mutate(change) })
+
+        let response: SimResponse
+        switch api {
+        case .jsonAPI:
+            response = await JSONAPIHandler().handle(simRequest, context: simContext)
+        case .legacyREST:
+            response = await LegacyRESTHandler().handle(simRequest, context: simContext)
+        case .web:
+            let web = WebRoutes(
+                authenticator: authenticator, clients: clients, settings: { [settings] in settings.get() })
+            response =
+                web.handle(simRequest, context: simContext)
+                ?? .text("Not Found", status: 404, route: "web unknown")
+        }
+        statistics.count(route: response.route)
+        return Streamer(statistics: statistics, settings: settings).response(response, resetAfter: resetAfter)
+    }
+
+    /// The API and its decoded segments, or nil for paths outside the installation.
+    private func route(_ path: String) -> (API, [String], Bool)? {
+        guard path.hasPrefix(basePath + "/") else { return nil }
+        var segments = path.dropFirst(basePath.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+            .map { Self.decode($0) }
+        let trailingSlash = segments.count > 1 && segments.last == ""
+        if trailingSlash { segments.removeLast() }
+        if segments.starts(with: ["jsonapi.php", "v1"]) {
+            return (.jsonAPI, Array(segments.dropFirst(2)), trailingSlash)
+        }
+        if segments.first == "api.php" {
+            guard flavour.hasLegacyREST else { return nil }
+            return (.legacyREST, Array(segments.dropFirst()), trailingSlash)
+        }
+        if segments.first == "dispatch.php" {
+            return (.web, segments, trailingSlash)
+        }
+        return nil
+    }
+
+    /// The error an overloaded or broken server sends, in the shape of the API that was asked.
+    private func faultResponse(status: Int, api: API) -> SimResponse {
+        let reason = HTTPResponse.Status(code: status).reasonPhrase
+        switch api {
+        case .jsonAPI:
+            let errors: JSON = ["errors": [["status": .string(String(status)), "title": .string(reason)]]]
+            return .json(errors, status: status, contentType: "application/json", route: "fault")
+        case .legacyREST:
+            return .json(
+                ["status": .int(status), "message": .string(reason)], status: status,
+                contentType: "application/json;charset=utf-8", route: "fault")
+        case .web:
+            return .text(reason, status: status, route: "fault")
+        }
+    }
+
+    private static func decode(_ segment: Substring) -> String {
+        String(segment).removingPercentEncoding ?? String(segment)
+    }
+
+    static func headerDictionary(_ fields: HTTPFields) -> [String: String] {
+        var headers: [String: String] = [:]
+        for field in fields {
+            let name = field.name.canonicalName.lowercased()
+            headers[name] = headers[name].map { "\($0), \(field.value)" } ?? field.value
+        }
+        return headers
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// How to start a simulated Stud.IP installation.
+public struct SimulatorConfiguration: Sendable {
+    public var dataset: Dataset
+    public var flavour: Flavour
+    /// 0 picks a free port. The simulator only ever binds 127.0.0.1.
+    public var port: Int = 0
+    /// `""` for an installation at the domain root (as in the fixtures), `"/studip"` for `http://host/studip/`.
+    public var basePath: String = ""
+    public var settings = SimulatorSettings()
+    public var oauth2Clients = [OAuth2Client(id: "campusfs")]
+
+    public init(
+        dataset: Dataset, flavour: Flavour = .v50, port: Int = 0, basePath: String = "",
+        settings: SimulatorSettings = SimulatorSettings()
+    ) {
+        self.dataset = dataset
+        self.flavour = flavour
+        self.port = port
+        self.basePath = basePath
+        self.settings = settings
+    }
+}
+
+/// Why the simulator did not start.
+public enum SimulatorError: Error, CustomStringConvertible {
+    case bindFailed(port: Int)
+    case invalidBasePath(String)
+
+    public var description: String {
+        switch self {
+        case .bindFailed(let port): "could not listen on 127.0.0.1:\(port) (port in use?)"
+        case .invalidBasePath(let path): "base path \"\(path)\" must be empty or start with / and not end with /"
+        }
+    }
+}
+
+/// A running simulated Stud.IP: the installation on one loopback port, "elsewhere" hosting on a second.
+///
+/// ```swift
+/// let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
+/// // GET \(sim.baseURL)/jsonapi.php/v1/users/me with Basic test_autor:testing
+/// await sim.stop()
+/// ```
+public final class Simulator: Sendable {
+    /// The installation's base URL; `/jsonapi.php/v1/…` and `/api.php/…` are appended to it.
+    public let baseURL: String
+    /// The second listener that serves documents hosted elsewhere.
+    public let externalBaseURL: String
+    /// The control API (`/__sim`), always at the root of the installation's host, whatever the base path.
+    public var controlURL: String { String(baseURL.dropLast(basePathLength)) + "/__sim" }
+    private let basePathLength: Int
+    public let flavour: Flavour
+
+    let store: UniversityStore
+    let statistics: Statistics
+    let faults: FaultInjector
+    let authenticator: Authenticator
+    let settings: SettingsBox
+    private let runner: Task<Void, any Error>
+
+    private init(
+        baseURL: String, externalBaseURL: String, basePathLength: Int, flavour: Flavour, store: UniversityStore,
+        statistics: Statistics,
+        faults: FaultInjector, authenticator: Authenticator, settings: SettingsBox, runner: Task<Void, any Error>
+    ) {
+        self.baseURL = baseURL
+        self.externalBaseURL = externalBaseURL
+        self.basePathLength = basePathLength
+        self.flavour = flavour
+        self.store = store
+        self.statistics = statistics
+        self.faults = faults
+        self.authenticator = authenticator
+        self.settings = settings
+        self.runner = runner
+    }
+
+    /// Loads the dataset, binds both listeners and returns once they accept connections.
+    public static func start(_ configuration: SimulatorConfiguration) async throws -> Simulator {
+        let base = configuration.basePath
+        guard base.isEmpty || (base.hasPrefix("/") && !base.hasSuffix("/")) else {
+            throw SimulatorError.invalidBasePath(base)
+        }
+        let store = UniversityStore(try configuration.dataset.load())
+        let statistics = Statistics()
+        let faults = FaultInjector()
+        let authenticator = Authenticator()
+        let settings = SettingsBox(configuration.settings)
+        var logger = Logger(label: "studip-sim")
+        logger.logLevel = .critical
+
+        let ports = PortCollector()
+        let external = Application(
+            responder: ExternalHost(store: store, statistics: statistics, settings: settings),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { await ports.set(\.external, $0.localAddress?.port) },
+            logger: logger)
+        let installation = Application(
+            responder: InstallationResponder(
+                store: store, statistics: statistics, faults: faults, authenticator: authenticator, settings: settings,
+                flavour: configuration.flavour, basePath: base, clients: configuration.oauth2Clients,
+                addresses: ports),
+            configuration: .init(address: .hostname("127.0.0.1", port: configuration.port)),
+            onServerRunning: { await ports.set(\.installation, $0.localAddress?.port) },
+            logger: logger)
+
+        let runner = Task {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await external.run() }
+                group.addTask { try await installation.run() }
+            }
+        }
+        guard let (port, externalPort) = await ports.waitForBoth(orFailureOf: runner) else {
+            runner.cancel()
+            throw SimulatorError.bindFailed(port: configuration.port)
+        }
+        return Simulator(
+            baseURL: "http://127.0.0.1:\(port)\(base)", externalBaseURL: "http://127.0.0.1:\(externalPort)",
+            basePathLength: base.count,
+            flavour: configuration.flavour, store: store, statistics: statistics, faults: faults,
+            authenticator: authenticator, settings: settings, runner: runner)
+    }
+
+    /// Closes both listeners and waits until they are gone.
+    public func stop() async {
+        runner.cancel()
+        _ = try? await runner.value
+    }
+
+    /// Runs until the surrounding task is cancelled (the `studip-sim` executable's main loop).
+    public func wait() async {
+        _ = try? await runner.value
+    }
+
+    /// The number of API requests served since start or the last reset (what `GET /__sim/stats` reports).
+    public var requestCount: Int { statistics.snapshot().total }
+
+    /// A copy of the live installation, for tests that compare against it.
+    public var university: University { store.snapshot() }
+}
+
+/// Settings that change at run time, shared by both listeners.
+final class SettingsBox: Sendable {
+    private let value: Mutex<SimulatorSettings>
+
+    init(_ settings: SimulatorSettings) {
+        value = Mutex(settings)
+    }
+
+    func get() -> SimulatorSettings { value.withLock { $0 } }
+
+    func update(_ change: (inout SimulatorSettings) -> Void) -> SimulatorSettings {
+        value.withLock {
+            change(&$0)
+            return $0
+        }
+    }
+}
+
+/// Collects the ports both listeners bound, so `start` returns only when both accept connections.
+actor PortCollector {
+    struct Ports {
+        var installation: Int?
+        var external: Int?
+    }
+
+    private var ports = Ports()
+    private var failed = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func set(_ key: WritableKeyPath<Ports, Int?>, _ port: Int?) {
+        ports[keyPath: key] = port
+        failed = failed || port == nil
+        wakeWaiters()
+    }
+
+    var external: Int? { ports.external }
+
+    /// Both ports, or nil when a listener failed to bind (its task ended before it reported a port).
+    func waitForBoth(orFailureOf runner: Task<Void, any Error>) async -> (Int, Int)? {
+        let watcher = Task {
+            _ = try? await runner.value
+            self.markFailed()
+        }
+        defer { watcher.cancel() }
+        while !failed {
+            if let installation = ports.installation, let external = ports.external {
+                return (installation, external)
+            }
+            await withCheckedContinuation { waiters.append($0) }
+        }
+        return nil
+    }
+
+    private func markFailed() {
+        failed = true
+        wakeWaiters()
+    }
+
+    private func wakeWaiters() {
+        for waiter in waiters { waiter.resume() }
+        waiters.removeAll()
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Synchronization
+
+/// The live installation. Handlers read snapshots; the control API and write routes mutate under the lock.
+final class UniversityStore: Sendable {
+    private let state: Mutex<University>
+
+    init(_ university: University) {
+        state = Mutex(university)
+    }
+
+    func snapshot() -> University {
+        state.withLock { $0 }
+    }
+
+    /// Applies `change` atomically; on error nothing changes.
+    @discardableResult
+    func mutate(_ change: (inout University) throws -> Void) throws -> University {
+        try state.withLock { university in
+            var copy = university
+            try change(&copy)
+            university = copy
+            return copy
+        }
+    }
+}
+
+/// Knobs a test or benchmark turns at run time through `/__sim/settings`.
+public struct SimulatorSettings: Sendable, Equatable {
+    /// Added before every API response.
+    public var latencyMilliseconds: Int = 0
+    /// Cap for each document download; nil = unlimited.
+    public var bandwidthBytesPerSecond: Int?
+    /// OAuth2 access-token lifetime (Stud.IP: 1 h).
+    public var accessTokenLifetimeSeconds: Int = 3600
+
+    public init(
+        latencyMilliseconds: Int = 0, bandwidthBytesPerSecond: Int? = nil, accessTokenLifetimeSeconds: Int = 3600
+    ) {
+        self.latencyMilliseconds = latencyMilliseconds
+        self.bandwidthBytesPerSecond = bandwidthBytesPerSecond
+        self.accessTokenLifetimeSeconds = accessTokenLifetimeSeconds
+    }
+}
+
+/// Request counters and download progress, read by tests through `/__sim/stats`.
+final class Statistics: Sendable {
+    struct Snapshot: Sendable {
+        var total = 0
+        var routes: [String: Int] = [:]
+        /// Document id → bytes sent so far, for downloads still being written.
+        var downloadsInProgress: [String: Int] = [:]
+        /// Document id → downloads that sent their whole body.
+        var downloadsCompleted: [String: Int] = [:]
+        var externalRequests = 0
+        /// Requests to the external host that carried an `Authorization` or `Cookie` header.
+        var externalRequestsWithCredentials = 0
+    }
+
+    private let state = Mutex(Snapshot())
+
+    func snapshot() -> Snapshot { state.withLock { $0 } }
+
+    func reset() { state.withLock { $0 = Snapshot() } }
+
+    func count(route: String) {
+        state.withLock {
+            $0.total += 1
+            $0.routes[route, default: 0] += 1
+        }
+    }
+
+    func downloadProgress(_ id: String, bytes: Int) {
+        state.withLock { $0.downloadsInProgress[id, default: 0] += bytes }
+    }
+
+    func downloadEnded(_ id: String, complete: Bool) {
+        state.withLock {
+            $0.downloadsInProgress[id] = nil
+            if complete { $0.downloadsCompleted[id, default: 0] += 1 }
+        }
+    }
+
+    func countExternal(withCredentials: Bool) {
+        state.withLock {
+            $0.externalRequests += 1
+            if withCredentials { $0.externalRequestsWithCredentials += 1 }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Turns a ``SimResponse`` into a Hummingbird response, streaming document bodies in chunks so that the
+/// bandwidth cap, connection resets and download-progress reporting work on the real wire.
+struct Streamer: Sendable {
+    let statistics: Statistics
+    let settings: SettingsBox
+
+    /// Thrown inside a body writer to make the server drop the connection mid-body.
+    struct InjectedReset: Error {}
+
+    private static let chunkSize = 64 << 10
+
+    func response(_ response: SimResponse, resetAfter: Int?) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in response.headers {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        let status =
+            response.reason.map { HTTPResponse.Status(code: response.status, reasonPhrase: $0) }
+            ?? HTTPResponse.Status(code: response.status)
+        switch response.body {
+        case .empty:
+            if resetAfter != nil { return Response(status: status, headers: fields, body: reset(Data())) }
+            return Response(status: status, headers: fields)
+        case .bytes(let data):
+            if let resetAfter {
+                return Response(
+                    status: status, headers: fields, body: reset(data.prefix(resetAfter), declared: data.count))
+            }
+            return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(data: data)))
+        case .document(let id, let content, let size):
+            return Response(
+                status: status, headers: fields,
+                body: stream(id: id, size: size, resetAfter: resetAfter) { offset, length in
+                    ContentBytes.read(content, offset: offset, length: length)
+                })
+        }
+    }
+
+    /// A body of `size` bytes produced by `read`, paced to the bandwidth cap, dropped after `resetAfter` bytes.
+    func stream(
+        id: String, size: Int, resetAfter: Int?, read: @escaping @Sendable (_ offset: Int, _ length: Int) -> [UInt8]
+    ) -> ResponseBody {
+        let bandwidth = settings.get().bandwidthBytesPerSecond
+        return ResponseBody(contentLength: size) { [statistics] writer in
+            let start = ContinuousClock.now
+            let limit = min(size, resetAfter ?? size)
+            var sent = 0
+            do {
+                while sent < limit {
+                    let bytes = read(sent, min(Self.chunkSize, limit - sent))
+                    guard !bytes.isEmpty else { break }
+                    try await writer.write(ByteBuffer(bytes: bytes))
+                    sent += bytes.count
+                    statistics.downloadProgress(id, bytes: bytes.count)
+                    if let bandwidth, bandwidth > 0 {
+                        let due = start + .seconds(Double(sent) / Double(bandwidth))
+                        if due > .now { try await Task.sleep(until: due) }
+                    }
+                }
+                guard sent == size else { throw InjectedReset() }
+                try await writer.finish(nil)
+                statistics.downloadEnded(id, complete: true)
+            } catch {
+                statistics.downloadEnded(id, complete: false)
+                throw error
+            }
+        }
+    }
+
+    /// Sends `prefix` of a body that claims `declared` bytes, then drops the connection.
+    private func reset(_ prefix: Data, declared: Int? = nil) -> ResponseBody {
+        ResponseBody(contentLength: declared ?? prefix.count + 1) { writer in
+            if !prefix.isEmpty { try await writer.write(ByteBuffer(data: prefix)) }
+            throw InjectedReset()
+        }
+    }
+}
+
+/// Random access to a document's bytes, whatever their source.
+enum ContentBytes {
+    static func read(_ content: Content, offset: Int, length: Int) -> [UInt8] {
+        switch content {
+        case .bytes(let data):
+            let start = min(offset, data.count)
+            let end = min(offset + length, data.count)
+            return Array(data[data.startIndex + start..<data.startIndex + end])
+        case .generated(let kind, let seed, let size):
+            return ContentGenerator.bytes(kind: kind, seed: seed, size: size, offset: offset, length: length)
+        case .external:
+            return []
+        }
+    }
+
+    /// The whole document, for the control API and tests (never for `huge` documents in a hot path).
+    static func all(_ content: Content, size: Int) -> Data {
+        Data(read(content, offset: 0, length: size))
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+
+/// An OAuth2 client registered with the installation (Stud.IP: `dispatch.php/admin/oauth2`).
+public struct OAuth2Client: Sendable, Hashable {
+    public var id: String
+    /// nil for a public client, which must use PKCE.
+    public var secret: String?
+    /// Allowed redirect URI prefixes.
+    public var redirectURIPrefixes: [String]
+
+    public init(
+        id: String, secret: String? = nil, redirectURIPrefixes: [String] = ["http://127.0.0.1", "http://localhost"]
+    ) {
+        self.id = id
+        self.secret = secret
+        self.redirectURIPrefixes = redirectURIPrefixes
+    }
+}
+
+/// The parts of Stud.IP's web UI a client touches: the login form (session cookie) and the OAuth2
+/// authorization-code endpoints of API.md §4.4 (`dispatch.php/api/oauth2/{authorize,token}`).
+///
+/// The authorize page is a plain HTML form; a test completes it without a browser by POSTing
+/// `username`, `password` and `approve=1` to the same URL, which answers 302 to the redirect URI with `code`.
+struct WebRoutes: Sendable {
+    let authenticator: Authenticator
+    let clients: [OAuth2Client]
+    let settings: @Sendable () -> SimulatorSettings
+
+    func handle(_ request: SimRequest, context: SimContext) -> SimResponse? {
+        switch (request.method, request.segments) {
+        case ("POST", ["dispatch.php", "login"]):
+            return login(request, context: context)
+        case (_, ["dispatch.php", "api", "oauth2", "authorize"]) where context.flavour.hasOAuth2:
+            return authorize(request, context: context)
+        case ("POST", ["dispatch.php", "api", "oauth2", "token"]) where context.flavour.hasOAuth2:
+            return token(request, context: context)
+        case (_, ["dispatch.php", "api", "oauth2", "token"]) where context.flavour.hasOAuth2:
+            return .text("Method Not Allowed", status: 405, headers: [("Allow", "POST")], route: "web oauth2 token")
+        default:
+            return nil
+        }
+    }
+
+    private func login(_ request: SimRequest, context: SimContext) -> SimResponse {
+        let form = FormEncoding.decode(request.body)
+        guard let user = context.university.user(named: form["loginname"] ?? ""), user.password == form["password"]
+        else {
+            return .text(
+                #"<div class="messagebox messagebox_error">Bei der Anmeldung trat ein Fehler auf!</div>"#,
+                status: 200, route: "web POST login")
+        }
+        let session = authenticator.startSession(for: user)
+        return SimResponse(
+            status: 302,
+            headers: [
+                ("Set-Cookie", "Seminar_Session=\(session); path=/; HttpOnly"),
+                ("Location", context.basePath + "/dispatch.php/start"),
+            ],
+            route: "web POST login")
+    }
+
+    private func authorize(_ request: SimRequest, context: SimContext) -> SimResponse {
+        let route = "web \(request.method) oauth2 authorize"
+        let query = Dictionary(request.query.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        guard let client = clients.first(where: { $0.id == query["client_id"] }),
+            let redirectURI = query["redirect_uri"],
+            client.redirectURIPrefixes.contains(where: { redirectURI.hasPrefix($0) })
+        else {
+            return .text(
+                oauthErrorPage("Unbekannter Client oder ungültige Weiterleitungsadresse."), status: 400, route: route)
+        }
+        let state = query["state"]
+        guard query["response_type"] == "code" else {
+            return redirect(to: redirectURI, ["error": "unsupported_response_type", "state": state], route: route)
+        }
+        if client.secret == nil, query["code_challenge"] == nil {
+            return redirect(to: redirectURI, ["error": "invalid_request", "state": state], route: route)
+        }
+        guard request.method == "POST" else {
+            return .text(consentPage(clientID: client.id), status: 200, route: route)
+        }
+        let form = FormEncoding.decode(request.body)
+        guard let user = context.university.user(named: form["username"] ?? ""), user.password == form["password"]
+        else {
+            return .text(oauthErrorPage("Benutzername oder Passwort falsch."), status: 200, route: route)
+        }
+        guard form["approve"] == "1" else {
+            return redirect(to: redirectURI, ["error": "access_denied", "state": state], route: route)
+        }
+        let code = authenticator.issueCode(
+            .init(
+                userID: user.id, clientID: client.id, redirectURI: redirectURI, codeChallenge: query["code_challenge"],
+                expires: Date().addingTimeInterval(600)))
+        return redirect(to: redirectURI, ["code": code, "state": state], route: route)
+    }
+
+    private func token(_ request: SimRequest, context: SimContext) -> SimResponse {
+        let route = "web POST oauth2 token"
+        let form = FormEncoding.decode(request.body)
+        guard let client = clients.first(where: { $0.id == form["client_id"] }),
+            client.secret == nil || client.secret == form["client_secret"]
+        else {
+            return tokenError("invalid_client", "Client authentication failed", status: 401, route: route)
+        }
+        let userID: String?
+        switch form["grant_type"] {
+        case "authorization_code":
+            userID = authenticator.redeemCode(
+                form["code"] ?? "", clientID: client.id, redirectURI: form["redirect_uri"] ?? "",
+                verifier: form["code_verifier"])
+        case "refresh_token":
+            userID = authenticator.redeemRefreshToken(form["refresh_token"] ?? "")
+        default:
+            return tokenError("unsupported_grant_type", "The authorization grant type is not supported.", route: route)
+        }
+        guard let userID, context.university.users[userID] != nil else {
+            return tokenError("invalid_grant", "The provided authorization grant is invalid or expired.", route: route)
+        }
+        let lifetime = settings().accessTokenLifetimeSeconds
+        let tokens = authenticator.issueTokens(userID: userID, lifetime: lifetime)
+        let body: JSON = [
+            "token_type": "Bearer", "expires_in": .int(lifetime), "access_token": .string(tokens.access),
+            "refresh_token": .string(tokens.refresh),
+        ]
+        return .json(body, contentType: "application/json; charset=UTF-8", route: route)
+    }
+
+    private func tokenError(_ code: String, _ message: String, status: Int = 400, route: String) -> SimResponse {
+        .json(
+            ["error": .string(code), "error_description": .string(message), "message": .string(message)],
+            status: status, contentType: "application/json; charset=UTF-8", route: route)
+    }
+
+    private func redirect(to uri: String, _ parameters: [String: String?], route: String) -> SimResponse {
+        let query = parameters.compactMapValues { $0 }.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\(FormEncoding.encode($0.value))" }.joined(separator: "&")
+        let separator = uri.contains("?") ? "&" : "?"
+        return SimResponse(status: 302, headers: [("Location", uri + separator + query)], route: route)
+    }
+
+    private func consentPage(clientID: String) -> String {
+        """
+        <!DOCTYPE html><html><body><form method="post">
+        <p>Die Anwendung „\(clientID)“ möchte auf Ihre Daten zugreifen.</p>
+        <input name="username"><input name="password" type="password">
+        <button name="approve" value="1">Erlauben</button><button name="deny" value="1">Verweigern</button>
+        </form></body></html>
+        """
+    }
+
+    private func oauthErrorPage(_ message: String) -> String {
+        #"<!DOCTYPE html><html><body><div class="messagebox messagebox_error">\#(message)</div></body></html>"#
+    }
+}
+
+/// `application/x-www-form-urlencoded`, as PHP reads it.
+enum FormEncoding {
+    static func decode(_ body: Data) -> [String: String] {
+        Dictionary(pairs(String(decoding: body, as: UTF8.self)), uniquingKeysWith: { first, _ in first })
+    }
+
+    static func pairs(_ text: String) -> [(name: String, value: String)] {
+        text.split(separator: "&").map { part in
+            let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
+            return (decodeComponent(pair[0]), pair.count > 1 ? decodeComponent(pair[1]) : "")
+        }
+    }
+
+    static func decodeComponent(_ text: String) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+
+    static func encode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// `studip-sim` as users and scripts run it: a subprocess that prints its URL and stops on a signal.
+@Suite("studip-sim executable")
+struct ExecutableTests {
+    static let binary = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".build/debug/studip-sim")
+
+    /// Starts the simulator and returns it with the first line it printed.
+    private func launch(_ arguments: [String]) throws -> (Process, String) {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+            line.append(byte)
+        }
+        return (process, String(decoding: line, as: UTF8.self))
+    }
+
+    /// Waits up to `seconds` for the process to exit; kills it (and fails) if it does not.
+    private func waitForExit(_ process: Process, seconds: Double = 10) async throws -> Int32 {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning {
+            process.interrupt()
+            kill(process.processIdentifier, SIGKILL)
+            Issue.record("studip-sim did not exit within \(seconds) s")
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func printsItsURLServesAndStopsOnSignal(signal: Int32) async throws {
+        let (process, baseURL) = try launch(["--dataset", "small", "--port", "0", "--flavour", "6.x"])
+        #expect(baseURL.hasPrefix("http://127.0.0.1:"))
+
+        let semesters = try await HTTP.get("\(baseURL)/jsonapi.php/v1/semesters", headers: [HTTP.jsonAPIAccept])
+        #expect(semesters.status == 200)
+        let legacy = try await HTTP.get("\(baseURL)/api.php/semesters")
+        #expect(legacy.status == 404, "6.x has no legacy REST API")
+        let stats = try #require(try await HTTP.get("\(baseURL)/__sim/stats").json() as? [String: Any])
+        #expect(stats["total"] as? Int == 2)
+
+        kill(process.processIdentifier, signal)
+        #expect(try await waitForExit(process) == 0)
+    }
+
+    @Test func refusesUnknownDatasetsWithAHelpfulMessage() async throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["--dataset", "nope"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let status = try await waitForExit(process)
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(status != 0)
+        #expect(message.contains("unknown dataset \"nope\""))
+        #expect(message.contains("fixtures-5.0.7"))
+    }
+}
