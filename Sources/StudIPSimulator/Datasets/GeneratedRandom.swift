@@ -27,18 +27,34 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
         mix(mix(seed &+ 0x6A09_E667_F3BC_C909) ^ (index &* 0x9E37_79B9_7F4A_7C15))
     }
 
-    /// A uniform integer in `range`.
+    /// A uniform integer in `range`. Written out rather than `Int.random(in:using:)`, whose algorithm the
+    /// standard library does not promise to keep, so datasets stay identical across Swift versions.
     mutating func int(in range: ClosedRange<Int>) -> Int {
-        Int.random(in: range, using: &self)
+        let width = UInt64(range.upperBound - range.lowerBound) &+ 1
+        return width == 0 ? Int(truncatingIfNeeded: next()) : range.lowerBound + Int(next() % width)
+    }
+
+    /// A uniform double in [0, 1).
+    mutating func unit() -> Double {
+        Double(next() >> 11) * 0x1p-53
     }
 
     /// True with probability `p`.
     mutating func chance(_ p: Double) -> Bool {
-        Double.random(in: 0..<1, using: &self) < p
+        unit() < p
     }
 
     mutating func pick<T>(_ items: [T]) -> T {
         items[int(in: 0...(items.count - 1))]
+    }
+
+    /// Fisher–Yates with ``int(in:)``, for the same reason.
+    mutating func shuffled<T>(_ items: [T]) -> [T] {
+        var result = items
+        for index in stride(from: result.count - 1, to: 0, by: -1) {
+            result.swapAt(index, int(in: 0...index))
+        }
+        return result
     }
 
     /// A Stud.IP-style id: lowercase hex, 32 characters unless told otherwise.
@@ -57,8 +73,8 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
 
     /// A log-normally distributed value (Box–Muller), the usual shape of file sizes.
     mutating func logNormal(median: Double, sigma: Double) -> Double {
-        let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
-        let u2 = Double.random(in: 0..<1, using: &self)
+        let u1 = max(unit(), Double.ulpOfOne)
+        let u2 = unit()
         let normal = (-2 * Foundation.log(u1)).squareRoot() * cos(2 * Double.pi * u2)
         return median * exp(sigma * normal)
     }
@@ -73,7 +89,8 @@ enum BerlinTime {
     static func unix(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0)
         -> Int
     {
-        let local = daysFromCivil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second
+        let local =
+            CivilCalendar.days(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
         let utcGuess = local - 3_600
         return isSummerTime(utc: utcGuess - 3_600) ? local - 7_200 : utcGuess
     }
@@ -81,51 +98,33 @@ enum BerlinTime {
     /// "Now" for every generated dataset, so ages and "changed in the last week" are reproducible.
     static let now = unix(2026, 11, 21, 10, 30)
 
+    /// The day of the month of the first `weekday` (0 = Sunday … 6 = Saturday) on or after the given date.
+    static func day(_ weekday: Int, onOrAfter year: Int, _ month: Int, _ day: Int) -> Int {
+        let current = CivilCalendar.weekday(days: CivilCalendar.days(year: year, month: month, day: day))
+        return day + (weekday - current).floorMod(7)
+    }
+
     private static func isSummerTime(utc: Int) -> Bool {
-        let year = civilYear(days: utc.floorDiv(86_400))
+        let year = CivilCalendar.date(days: utc.floorDiv(86_400)).year
         let start = lastSunday(year, 3) * 86_400 + 3_600
         let end = lastSunday(year, 10) * 86_400 + 3_600
         return utc >= start && utc < end
     }
 
     private static func lastSunday(_ year: Int, _ month: Int) -> Int {
-        let last = daysFromCivil(year, month, 31)
-        let weekday = (last + 4).floorMod(7)  // 1970-01-01 was a Thursday (4); Sunday = 0.
-        return last - weekday
+        let last = CivilCalendar.days(year: year, month: month, day: 31)
+        return last - CivilCalendar.weekday(days: last)
     }
 
-    /// Days since 1970-01-01 (Howard Hinnant's algorithm).
-    private static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = y.floorDiv(400)
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    private static func civilYear(days: Int) -> Int {
-        let z = days + 719_468
-        let era = z.floorDiv(146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return yoe + era * 400 + (month <= 2 ? 1 : 0)
+    /// "YYYY-MM-DD" of a unix time in Berlin.
+    static func dateString(_ unix: Int) -> String {
+        let offset = isSummerTime(utc: unix) ? 7_200 : 3_600
+        let (year, month, day) = CivilCalendar.date(days: (unix + offset).floorDiv(86_400))
+        return "\(year)-\(month.padded(2))-\(day.padded(2))"
     }
 }
 
 extension Int {
-    fileprivate func floorDiv(_ divisor: Int) -> Int {
-        (self >= 0 ? self : self - divisor + 1) / divisor
-    }
-
-    fileprivate func floorMod(_ divisor: Int) -> Int {
-        self - floorDiv(divisor) * divisor
-    }
-
     /// Decimal with leading zeros, without `String(format:)` (slow on Linux, and `huge` formats 100,000 names).
     func padded(_ width: Int) -> String {
         let digits = String(self)

@@ -13,10 +13,13 @@ public struct User: Sendable, Hashable {
     public var email: String
     /// Part of avatar URLs (`?d=<timestamp>`); Stud.IP uses the avatar file's mtime.
     public var avatarTimestamp: Int = 0
+    /// Profile fields shown in legacy `GET user` (`datafields`), e.g. the matriculation number.
+    public var datafields: [UserDatafield] = []
 
     public init(
         id: String, username: String, password: String, givenName: String, familyName: String, perms: String,
-        email: String, prefix: String = "", suffix: String = "", avatarTimestamp: Int = 0
+        email: String, prefix: String = "", suffix: String = "", avatarTimestamp: Int = 0,
+        datafields: [UserDatafield] = []
     ) {
         self.id = id
         self.username = username
@@ -28,6 +31,7 @@ public struct User: Sendable, Hashable {
         self.prefix = prefix
         self.suffix = suffix
         self.avatarTimestamp = avatarTimestamp
+        self.datafields = datafields
     }
 
     /// "Given Family" as in legacy `name.formatted` and JSON:API `formatted-name`.
@@ -41,6 +45,22 @@ public struct User: Sendable, Hashable {
     public var isRoot: Bool { perms == "root" }
 }
 
+/// One entry of a user's `datafields` (legacy REST), e.g. `Matrikelnummer`.
+public struct UserDatafield: Sendable, Hashable {
+    public var id: String
+    public var name: String
+    /// Stud.IP datafield type, e.g. `textline`.
+    public var type: String
+    public var value: String
+
+    public init(id: String, name: String, type: String = "textline", value: String) {
+        self.id = id
+        self.name = name
+        self.type = type
+        self.value = value
+    }
+}
+
 public struct Semester: Sendable, Hashable {
     public var id: String
     public var title: String
@@ -52,10 +72,12 @@ public struct Semester: Sendable, Hashable {
     public var lecturesBegin: Int
     public var lecturesEnd: Int
     public var visible: Bool = true
+    /// Pins `Semester::findCurrent()` for datasets captured on a fixed date; nil lets the clock decide.
+    public var isCurrent: Bool?
 
     public init(
         id: String, title: String, begin: Int, end: Int, lecturesBegin: Int, lecturesEnd: Int,
-        token: String = "", description: String = "", visible: Bool = true
+        token: String = "", description: String = "", visible: Bool = true, isCurrent: Bool? = nil
     ) {
         self.id = id
         self.title = title
@@ -66,7 +88,10 @@ public struct Semester: Sendable, Hashable {
         self.token = token
         self.description = description
         self.visible = visible
+        self.isCurrent = isCurrent
     }
+
+    public func contains(_ time: Int) -> Bool { begin <= time && time <= end }
 }
 
 /// A user's membership in a course (`seminar_user`).
@@ -80,10 +105,12 @@ public struct Membership: Sendable, Hashable {
     public var mkdate: Int
     public var label: String = ""
     public var visible: String = "yes"
+    /// Shown to teachers only (JSON:API `course-memberships.comment`).
+    public var comment: String = ""
 
     public init(
         userID: String, permission: String, mkdate: Int, group: Int = 8, position: Int = 0, label: String = "",
-        visible: String = "yes"
+        visible: String = "yes", comment: String = ""
     ) {
         self.userID = userID
         self.permission = permission
@@ -92,6 +119,7 @@ public struct Membership: Sendable, Hashable {
         self.position = position
         self.label = label
         self.visible = visible
+        self.comment = comment
     }
 
     /// Tutors and lecturers see what students don't (hidden folders, owner-only documents).
@@ -120,12 +148,15 @@ public struct Course: Sendable, Hashable {
     public var chdate: Int
     /// Activated tools as named in legacy `modules` (e.g. `documents`, `wiki`, `forum`).
     public var modules: [String] = ["documents", "wiki"]
+    /// Stud.IP `start_time`; nil = begin of the first semester. JSON:API 5.x derives the start semester of an
+    /// open-ended course from it and sorts `users/{id}/courses` by it.
+    public var startTime: Int?
 
     public init(
         id: String, number: String, title: String, instituteID: String, semesterIDs: [String], members: [Membership],
         topFolderID: String, mkdate: Int, chdate: Int, subtitle: String = "", type: Int = 1, semClass: Int = 1,
         description: String = "", location: String = "", miscellaneous: String = "",
-        modules: [String] = ["documents", "wiki"]
+        modules: [String] = ["documents", "wiki"], startTime: Int? = nil
     ) {
         self.id = id
         self.number = number
@@ -143,6 +174,7 @@ public struct Course: Sendable, Hashable {
         self.location = location
         self.miscellaneous = miscellaneous
         self.modules = modules
+        self.startTime = startTime
     }
 
     public var isOpenEnded: Bool { semesterIDs.isEmpty }
@@ -153,6 +185,24 @@ public struct Course: Sendable, Hashable {
     }
 
     public var lecturers: [Membership] { members.filter { $0.permission == "dozent" } }
+
+    /// The SEM_TYPE name of Stud.IP's default configuration, used in the JSON:API name of the root folder.
+    public var typeName: String {
+        Self.defaultTypeNames[type] ?? "Veranstaltung"
+    }
+
+    /// `Course::getFullname()`: "<type>: <number> <title>", as the JSON:API shows a course's root folder.
+    public var fullName: String {
+        let numbered = [number.trimmingCharacters(in: .whitespaces), title].filter { !$0.isEmpty }.joined(
+            separator: " ")
+        return "\(typeName): \(numbered)"
+    }
+
+    private static let defaultTypeNames: [Int: String] = [
+        1: "Vorlesung", 2: "Seminar", 3: "Übung", 4: "Praktikum", 5: "Colloquium", 6: "Forschungsgruppe",
+        7: "sonstige", 8: "Gremium", 9: "Projektgruppe", 10: "sonstige", 11: "Kulturforum", 12: "Veranstaltungsboard",
+        13: "sonstige", 99: "Studiengruppe",
+    ]
 }
 
 /// A folder row. Readability is decided per user by ``University/canRead(folder:user:)``.

@@ -57,23 +57,28 @@ extension University {
         courses[courseID]?.members.first { $0.userID == userID }
     }
 
-    /// Subfolders of a folder, ordered by name as Stud.IP does (`ORDER BY name ASC`).
+    /// Subfolders of a folder in Stud.IP's `ORDER BY name` (see ``collated(_:)``).
     public func subfolders(of folderID: String) -> [Folder] {
-        (childFolders[folderID] ?? []).compactMap { folders[$0] }.sorted(by: Self.stableNameOrder)
+        Self.collated((childFolders[folderID] ?? []).compactMap { folders[$0] })
     }
 
-    /// Documents of a folder, ordered by name.
+    /// Documents of a folder in Stud.IP's `ORDER BY name`.
     public func fileRefs(in folderID: String) -> [FileRef] {
-        (childFileRefs[folderID] ?? []).compactMap { fileRefs[$0] }.sorted(by: Self.stableNameOrder)
+        Self.collated((childFileRefs[folderID] ?? []).compactMap { fileRefs[$0] })
     }
 
     /// Every folder of a course, root first, then depth-first with siblings by name (`courses/{id}/folders`).
     public func foldersOfCourse(_ courseID: String) -> [Folder] {
-        guard let root = courses[courseID].flatMap({ folders[$0.topFolderID] }) else { return [] }
+        courses[courseID].map { folderTree(from: $0.topFolderID) } ?? []
+    }
+
+    /// Every folder below (and including) a root, root first, depth-first, siblings by name.
+    public func folderTree(from rootID: String) -> [Folder] {
+        guard let root = folders[rootID] else { return [] }
         var result: [Folder] = []
         func visit(_ folder: Folder) {
             result.append(folder)
-            subfolders(of: folder.id).forEach(visit)
+            for child in subfolders(of: folder.id) { visit(child) }
         }
         visit(root)
         return result
@@ -95,8 +100,17 @@ extension University {
         childFolders[folderID]?.count ?? 0
     }
 
-    private static func stableNameOrder<T: Named>(_ a: T, _ b: T) -> Bool {
-        a.name != b.name ? a.name < b.name : a.id < b.id
+    /// Sorts by name the way Stud.IP's database collation (`utf8mb4_unicode_ci`) does, near enough: case and
+    /// accents ignored, so "Übungsblätter" comes before "Vorlesungsfolien" as in the fixtures; ties by id.
+    static func collated<T: Named>(_ items: [T]) -> [T] {
+        items.map { (key: collationKey($0.name), item: $0) }
+            .sorted { $0.key != $1.key ? $0.key < $1.key : $0.item.id < $1.item.id }
+            .map(\.item)
+    }
+
+    static func collationKey(_ name: String) -> String {
+        name.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+            .replacingOccurrences(of: "ß", with: "ss")
     }
 }
 

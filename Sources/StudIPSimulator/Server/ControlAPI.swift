@@ -157,7 +157,7 @@ struct ControlAPI: Sendable {
         let name = try required(input, "name")
         let text = try string(input, "text")
         let size = try int(input, "size") ?? text.map { $0.utf8.count } ?? 1024
-        let id = try string(input, "id") ?? Self.newID()
+        let id = try string(input, "id") ?? PHP.newID()
         var created: FileRef?
         try store.mutate { university in
             guard let folder = university.folders[folderID] else {
@@ -166,7 +166,7 @@ struct ControlAPI: Sendable {
             let owner = university.course(ofFolder: folder.id)?.lecturers.first?.userID ?? folder.userID
             let now = Self.now(after: 0)
             let document = FileRef(
-                id: id, fileID: Self.newID(), folderID: folderID, name: name, userID: owner,
+                id: id, fileID: PHP.newID(), folderID: folderID, name: name, userID: owner,
                 mimeType: try string(input, "mime_type") ?? "application/octet-stream", size: size, mkdate: now,
                 chdate: now,
                 content: text.map { .bytes(Data($0.utf8)) } ?? Self.generated(size: size, id: id, version: 0))
@@ -193,7 +193,7 @@ struct ControlAPI: Sendable {
             if let folderID { document.folderID = folderID }
             if newVersion {
                 let newSize = size ?? text.map { $0.utf8.count } ?? document.size
-                document.fileID = Self.newID()
+                document.fileID = PHP.newID()
                 document.fileChdate = document.chdate
                 document.size = newSize
                 document.content =
@@ -210,7 +210,7 @@ struct ControlAPI: Sendable {
     private func addFolder(_ input: JSON) throws -> JSON {
         let parentID = try required(input, "parent_id")
         let name = try required(input, "name")
-        let id = try string(input, "id") ?? Self.newID()
+        let id = try string(input, "id") ?? PHP.newID()
         try store.mutate { university in
             guard let parent = university.folders[parentID] else {
                 throw Failure(status: 404, message: "no folder \(parentID)")
@@ -253,8 +253,8 @@ struct ControlAPI: Sendable {
         if case .object(let pairs)? = input["members"] {
             members = pairs.compactMap { if case .string(let permission) = $1 { ($0, permission) } else { nil } }
         }
-        let id = try string(input, "id") ?? Self.newID()
-        let rootID = Self.newID()
+        let id = try string(input, "id") ?? PHP.newID()
+        let rootID = PHP.newID()
         try store.mutate { university in
             let now = Self.now(after: 0)
             let memberships = try members.map { username, permission in
@@ -269,7 +269,7 @@ struct ControlAPI: Sendable {
             let owner = memberships.first { $0.permission == "dozent" }?.userID ?? memberships.first?.userID ?? ""
             university.add(
                 Course(
-                    id: id, number: number, title: title, instituteID: Self.newID(), semesterIDs: semesterIDs,
+                    id: id, number: number, title: title, instituteID: PHP.newID(), semesterIDs: semesterIDs,
                     members: memberships, topFolderID: rootID, mkdate: now, chdate: now))
             university.add(
                 Folder(
@@ -298,11 +298,6 @@ struct ControlAPI: Sendable {
     /// A Stud.IP timestamp that is later than `previous`, so every change is visible even within one second.
     private static func now(after previous: Int) -> Int {
         max(Int(Date().timeIntervalSince1970), previous + 1)
-    }
-
-    private static func newID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
     /// Generated content for a new document or version: the kind of the previous content, a new seed.

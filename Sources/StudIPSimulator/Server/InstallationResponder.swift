@@ -75,7 +75,7 @@ struct InstallationResponder: HTTPResponder {
             hasTrailingSlash: trailingSlash)
         let simContext = SimContext(
             university: university, flavour: flavour, basePath: basePath,
-            baseURL: "http://\(headers["host"] ?? "127.0.0.1")\(basePath)",
+            baseURL: "http://127.0.0.1:\(await addresses.installation ?? 0)\(basePath)",
             externalBaseURL: "http://127.0.0.1:\(await addresses.external ?? 0)",
             mutate: { [store] change in try store.mutate(change) })
 

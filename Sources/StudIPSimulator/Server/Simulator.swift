@@ -180,6 +180,7 @@ actor PortCollector {
         wakeWaiters()
     }
 
+    var installation: Int? { ports.installation }
     var external: Int? { ports.external }
 
     /// Both ports, or nil when a listener failed to bind (its task ended before it reported a port).

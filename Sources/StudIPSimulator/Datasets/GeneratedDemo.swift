@@ -1,0 +1,189 @@
+import Foundation
+
+/// The `demo` installation: what a new user should see on a first `campusfs demo` — a believable student's view.
+extension GeneratedBuilder {
+    mutating func buildDemo() {
+        let semesters = addRecentSemesters(3)
+        let (current, summer, previous) = (semesters[2], semesters[1], semesters[0])
+        let first = GeneratedNames.courses.filter { $0.number == "INF-101" }
+        let others = rng.shuffled(GeneratedNames.courses.filter { $0.number != "INF-101" })
+        let plan: [[Semester]] = [
+            [current], [current], [current], [current], [summer], [summer], [previous], [previous], [summer, current],
+        ]
+        for (index, terms) in plan.enumerated() {
+            let template = index == 0 ? first[0] : others[index - 1]
+            var teachers = [index % 3 == 0 ? dozent : rng.pick(lecturers)]
+            if rng.chance(0.3) { teachers.append(rng.pick(lecturers.filter { $0.id != teachers[0].id })) }
+            // One course of last winter the student never joined: it exists, but not under their semesters.
+            let students = index == 7 ? [] : [autor]
+            let root = addCourse(
+                number: template.number, title: template.title, semesters: terms, lecturers: teachers,
+                tutors: index % 2 == 0 ? [tutor] : [], students: students,
+                description: template.english
+                    ? "Lecture with exercises. Slides and exercise sheets are published here every week."
+                    : "Vorlesung mit Übung. Folien und Übungsblätter werden hier wöchentlich bereitgestellt.",
+                location: "Hörsaal \(rng.int(in: 1...12)), Zentrales Hörsaalgebäude")
+            populateDemoCourse(root: root, template: template, semesters: terms, teachers: teachers, index: index)
+        }
+        addDemoStudyGroup()
+    }
+
+    private mutating func populateDemoCourse(
+        root: Folder, template: GeneratedNames.CourseTemplate, semesters: [Semester], teachers: [User], index: Int
+    ) {
+        let english = template.english
+        let owner = teachers[0]
+        let window = Self.activity(of: semesters)
+        let opened = window.lowerBound + rng.int(in: 1...5) * Self.day
+        let term = semesters.last?.title ?? ""
+        let readme = Array(readmeText(template: template, term: term, teachers: teachers).utf8)
+        addDocument(
+            "README.txt", in: root, owner: owner, content: .bytes(Data(readme)), size: readme.count,
+            mimeType: "text/plain", mkdate: opened)
+
+        // Weekly lectures from the start of the (first) lecture period until now or its end.
+        let lectures = semesters.flatMap { semester in
+            stride(
+                from: semester.lecturesBegin + rng.int(in: 0...2) * Self.day, to: semester.lecturesEnd, by: Self.week
+            )
+            .filter { $0 < GeneratedDataset.now - 3 * 3_600 }
+            .prefix(14)
+        }
+        let slides = addFolder(
+            english ? "Lecture slides" : "Vorlesungsfolien", in: root, owner: owner.id, mkdate: opened,
+            description: english ? "Slides of each lecture, usually the day before." : "Folien zur Vorlesung")
+        for (number, date) in lectures.enumerated() {
+            let topic = template.topics[number % template.topics.count]
+            let name =
+                english
+                ? "Lecture \((number + 1).padded(2)) – \(topic).pdf"
+                : "Vorlesung \((number + 1).padded(2)) – \(topic).pdf"
+            let day = BerlinTime.dateString(date)
+            addGenerated(
+                name, in: slides, kind: .pdf, size: size(median: 900 * Self.kibibyte, sigma: 0.6), owner: owner,
+                mkdate: date - rng.int(in: 2...20) * 3_600,
+                description: english ? "Slides of the lecture on \(day)." : "Folien zur Vorlesung am \(day).")
+        }
+        if index % 2 == 1 {
+            let archive = addFolder(
+                english ? "Archive 2025" : "Archiv 2025", in: slides, owner: owner.id, mkdate: opened)
+            for number in 1...3 {
+                addGenerated(
+                    english ? "Slides 2025 part \(number).pdf" : "Folien 2025 Teil \(number).pdf", in: archive,
+                    kind: .pdf, size: size(median: 2 * Self.mebibyte, sigma: 0.5), owner: owner,
+                    mkdate: window.lowerBound - rng.int(in: 300...380) * Self.day)
+            }
+        }
+
+        // A sheet a week after the first lecture, a solution once its deadline has passed.
+        let sheets = addFolder(english ? "Exercise sheets" : "Übungsblätter", in: root, owner: owner.id, mkdate: opened)
+        let solutions = addFolder(english ? "Solutions" : "Lösungen", in: sheets, owner: owner.id, mkdate: opened)
+        let helper = teachers.count > 1 || index % 2 == 0 ? tutor : owner
+        for (number, date) in lectures.dropFirst().enumerated() {
+            let sheet = (number + 1).padded(2)
+            addGenerated(
+                english ? "Exercise sheet \(sheet).pdf" : "Übungsblatt \(sheet).pdf", in: sheets, kind: .pdf,
+                size: size(median: 120 * Self.kibibyte, sigma: 0.5), owner: owner, mkdate: date + 4 * 3_600)
+            if template.number.hasPrefix("INF") || template.number.hasPrefix("CS") {
+                addGenerated(
+                    "aufgabe\(sheet).py", in: sheets, kind: .text, size: rng.int(in: 2...9) * Self.kibibyte,
+                    owner: helper, mkdate: date + 5 * 3_600)
+            }
+            let due = date + 2 * Self.week
+            if due < GeneratedDataset.now {
+                addGenerated(
+                    english ? "Solution \(sheet).pdf" : "Lösung \(sheet).pdf", in: solutions, kind: .pdf,
+                    size: size(median: 150 * Self.kibibyte, sigma: 0.5), owner: helper, mkdate: due + 3_600)
+            }
+        }
+
+        let reading = addFolder(english ? "Reading" : "Literatur", in: root, owner: owner.id, mkdate: opened)
+        addGenerated(
+            english ? "Lecture notes.pdf" : "Skript.pdf", in: reading, kind: .pdf,
+            size: size(median: 3 * Self.mebibyte, sigma: 0.4), owner: owner, mkdate: opened + Self.day,
+            description: english ? "Complete lecture notes (draft)." : "Vollständiges Vorlesungsskript (Entwurf).",
+            termsOfUse: "FREE_LICENSE")
+        addGenerated(
+            "\(rng.pick(GeneratedNames.literatureAuthors)) – \(template.topics[1]).pdf", in: reading, kind: .pdf,
+            size: size(median: 4 * Self.mebibyte, sigma: 0.3), owner: owner, mkdate: opened + 2 * Self.day,
+            description: index == 0
+                ? "Chapter scan under copyright: only the uploader may download it."
+                : (english ? "Chapter scan for preparation." : "Kapitel-Scan zur Vorbereitung."),
+            termsOfUse: index == 0 ? "NO_LICENSE" : "UNDEF_LICENSE")
+        addExternal(
+            english ? "Reading list (university library).txt" : "Literaturliste (Universitätsbibliothek).txt",
+            in: reading, size: rng.int(in: 3...12) * Self.kibibyte, owner: owner, mkdate: opened + 3 * Self.day,
+            description: english ? "Hosted by the university library." : "Liegt auf dem Server der Bibliothek.")
+
+        if index % 3 != 2 {
+            let exams = addFolder(english ? "Past exams" : "Altklausuren", in: root, owner: owner.id, mkdate: opened)
+            for year in [2023, 2024] {
+                addGenerated(
+                    english ? "Exam WS \(year)/\((year + 1) % 100).pdf" : "Klausur WS \(year)/\((year + 1) % 100).pdf",
+                    in: exams, kind: .pdf, size: size(median: 300 * Self.kibibyte, sigma: 0.4), owner: owner,
+                    mkdate: opened + rng.int(in: 0...3_600))
+            }
+        }
+    }
+
+    private func readmeText(template: GeneratedNames.CourseTemplate, term: String, teachers: [User]) -> String {
+        let names = teachers.map(\.formattedName).joined(separator: ", ")
+        if template.english {
+            return """
+                \(template.number) \(template.title) – \(term)
+
+                Welcome! This folder holds everything for the course:
+                  Lecture slides    one PDF per lecture, uploaded the day before
+                  Exercise sheets   a new sheet every week; solutions two weeks later
+                  Reading           lecture notes and further reading
+
+                Lecturer(s): \(names)
+                Questions? Use the course forum or come to the office hours.
+
+                """
+        }
+        return """
+            \(template.number) \(template.title) – \(term)
+
+            Willkommen! In diesem Ordner finden Sie alles zur Veranstaltung:
+              Vorlesungsfolien   eine PDF pro Vorlesung, jeweils am Vortag
+              Übungsblätter      jede Woche ein neues Blatt, Lösungen zwei Wochen später
+              Literatur          Skript und weiterführende Literatur
+
+            Lehrende: \(names)
+            Fragen bitte ins Forum der Veranstaltung oder in die Sprechstunde.
+
+            """
+    }
+
+    /// An open-ended study group (no semester): it lives in every semester, the tree shows it once.
+    private mutating func addDemoStudyGroup() {
+        let title = rng.pick(GeneratedNames.studyGroups)
+        let root = addCourse(
+            number: "", title: title, semesters: [], lecturers: [tutor], students: [autor], type: 99, semClass: 99,
+            description: "Wir treffen uns jeden Freitag um 14 Uhr in der Bibliothek.")
+        let window = Self.activity(of: [])
+        let opened = window.lowerBound + Self.day
+        let minutes = addFolder("Protokolle", in: root, owner: tutor.id, mkdate: opened)
+        var meeting = GeneratedDataset.now - 8 * Self.week - Self.day
+        while meeting < GeneratedDataset.now - Self.day {
+            addGenerated(
+                "Treffen \(BerlinTime.dateString(meeting)).txt", in: minutes, kind: .text,
+                size: rng.int(in: 1...6) * Self.kibibyte,
+                owner: rng.chance(0.5) ? tutor : autor, mkdate: meeting + 6 * 3_600)
+            meeting += Self.week
+        }
+        let summaries = addFolder("Zusammenfassungen", in: root, owner: tutor.id, mkdate: opened)
+        for chapter in 1...4 {
+            addGenerated(
+                "Zusammenfassung Kapitel \(chapter).pdf", in: summaries, kind: .pdf,
+                size: size(median: 200 * Self.kibibyte, sigma: 0.5), owner: chapter % 2 == 0 ? autor : tutor,
+                mkdate: date(in: window))
+        }
+        let links = addFolder("Links", in: root, owner: tutor.id, mkdate: opened)
+        addExternal(
+            "Altklausuren der Fachschaft.txt", in: links, size: 7 * Self.kibibyte, owner: tutor,
+            mkdate: opened + Self.week, description: "Sammlung der Fachschaft, liegt auf deren Server.")
+        addFolder("Sonstiges", in: root, owner: tutor.id, mkdate: opened + 2 * Self.week)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// `GET`/`HEAD file-refs/{id}/content` (API.md §3.7): ETag `"<ino> <mtime> <size>"`, 304 on `If-None-Match`,
+/// 302 for documents hosted elsewhere, plain-text errors, download counting.
+extension JSONAPIEnvironment {
+    func content(id: String, viewer: User) -> SimResponse {
+        guard let ref = university.fileRefs[id] else { return plain(404, "Not Found") }
+        guard university.canDownload(ref, user: viewer) else { return plain(403, "Forbidden") }
+        if case .external(let url) = ref.content {
+            let location = url.hasPrefix("/") ? context.externalBaseURL + url : url
+            return SimResponse(status: 302, headers: [("Location", location)], route: route)
+        }
+        let etag = Self.etag(for: ref)
+        if let match = request.header("if-none-match"), Self.matches(match, etag: etag) {
+            return SimResponse(status: 304, headers: [("ETag", etag)], route: route)
+        }
+        if request.method == "HEAD" {
+            return SimResponse(
+                status: 200, headers: [("Content-Type", "text/html; charset=UTF-8"), ("ETag", etag)], route: route)
+        }
+        if ref.userID != viewer.id, university.folders[ref.folderID]?.folderType != "HomeworkFolder" {
+            _ = try? context.mutate { university in
+                guard var counted = university.fileRefs[id] else { return }
+                counted.downloads += 1
+                try university.update(counted)
+            }
+        }
+        let name = ContentDisposition.cleanFileName(ref.name)
+        let disposition =
+            layout.contentDispositionWithFallback
+            ? ContentDisposition.attachmentWithFallback(name) : ContentDisposition.attachment(name)
+        return SimResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", Self.contentType(ref.mimeType)), ("ETag", etag), ("Content-Disposition", disposition),
+            ],
+            body: .document(documentID: ref.id, content: ref.content, size: ref.size), route: route)
+    }
+
+    /// `"<inode> <mtime> <size>"`; the inode is derived from the `files` id so it is stable across runs.
+    static func etag(for ref: FileRef) -> String {
+        "\"\(inode(of: ref.fileID)) \(ref.fileChdate) \(ref.size)\""
+    }
+
+    /// A seven-digit pseudo inode (FNV-1a of the file id).
+    static func inode(of fileID: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in fileID.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return 1_000_000 + hash % 9_000_000
+    }
+
+    static func matches(_ header: String, etag: String) -> Bool {
+        header.split(separator: ",").contains {
+            let candidate = $0.trimmingCharacters(in: .whitespaces)
+            return candidate == "*" || candidate == etag || candidate == "W/" + etag
+        }
+    }
+
+    /// The stored type, but never one a browser would render inline; text gets PHP's default charset.
+    static func contentType(_ mimeType: String) -> String {
+        let lowered = mimeType.lowercased()
+        if ["html", "javascript", "svg", "xml"].contains(where: lowered.contains) { return "application/octet-stream" }
+        return lowered.hasPrefix("text/") ? "\(mimeType);charset=UTF-8" : mimeType
+    }
+}

@@ -1,0 +1,135 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+import Testing
+
+@testable import StudIPSimulator
+
+/// Replays every request captured from a real Stud.IP 5.0.7 against the simulator (flavour 5.0, dataset
+/// `fixtures-5.0.7`) and compares status, bodies and the headers clients rely on.
+@Suite("Conformance with the Stud.IP 5.0.7 fixtures")
+struct ConformanceTests {
+    /// What the replay does not compare, and why.
+    enum Exception {
+        /// Counters change with every download; the capture and the replay download different things first.
+        static let volatileKeys: Set<String> = ["downloads"]
+        /// Server-generated values of things created during the replay: upload time and the new `files` row id.
+        static let generated: [String: [String]] = [
+            "jsonapi_uploaded_file_ref": [
+                ".data.attributes.mkdate", ".data.attributes.chdate", ".data.relationships.file.data.id",
+                ".data.relationships.file.links.related",
+            ],
+            "jsonapi_create_subfolder": [".data.attributes.mkdate", ".data.attributes.chdate"],
+        ]
+        /// The capture host's name and port differ from the simulator's; absolute URLs are compared without them.
+        static func withoutHost(_ text: String) -> String {
+            text.replacing(/http:\/\/127\.0\.0\.1(:[0-9]+)?/, with: "http://<host>")
+        }
+        /// ETags carry the capture disk's inode and mtime; `If-None-Match` sends the ETag the simulator gave
+        /// for the same URL earlier in the replay instead of the captured one.
+        static let revalidatingHeader = "If-None-Match"
+        /// The full HTML error page of Stud.IP's web layout (24 KB of navigation and session data); only the
+        /// status and content type are compared.
+        static let htmlErrorPages: Set<String> = ["rest_upload_file"]
+    }
+
+    @Test func replayAllCapturedRequestsInOrder() async throws {
+        let fixtures = try Fixture.all()
+        #expect(fixtures.count == 69)
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: .v50))
+        defer { Task { await sim.stop() } }
+        /// Captured id → id the simulator generated (uploads, new folders), learned from `Location` headers.
+        var ids: [String: String] = [:]
+        /// ETags the simulator sent, by URL.
+        var etags: [String: String] = [:]
+
+        for fixture in fixtures {
+            var url = fixture.url
+            for (captured, generated) in ids { url = url.replacingOccurrences(of: captured, with: generated) }
+            var headers = fixture.requestHeaders.map { header in
+                header.key == Exception.revalidatingHeader
+                    ? (header.key, etags[url] ?? header.value) : (header.key, header.value)
+            }
+            if let user = fixture.user {
+                headers.append(HTTP.basic(user, fixture.name.hasSuffix("_badpw") ? "wrong-password" : "testing"))
+            }
+            let response = try await HTTP.request(
+                .init(rawValue: fixture.method), sim.baseURL + url, headers: headers,
+                body: Self.requestBody(for: fixture))
+            try #require(response.status == fixture.status, "\(fixture.name): status \(response.status)")
+            if let etag = response.header("ETag") { etags[url] = etag }
+
+            if let location = fixture.header("Location"), let actual = response.header("Location") {
+                #expect(
+                    headerForm(Exception.withoutHost(location)) == headerForm(Exception.withoutHost(actual)),
+                    "\(fixture.name): Location \(actual)")
+                if let captured = location.split(separator: "/").last, let generated = actual.split(separator: "/").last
+                {
+                    ids[String(captured)] = String(generated)
+                }
+            }
+            for name in ["ETag", "Content-Disposition", "WWW-Authenticate", "Last-Modified", "Content-Type"] {
+                guard let expected = fixture.header(name) else { continue }
+                let actual = response.header(name) ?? "(missing)"
+                if name == "ETag" {
+                    #expect(headerForm(expected) == headerForm(actual), "\(fixture.name): ETag \(actual)")
+                } else if name == "Content-Type" {
+                    #expect(expected.lowercased() == actual.lowercased(), "\(fixture.name): Content-Type \(actual)")
+                } else {
+                    #expect(
+                        Exception.withoutHost(expected) == Exception.withoutHost(actual),
+                        "\(fixture.name): \(name) \(actual)")
+                }
+            }
+            guard let body = fixture.body, !Exception.htmlErrorPages.contains(fixture.name) else { continue }
+            if fixture.isJSONBody {
+                compareJSON(fixture, body: body, actual: response.body, ids: ids)
+            } else {
+                #expect(body == response.body, "\(fixture.name): body differs (\(response.body.count) bytes)")
+            }
+        }
+    }
+
+    private func compareJSON(_ fixture: Fixture, body: Data, actual: Data, ids: [String: String]) {
+        guard let expected = JSON.parse(String(decoding: body, as: UTF8.self)),
+            let got = JSON.parse(String(decoding: actual, as: UTF8.self))
+        else {
+            Issue.record("\(fixture.name): body is not JSON: \(String(decoding: actual.prefix(200), as: UTF8.self))")
+            return
+        }
+        let generated = Set(Exception.generated[fixture.name] ?? [])
+        var comparison = JSONComparison(
+            normalize: Exception.withoutHost,
+            volatile: { path in
+                generated.contains(path)
+                    || Exception.volatileKeys.contains(String(path.split(separator: ".").last ?? ""))
+            },
+            rewrite: { text in
+                var text = Exception.withoutHost(text)
+                for (captured, new) in ids { text = text.replacingOccurrences(of: captured, with: new) }
+                return text
+            })
+        comparison.compare(expected, got)
+        #expect(comparison.differences.isEmpty, "\(fixture.name): \(comparison.differences.prefix(5))")
+    }
+
+    /// The bodies the capture script sent: one multipart file for uploads, a resource object for new folders.
+    static func requestBody(for fixture: Fixture) -> Data? {
+        if let type = fixture.requestHeaders["Content-Type"], type.hasPrefix("multipart/form-data; boundary=") {
+            let boundary = String(type.dropFirst("multipart/form-data; boundary=".count))
+            let content = "Hochgeladen über die API: \(fixture.name)\n"
+            let name = fixture.name == "jsonapi_upload_file_ref" ? "upload-jsonapi.txt" : "\(fixture.name).txt"
+            let payload = fixture.name == "jsonapi_upload_file_ref" ? String(repeating: "x", count: 41) + "\n" : content
+            let body =
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(name)\"\r\n"
+                + "Content-Type: text/plain\r\n\r\n\(payload)\r\n--\(boundary)--\r\n"
+            return Data(body.utf8)
+        }
+        if fixture.name == "jsonapi_create_subfolder" {
+            return Data(
+                #"{"data":{"type":"folders","attributes":{"name":"API-Testordner","description":"via JSON:API"}}}"#.utf8
+            )
+        }
+        return nil
+    }
+}
