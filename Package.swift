@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "StudIPSimulator", targets: ["StudIPSimulator"]),
         .executable(name: "studip-sim", targets: ["studip-sim"]),
+        .executable(name: "campusfs", targets: ["campusfs"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -15,15 +16,38 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "FUSEKit"),
-        .target(name: "StudIPKit"),
-        .target(name: "MetadataStore"),
+        .target(
+            name: "StudIPKit",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "MetadataStore",
+            dependencies: ["StudIPKit", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .target(name: "ContentCache"),
-        .target(name: "CampusFS"),
+        .target(
+            name: "CampusFS",
+            dependencies: ["StudIPKit", "MetadataStore", .product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
+            name: "campusfs",
+            dependencies: [
+                "CampusFS", "StudIPKit", "MetadataStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // The Stud.IP simulator: a product of its own (tests, benchmarks, `campusfs demo`).
         .target(
@@ -41,6 +65,21 @@ let package = Package(
             dependencies: [
                 "StudIPSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "StudIPKitTests",
+            dependencies: ["StudIPKit", "StudIPSimulator"]
+        ),
+        .testTarget(
+            name: "MetadataStoreTests",
+            dependencies: ["MetadataStore", "StudIPKit"]
+        ),
+        .testTarget(
+            name: "CampusFSTests",
+            dependencies: [
+                "CampusFS", "StudIPKit", "MetadataStore", "StudIPSimulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .testTarget(

@@ -1,1 +1,1 @@
-/// The metadata cache: SQLite schema, naming, placements, refresh diffing, user state (issue 3).
+/// The metadata cache: SQLite schema, naming, placements, refresh diffing, user state.

@@ -91,3 +91,34 @@ struct FaultInjectionTests {
         #expect(try await HTTP.control(.POST, "\(sim.controlURL)/faults", "not json").status == 400)
     }
 }
+
+@Suite("Fault injection: bodies and concurrency")
+struct FaultBodyTests {
+    @Test func malformedBodyWithSuccessStatus() async throws {
+        let sim = try await Scenario.start()
+        defer { Task { await sim.stop() } }
+        _ = try await HTTP.control(.POST, "\(sim.controlURL)/faults", #"{"body": "{\"data\": [", "count": 1}"#)
+        let broken = try await HTTP.get("\(sim.baseURL)/jsonapi.php/v1/semesters", headers: [HTTP.jsonAPIAccept])
+        #expect(broken.status == 200)
+        #expect(broken.text == #"{"data": ["#)
+        #expect(broken.header("Content-Type") == "application/vnd.api+json")
+        #expect(
+            try await HTTP.get("\(sim.baseURL)/jsonapi.php/v1/semesters", headers: [HTTP.jsonAPIAccept]).text
+                != broken.text)
+    }
+
+    @Test func maxInFlightCountsConcurrentRequests() async throws {
+        let sim = try await Scenario.start(settings: SimulatorSettings(latencyMilliseconds: 300))
+        defer { Task { await sim.stop() } }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    try await HTTP.get("\(sim.baseURL)/jsonapi.php/v1/semesters", headers: [HTTP.jsonAPIAccept]).status
+                }
+            }
+            for try await status in group { #expect(status == 200) }
+        }
+        let stats = try #require(try await HTTP.get("\(sim.controlURL)/stats").json() as? [String: Any])
+        #expect(stats["max_in_flight"] as? Int == 3)
+    }
+}

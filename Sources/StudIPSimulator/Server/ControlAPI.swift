@@ -4,9 +4,9 @@ import Foundation
 ///
 /// | route | does |
 /// |---|---|
-/// | `GET /__sim/stats`, `POST /__sim/stats/reset` | request counters (`total`, per `routes`), downloads in progress and completed, external-host requests |
+/// | `GET /__sim/stats`, `POST /__sim/stats/reset` | request counters (`total`, per `routes`), the most API requests in flight at once (`max_in_flight`), downloads in progress and completed, external-host requests |
 /// | `GET`/`PUT /__sim/settings` | `latency_ms`, `bandwidth_bytes_per_second` (null = unlimited), `access_token_lifetime_s` |
-/// | `GET`/`POST`/`DELETE /__sim/faults` | `{"status": 503}` or `{"reset_after_bytes": K}` or `{"stall_ms": N}`, with optional `path` (substring), `method`, `count`, `share` |
+/// | `GET`/`POST`/`DELETE /__sim/faults` | `{"status": 503}`, `{"reset_after_bytes": K}`, `{"stall_ms": N}` or `{"body": "…"}` (200 with that body), with optional `path` (substring), `method`, `count`, `share` |
 /// | `POST /__sim/documents`, `PATCH`/`DELETE /__sim/documents/{id}` | add; rename (`name`), move (`folder_id`), new version (`new_version`, `size`, `text`); delete |
 /// | `GET /__sim/documents/{id}/content` | the bytes a download of that document must produce |
 /// | `POST /__sim/folders`, `PATCH`/`DELETE /__sim/folders/{id}` | add (`parent_id`, `name`, `folder_type`); rename, move (`parent_id`); delete with contents |
@@ -97,6 +97,7 @@ struct ControlAPI: Sendable {
         }
         return [
             "total": .int(stats.total),
+            "max_in_flight": .int(stats.maxInFlight),
             "routes": object(stats.routes),
             "downloads": [
                 "in_progress": object(stats.downloadsInProgress), "completed": object(stats.downloadsCompleted),
@@ -138,8 +139,10 @@ struct ControlAPI: Sendable {
             action = .resetAfterBytes(max(0, bytes))
         } else if let milliseconds = try int(input, "stall_ms") {
             action = .stall(milliseconds: max(0, milliseconds))
+        } else if let body = try string(input, "body") {
+            action = .body(body)
         } else {
-            throw Failure(status: 400, message: "a fault needs one of status, reset_after_bytes, stall_ms")
+            throw Failure(status: 400, message: "a fault needs one of status, reset_after_bytes, stall_ms, body")
         }
         var share = 1.0
         if case .string(let text)? = input["share"], let value = Double(text) { share = value }

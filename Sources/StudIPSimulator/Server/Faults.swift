@@ -13,6 +13,8 @@ public struct Fault: Sendable, Equatable {
         case resetAfterBytes(Int)
         /// Wait this long before answering (the client's timeout should fire first).
         case stall(milliseconds: Int)
+        /// Answer 200 with this body and the API's content type: malformed or truncated data from a "working" server.
+        case body(String)
     }
 
     public var action: Action

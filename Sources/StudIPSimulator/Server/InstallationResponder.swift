@@ -46,6 +46,8 @@ struct InstallationResponder: HTTPResponder {
                 .text("HTTP/1.1 404 Not Found", status: 404, route: "unknown"), resetAfter: nil)
         }
 
+        statistics.requestStarted()
+        defer { statistics.requestEnded() }
         var resetAfter: Int?
         switch faults.fault(forPath: String(path.dropFirst(basePath.count)), method: request.method.rawValue) {
         case .status(let status):
@@ -56,6 +58,11 @@ struct InstallationResponder: HTTPResponder {
             resetAfter = bytes
         case .stall(let milliseconds):
             try await Task.sleep(for: .milliseconds(milliseconds))
+        case .body(let text):
+            statistics.count(route: "fault")
+            let contentType = api == .legacyREST ? "application/json;charset=utf-8" : "application/vnd.api+json"
+            return Streamer(statistics: statistics, settings: settings).response(
+                .text(text, status: 200, contentType: contentType, route: "fault"), resetAfter: nil)
         case nil:
             break
         }

@@ -48,6 +48,9 @@ final class Statistics: Sendable {
     struct Snapshot: Sendable {
         var total = 0
         var routes: [String: Int] = [:]
+        var inFlight = 0
+        /// The most API requests handled at the same time since the last reset.
+        var maxInFlight = 0
         /// Document id → bytes sent so far, for downloads still being written.
         var downloadsInProgress: [String: Int] = [:]
         /// Document id → downloads that sent their whole body.
@@ -61,7 +64,21 @@ final class Statistics: Sendable {
 
     func snapshot() -> Snapshot { state.withLock { $0 } }
 
-    func reset() { state.withLock { $0 = Snapshot() } }
+    func reset() {
+        state.withLock { $0 = Snapshot(inFlight: $0.inFlight) }
+    }
+
+    /// Brackets the handling of one API request, for `max_in_flight`.
+    func requestStarted() {
+        state.withLock {
+            $0.inFlight += 1
+            $0.maxInFlight = max($0.maxInFlight, $0.inFlight)
+        }
+    }
+
+    func requestEnded() {
+        state.withLock { $0.inFlight -= 1 }
+    }
 
     func count(route: String) {
         state.withLock {

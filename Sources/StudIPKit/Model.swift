@@ -1,0 +1,211 @@
+import Foundation
+
+/// What CampusFS knows about a Stud.IP installation, independent of which API delivered it.
+///
+/// These types are the vocabulary between the client (which decodes the wire formats) and the metadata store
+/// (which turns them into a tree). Everything here has been checked and normalised by the client: dates are
+/// `Date`s, sizes are non-negative, ids are non-empty. Names are exactly as the server sent them — sanitising
+/// them for the filesystem is the store's job.
+
+/// The logged-in user.
+public struct RemoteUser: Sendable, Hashable, Codable {
+    public var id: String
+    public var username: String
+    /// "Given Family", for status lines.
+    public var displayName: String
+
+    public init(id: String, username: String, displayName: String) {
+        self.id = id
+        self.username = username
+        self.displayName = displayName
+    }
+}
+
+public struct RemoteSemester: Sendable, Hashable, Codable {
+    public var id: String
+    /// Free text set by admins, e.g. "WS 2026/27".
+    public var title: String
+    public var begin: Date
+    public var end: Date
+
+    public init(id: String, title: String, begin: Date, end: Date) {
+        self.id = id
+        self.title = title
+        self.begin = begin
+        self.end = end
+    }
+}
+
+public struct RemoteCourse: Sendable, Hashable, Codable {
+    public var id: String
+    /// Course number; empty when the course has none (trailing blanks already trimmed).
+    public var number: String
+    public var title: String
+    public var subtitle: String
+    public var description: String
+    /// The semesters the course runs in, oldest first. Empty for open-ended courses ("unbegrenzt", study
+    /// groups), which Stud.IP lists under every semester.
+    public var semesterIDs: [String]
+    /// Lecturers' display names, for metadata.
+    public var lecturers: [String]
+    /// The course's page in the web UI (`user.xdg.origin.url`).
+    public var webURL: String
+
+    public init(
+        id: String, number: String, title: String, subtitle: String = "", description: String = "",
+        semesterIDs: [String], lecturers: [String] = [], webURL: String = ""
+    ) {
+        self.id = id
+        self.number = number
+        self.title = title
+        self.subtitle = subtitle
+        self.description = description
+        self.semesterIDs = semesterIDs
+        self.lecturers = lecturers
+        self.webURL = webURL
+    }
+
+    public var isOpenEnded: Bool { semesterIDs.isEmpty }
+}
+
+public struct RemoteFolder: Sendable, Hashable, Codable {
+    public var id: String
+    /// nil for the course's root folder, whose content is the course folder's content.
+    public var parentID: String?
+    public var name: String
+    public var description: String
+    /// Stud.IP's folder class (`StandardFolder`, `HomeworkFolder`, …); unknown types are kept as sent.
+    public var folderType: String
+    public var created: Date
+    public var changed: Date
+
+    public init(
+        id: String, parentID: String?, name: String, description: String = "", folderType: String = "StandardFolder",
+        created: Date, changed: Date
+    ) {
+        self.id = id
+        self.parentID = parentID
+        self.name = name
+        self.description = description
+        self.folderType = folderType
+        self.created = created
+        self.changed = changed
+    }
+}
+
+public struct RemoteDocument: Sendable, Hashable, Codable {
+    public var id: String
+    public var folderID: String
+    public var name: String
+    public var description: String
+    /// As sent; servers send odd values (the real demo data has "0").
+    public var mimeType: String
+    public var size: Int64
+    public var created: Date
+    /// The file-ref's chdate: metadata changes and new versions.
+    public var changed: Date
+    /// The `files` row; a new upload of the content changes it.
+    public var fileID: String
+    public var ownerName: String
+    /// Terms-of-use id (`SELFMADE_NONPUB`, …), empty when unknown.
+    public var license: String
+    /// False when the user may see but not download the document (opening it fails with EACCES).
+    public var isDownloadable: Bool
+    /// True for documents hosted elsewhere (Stud.IP URL files): downloading follows a redirect.
+    public var isLink: Bool
+    /// The document's page in the web UI, or for links the external URL when the API tells it.
+    public var webURL: String
+
+    public init(
+        id: String, folderID: String, name: String, description: String = "", mimeType: String, size: Int64,
+        created: Date, changed: Date, fileID: String, ownerName: String = "", license: String = "",
+        isDownloadable: Bool = true, isLink: Bool = false, webURL: String = ""
+    ) {
+        self.id = id
+        self.folderID = folderID
+        self.name = name
+        self.description = description
+        self.mimeType = mimeType
+        self.size = size
+        self.created = created
+        self.changed = changed
+        self.fileID = fileID
+        self.ownerName = ownerName
+        self.license = license
+        self.isDownloadable = isDownloadable
+        self.isLink = isLink
+        self.webURL = webURL
+    }
+
+    /// What a refresh compares to decide that a document changed (DESIGN.md §1.4: chdate, file id or size).
+    public var version: DocumentVersion {
+        DocumentVersion(changed: changed, fileID: fileID, size: size)
+    }
+}
+
+public struct DocumentVersion: Sendable, Hashable, Codable {
+    public var changed: Date
+    public var fileID: String
+    public var size: Int64
+
+    public init(changed: Date, fileID: String, size: Int64) {
+        self.changed = changed
+        self.fileID = fileID
+        self.size = size
+    }
+}
+
+/// Everything below one course: its readable folders (root included) and the documents in them.
+///
+/// `failedFolderIDs` names folders whose listing failed (a 500 from one broken folder, malformed data):
+/// the store must keep what it knew below them instead of deleting it. `isComplete` is false when the whole
+/// course could not be listed; then nothing below the course may be deleted.
+public struct CourseContent: Sendable, Hashable {
+    public var course: RemoteCourse
+    public var rootFolderID: String
+    public var folders: [RemoteFolder]
+    public var documents: [RemoteDocument]
+    public var failedFolderIDs: Set<String>
+    public var problems: [ItemProblem]
+
+    public init(
+        course: RemoteCourse, rootFolderID: String, folders: [RemoteFolder], documents: [RemoteDocument],
+        failedFolderIDs: Set<String> = [], problems: [ItemProblem] = []
+    ) {
+        self.course = course
+        self.rootFolderID = rootFolderID
+        self.folders = folders
+        self.documents = documents
+        self.failedFolderIDs = failedFolderIDs
+        self.problems = problems
+    }
+}
+
+/// One item the client skipped, with what a user needs to know.
+public struct ItemProblem: Sendable, Hashable, CustomStringConvertible {
+    /// The Stud.IP id of the item (folder, document, course), when known.
+    public var itemID: String
+    public var message: String
+
+    public init(itemID: String, message: String) {
+        self.itemID = itemID
+        self.message = message
+    }
+
+    public var description: String { "\(itemID): \(message)" }
+}
+
+/// The user's view of the installation at one moment: what `campusfs refresh` fetches.
+public struct RemoteOverview: Sendable, Hashable {
+    public var user: RemoteUser
+    /// Every semester the installation has, oldest first.
+    public var semesters: [RemoteSemester]
+    /// The user's courses (each once, with all its semesters).
+    public var courses: [RemoteCourse]
+
+    public init(user: RemoteUser, semesters: [RemoteSemester], courses: [RemoteCourse]) {
+        self.user = user
+        self.semesters = semesters
+        self.courses = courses
+    }
+}

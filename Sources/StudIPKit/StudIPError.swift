@@ -1,0 +1,44 @@
+/// Why talking to Stud.IP failed, with what a user needs to act. Never contains credentials.
+public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// 401: wrong or expired credentials ("login needed").
+    case authenticationFailed(server: String)
+    /// 403 for something the user may not see or download.
+    case forbidden(what: String)
+    /// 404 for something that should exist (the route, a course, a document).
+    case notFound(what: String)
+    /// Connection refused, DNS failure, timeouts or resets — after the retries.
+    case unreachable(server: String, detail: String)
+    /// 5xx or 429 after the retries.
+    case serverError(status: Int, what: String)
+    /// The server answered something that cannot be read as the API promises.
+    case malformedResponse(what: String, detail: String)
+    /// Neither API answers at this URL (wrong URL, or the API is switched off).
+    case apiUnavailable(server: String, detail: String)
+    /// The per-server request budget of one refresh ran out; the rest waits for the next refresh.
+    case budgetExhausted(server: String, limit: Int)
+
+    public var description: String {
+        switch self {
+        case .authenticationFailed(let server):
+            "login needed: \(server) did not accept the credentials (check username and password or token)"
+        case .forbidden(let what): "access denied by Stud.IP: \(what)"
+        case .notFound(let what): "not found on Stud.IP: \(what)"
+        case .unreachable(let server, let detail): "cannot reach \(server): \(detail) (offline, or wrong URL?)"
+        case .serverError(let status, let what): "Stud.IP answered \(status) for \(what); try again later"
+        case .malformedResponse(let what, let detail): "unreadable answer from Stud.IP for \(what): \(detail)"
+        case .apiUnavailable(let server, let detail):
+            "no Stud.IP API at \(server): \(detail) (is the URL the installation's base, e.g. https://host/studip?)"
+        case .budgetExhausted(let server, let limit):
+            "stopped after \(limit) requests to \(server) in one refresh (request budget); the rest follows later"
+        }
+    }
+
+    /// The exit code of DESIGN.md §1.1: 2 auth, 3 network, 4 other.
+    public var exitCode: Int32 {
+        switch self {
+        case .authenticationFailed: 2
+        case .unreachable, .apiUnavailable: 3
+        default: 4
+        }
+    }
+}
