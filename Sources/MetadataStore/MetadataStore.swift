@@ -1,1 +1,125 @@
-/// The metadata cache: SQLite schema, naming, placements, refresh diffing, user state.
+import Foundation
+import GRDB
+
+/// The metadata cache of one profile: the tree of DESIGN.md §1.3 with stable inodes and sticky names, the remote
+/// metadata, highlights and the user's tags, ratings and pins, in one SQLite file.
+///
+/// Concurrency (GRDB's rules for a `DatabasePool` in WAL mode):
+/// - Every method is synchronous, thread-safe and may be called from any thread or task: FUSE worker threads, the
+///   refresher, the CLI. Each call is one read or one write transaction; none holds a lock after returning.
+/// - Reads (`node`, `lookup`, `children`, `info`, `resolve`, `walk`, …) run concurrently on up to
+///   `maximumReaderCount` connections and never wait for a write: they see the last committed state, so a
+///   `readdir` during a refresh sees the tree before or after the refresh, never half of it.
+/// - Writes (`applyOverview`, `applyCourse`, `markRead`, the user-state setters) are serialized: a writer waits
+///   until the current one commits. A course refresh takes milliseconds, so FUSE handlers may write (e.g.
+///   `markRead` on the first `read`), but they then wait for a running refresh.
+/// - Other processes (a `campusfs ls` next to the daemon) share the file; SQLite locks it between them and a
+///   writer waits up to `busyTimeout` for another process's write.
+/// - Each refresh step is one transaction, so a crash (`kill -9`) leaves the state before or after that step, and
+///   every state between steps (overview applied, some courses not yet) is a consistent tree.
+public final class MetadataStore: Sendable {
+    /// One reader per FUSE worker thread (libfuse's default maximum is 10), plus the refresher and the CLI.
+    public static let maximumReaderCount = 16
+    static let busyTimeout: TimeInterval = 10
+
+    let pool: DatabasePool
+    /// The database file, for error messages.
+    public let path: String
+    /// Set for `temporary()` stores: removed when the store goes away.
+    private let temporaryDirectory: URL?
+
+    /// Opens (and creates, with mode 0600) the store at `path`; the directory must exist (DESIGN.md §1.2:
+    /// `$XDG_DATA_HOME/campusfs/<profile>/campusfs.sqlite`). Migrates an older schema.
+    public convenience init(path: String) throws(StoreError) {
+        try self.init(path: path, temporaryDirectory: nil)
+    }
+
+    /// A store in a fresh temporary directory that is deleted with the store: for tests and `--offline` demos.
+    public static func temporary() throws(StoreError) -> MetadataStore {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "campusfs-store-\(UUID().uuidString)", isDirectory: true)
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .cannotOpen(path: directory.path, detail: "\(error)")
+        }
+        return try MetadataStore(
+            path: directory.appendingPathComponent("campusfs.sqlite").path, temporaryDirectory: directory)
+    }
+
+    private init(path: String, temporaryDirectory: URL?) throws(StoreError) {
+        self.path = path
+        self.temporaryDirectory = temporaryDirectory
+        try Self.createPrivateFile(at: path)
+        var configuration = Configuration()
+        configuration.maximumReaderCount = Self.maximumReaderCount
+        configuration.busyMode = .timeout(Self.busyTimeout)
+        configuration.foreignKeysEnabled = true
+        configuration.label = "campusfs.metadata"
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            // GRDB sets NORMAL on the (single) writer connection, which may lose the last commits on power loss;
+            // tags and flags must be durable when a setter returns. Costs one fsync per write transaction, and a
+            // refresh is one transaction per course.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            try Schema.migrator.migrate(pool)
+        } catch {
+            throw .cannotOpen(path: path, detail: "\(error)")
+        }
+    }
+
+    deinit {
+        if let temporaryDirectory {
+            try? pool.close()
+            try? FileManager.default.removeItem(at: temporaryDirectory)
+        }
+    }
+
+    /// Creates the file with mode 0600 before SQLite does (SQLite would use the umask); SQLite gives its `-wal`
+    /// and `-shm` files the database file's mode. An existing file is narrowed to 0600, as DESIGN.md §1.2 asks.
+    private static func createPrivateFile(at path: String) throws(StoreError) {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw .cannotOpen(path: path, detail: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        guard fchmod(descriptor, 0o600) == 0 else {
+            throw .cannotOpen(path: path, detail: String(cString: strerror(errno)))
+        }
+    }
+
+    /// One read transaction; errors become `StoreError` naming the operation.
+    func read<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database(path: path, operation: operation, detail: "\(error)")
+        }
+    }
+
+    /// One statement without a transaction around it (a single SELECT is atomic by itself): the hot FUSE paths
+    /// `lookup`, `getattr` and `readdir` save the BEGIN/COMMIT.
+    func readStatement<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.unsafeRead(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database(path: path, operation: operation, detail: "\(error)")
+        }
+    }
+
+    /// One write transaction, committed (and synced, `synchronous = FULL`) before returning.
+    func write<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database(path: path, operation: operation, detail: "\(error)")
+        }
+    }
+}

@@ -6,10 +6,23 @@ public protocol DocumentSource: Sendable {
     /// Which API this source speaks, for status lines ("JSON:API" / "legacy REST").
     var apiName: String { get }
 
-    /// The user, all semesters, and the user's courses with their semesters.
+    /// HTTP requests this source has sent so far (retries and token refreshes included), for
+    /// `campusfs refresh` to report.
+    var requestCount: Int { get }
+
+    /// The user, all semesters, and the user's courses with their semesters. Starts a new refresh: the
+    /// per-refresh request budget counts from here.
     func overview() async throws(StudIPError) -> RemoteOverview
 
     /// All readable folders and documents of one course. One broken folder does not fail the course: it is
     /// reported in ``CourseContent/failedFolderIDs``.
     func content(of course: RemoteCourse) async throws(StudIPError) -> CourseContent
+
+    /// Closes the source's connections. Call once when done; the source must not be used afterwards.
+    func shutdown() async
+}
+
+extension DocumentSource {
+    /// Sources without resources of their own (test fakes) have nothing to close.
+    public func shutdown() async {}
 }

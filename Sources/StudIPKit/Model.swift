@@ -78,10 +78,12 @@ public struct RemoteFolder: Sendable, Hashable, Codable {
     public var folderType: String
     public var created: Date
     public var changed: Date
+    /// The folder's page in the web UI (`user.xdg.origin.url`).
+    public var webURL: String
 
     public init(
         id: String, parentID: String?, name: String, description: String = "", folderType: String = "StandardFolder",
-        created: Date, changed: Date
+        created: Date, changed: Date, webURL: String = ""
     ) {
         self.id = id
         self.parentID = parentID
@@ -90,6 +92,7 @@ public struct RemoteFolder: Sendable, Hashable, Codable {
         self.folderType = folderType
         self.created = created
         self.changed = changed
+        self.webURL = webURL
     }
 }
 
@@ -202,10 +205,15 @@ public struct RemoteOverview: Sendable, Hashable {
     public var semesters: [RemoteSemester]
     /// The user's courses (each once, with all its semesters).
     public var courses: [RemoteCourse]
+    /// Semesters or courses the client skipped because the server described them unreadably.
+    public var problems: [ItemProblem]
 
-    public init(user: RemoteUser, semesters: [RemoteSemester], courses: [RemoteCourse]) {
+    public init(
+        user: RemoteUser, semesters: [RemoteSemester], courses: [RemoteCourse], problems: [ItemProblem] = []
+    ) {
         self.user = user
         self.semesters = semesters
         self.courses = courses
+        self.problems = problems
     }
 }

@@ -16,6 +16,8 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case apiUnavailable(server: String, detail: String)
     /// The per-server request budget of one refresh ran out; the rest waits for the next refresh.
     case budgetExhausted(server: String, limit: Int)
+    /// The task asking was cancelled (shutdown, unmount); nothing is wrong with the server.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -30,6 +32,7 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
             "no Stud.IP API at \(server): \(detail) (is the URL the installation's base, e.g. https://host/studip?)"
         case .budgetExhausted(let server, let limit):
             "stopped after \(limit) requests to \(server) in one refresh (request budget); the rest follows later"
+        case .cancelled: "cancelled"
         }
     }
 

@@ -1,9 +1,40 @@
 import ArgumentParser
+import Foundation
 
-/// `campusfs`: mount a Stud.IP installation as a folder, and the commands around it.
+/// `campusfs`: your university's Stud.IP as a folder, and the commands around it.
 @main
 struct CampusFSCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "campusfs",
-        abstract: "Your university's Stud.IP as a folder.")
+        abstract: "Your university's Stud.IP as a folder.",
+        discussion: """
+            Everything works from the metadata cache, so `ls` and `tree` need no network. Credentials never go on
+            the command line: set CAMPUSFS_PASSWORD, use --password-command, or CAMPUSFS_TOKEN for OAuth2.
+
+            Examples:
+              CAMPUSFS_PASSWORD=… campusfs refresh --server https://studip.example.org/studip --username jdoe
+              campusfs tree --paths
+              campusfs ls -l "WS 2026-27/INF-101 Einführung in die Informatik"
+
+            Exit codes: 0 ok, 1 usage, 2 login failed, 3 network, 4 other.
+            """,
+        subcommands: [RefreshCommand.self, ListCommand.self, TreeCommand.self])
+
+    /// Parses and runs like ArgumentParser does, but with the exit codes of DESIGN.md §1.1: a usage error is 1.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                printError(fullMessage(for: error))
+                Foundation.exit(1)
+            }
+            exit(withError: error)
+        }
+    }
 }

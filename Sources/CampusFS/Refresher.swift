@@ -1,0 +1,107 @@
+import Foundation
+import MetadataStore
+import StudIPKit
+
+/// One refresh of a profile's tree: the overview, then every placed course, each applied to the store in its own
+/// transaction as soon as it arrives — so a refresh killed half-way leaves a consistent tree with some courses
+/// newer than others, and the next refresh completes it.
+public struct Refresher: Sendable {
+    public let source: any DocumentSource
+    public let store: MetadataStore
+    public let options: TreeOptions
+    /// Semesters to show, by title or id (the config file's `semesters`); nil shows all.
+    public let semesters: Set<String>?
+
+    public init(source: any DocumentSource, store: MetadataStore, options: TreeOptions, semesters: Set<String>? = nil) {
+        self.source = source
+        self.store = store
+        self.options = options
+        self.semesters = semesters
+    }
+
+    /// What a refresh did, for `campusfs refresh` and the daemon's status.
+    public struct Report: Sendable {
+        public var summary: RefreshSummary
+        /// HTTP requests this refresh sent (retries and token refreshes included).
+        public var requests: Int
+        public var api: String
+        /// Courses whose content could not be read; what the store knew about them stays.
+        public var failedCourses: [ItemProblem]
+    }
+
+    /// Refreshes everything. Throws only when nothing could be refreshed (login, network, the overview itself);
+    /// a course that fails is reported in ``Report/failedCourses`` unless it failed for a reason that concerns the
+    /// whole server (login, network), which is rethrown after the other courses were applied.
+    public func refresh(now: Date = Date()) async throws(RefreshError) -> Report {
+        let requestsBefore = source.requestCount
+        let overview: RemoteOverview
+        do {
+            overview = try await source.overview()
+        } catch {
+            throw .studIP(error)
+        }
+        var options = options
+        if let semesters {
+            options.semesterIDs = Set(
+                overview.semesters.filter { semesters.contains($0.id) || semesters.contains($0.title) }.map(\.id))
+        }
+        var summary: RefreshSummary
+        let placed: Set<String>
+        do throws(StoreError) {
+            summary = try store.applyOverview(overview, options: options, now: now)
+            placed = Set(try store.placedCourses().map(\.courseID))
+        } catch {
+            throw .store(error)
+        }
+        let courses = overview.courses.filter { placed.contains($0.id) }
+
+        var failures: [ItemProblem] = []
+        var serverError: StudIPError?
+        await withTaskGroup(of: (RemoteCourse, Result<CourseContent, StudIPError>).self) { group in
+            for course in courses {
+                group.addTask {
+                    do throws(StudIPError) {
+                        return (course, .success(try await source.content(of: course)))
+                    } catch {
+                        return (course, .failure(error))
+                    }
+                }
+            }
+            for await (course, result) in group {
+                switch result {
+                case .success(let content):
+                    do {
+                        summary.merge(try store.applyCourse(content, now: now))
+                    } catch {
+                        failures.append(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"))
+                    }
+                case .failure(let error):
+                    switch error {
+                    case .authenticationFailed, .unreachable, .budgetExhausted, .cancelled:
+                        serverError = serverError ?? error
+                    default:
+                        break
+                    }
+                    failures.append(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"))
+                }
+            }
+        }
+        if let serverError { throw .studIP(serverError) }
+        return Report(
+            summary: summary, requests: source.requestCount - requestsBefore, api: source.apiName,
+            failedCourses: failures)
+    }
+}
+
+/// Why a refresh did not happen.
+public enum RefreshError: Error, Sendable, CustomStringConvertible {
+    case studIP(StudIPError)
+    case store(StoreError)
+
+    public var description: String {
+        switch self {
+        case .studIP(let error): error.description
+        case .store(let error): error.description
+        }
+    }
+}

@@ -1,0 +1,464 @@
+import Foundation
+import GRDB
+import StudIPKit
+
+extension MetadataStore {
+    /// How far back a first sync still highlights documents as new (DESIGN.md §1.4).
+    public static let firstSyncNewWindow: TimeInterval = 7 * 24 * 3600
+
+    /// Applies one course's folders and documents in one transaction: inserts, updates, renames and moves (which
+    /// keep the node, its inode and its user state), and deletions.
+    ///
+    /// Deletion is conservative: what lies below a folder in `failedFolderIDs` (for the course root: everything)
+    /// and items the client or the store reported as problems are kept as they were. A listing that failed as a
+    /// whole never reaches the store (the client throws instead).
+    ///
+    /// Highlights: a course's first listing is a *first sync* when the course was in the profile's first overview
+    /// (and has not been listed since it got its directory): then only documents changed within
+    /// `firstSyncNewWindow` before `now` are `new`. Otherwise every document that appears is `new`, and one
+    /// whose version (chdate, file id, size) changes is `changed` (an unread `new` stays `new`).
+    public func applyCourse(_ content: CourseContent, now: Date = Date()) throws(StoreError) -> RefreshSummary {
+        try write("applying the content of course \(content.course.title) (\(content.course.id))") { db in
+            var refresh = try CourseRefresh(db: db, content: content, now: now)
+            return try refresh.run()
+        }
+    }
+}
+
+/// A folder or document node as it was before the refresh.
+private struct ExistingItem {
+    var inode: Int64
+    var parent: Int64
+    var name: String
+    var baseName: String
+    var item: ItemKind
+    var studipID: String
+    var courseID: String
+    var size: Int64
+    var mtime: Double
+    var fileID: String?
+    var highlight: String?
+
+    static let query = """
+        SELECT n.inode, n.parent, n.name, n.base_name, n.item_kind, n.studip_id, n.course_id, n.size, n.mtime,
+               d.file_id, d.highlight
+        FROM node n LEFT JOIN document d ON d.inode = n.inode
+        """
+
+    init(row: Row) throws {
+        inode = try row.decode(forColumn: "inode")
+        parent = try row.decode(forColumn: "parent")
+        name = try row.decode(forColumn: "name")
+        baseName = try row.decode(forColumn: "base_name")
+        let kind = try row.decode(String.self, forColumn: "item_kind")
+        guard let item = ItemKind(rawValue: kind), item == .folder || item == .document else {
+            throw CorruptRow(detail: "node \(inode) is a \(kind), expected a folder or document")
+        }
+        self.item = item
+        studipID = try row.decode(forColumn: "studip_id")
+        courseID = try row.decode(forColumn: "course_id")
+        size = try row.decode(forColumn: "size")
+        mtime = try row.decode(forColumn: "mtime")
+        fileID = try row.decode(forColumn: "file_id")
+        highlight = try row.decode(forColumn: "highlight")
+    }
+}
+
+/// Where a folder or document goes.
+private enum ParentReference {
+    /// The course directory (the course's root folder).
+    case course
+    /// A folder of this content.
+    case folder(String)
+    /// A folder the store keeps although it is not in the content (it failed to list).
+    case kept(Int64)
+}
+
+private struct CourseRefresh {
+    let db: Database
+    let content: CourseContent
+    let now: Date
+    let courseInode: Int64
+    let coursePath: String
+    let isFirstSync: Bool
+    /// The root folder's listing failed: everything below the course is kept.
+    let rootFailed: Bool
+    var editor: TreeEditor
+    var summary = RefreshSummary()
+    var folders: [String: ExistingItem] = [:]
+    var documents: [String: ExistingItem] = [:]
+    /// Other courses whose items moved into this one: their counts change too.
+    var otherCourses = Set<String>()
+    var oldPaths: PathMap
+    let contentFolderIDs: Set<String>
+    var changes: [(inode: Int64, item: ItemKind, id: String, highlight: Highlight?, kind: Change)] = []
+
+    enum Change {
+        case added
+        case changed
+        case moved(from: String)
+        case changedAndMoved(from: String)
+    }
+
+    init(db: Database, content: CourseContent, now: Date) throws {
+        let course = content.course
+        guard
+            let row = try db.row(
+                """
+                SELECT n.inode, c.baseline, c.listed_at FROM node n JOIN course c ON c.id = n.studip_id
+                WHERE n.item_kind = 'course' AND n.studip_id = ?
+                """,
+                [course.id])
+        else {
+            throw StoreError.courseNotInTree(courseID: course.id, title: course.title)
+        }
+        self.db = db
+        self.content = content
+        self.now = now
+        courseInode = try row.decode(forColumn: "inode")
+        coursePath = try Paths.path(of: courseInode, db) ?? ""
+        isFirstSync = try row.bool("baseline") && row.optionalDate("listed_at") == nil
+        rootFailed = content.failedFolderIDs.contains(content.rootFolderID)
+        editor = TreeEditor(db: db)
+        contentFolderIDs = Set(content.folders.map(\.id))
+        oldPaths = PathMap(known: [courseInode: coursePath])
+        for row in try db.rows(
+            ExistingItem.query + " WHERE n.course_id = ? AND n.item_kind IN ('folder', 'document')", [course.id])
+        {
+            let item = try ExistingItem(row: row)
+            oldPaths.add(item.inode, parent: item.parent, name: item.name)
+            if item.item == .folder { folders[item.studipID] = item } else { documents[item.studipID] = item }
+        }
+    }
+
+    mutating func run() throws -> RefreshSummary {
+        summary.problems = content.problems
+        let validFolders = resolveFolders()
+        let placedDocuments = resolveDocuments(validFolders: validFolders)
+        try adoptFromOtherCourses(folders: validFolders.map(\.folder), documents: placedDocuments.map(\.document))
+
+        var present = Set<Int64>()
+        var folderInodes: [String: Int64] = [:]
+        for (folder, parent) in validFolders {
+            let inode = try apply(folder, parent: try inode(of: parent, folderInodes: folderInodes))
+            folderInodes[folder.id] = inode
+            present.insert(inode)
+        }
+        for (document, parent) in placedDocuments {
+            present.insert(try apply(document, parent: try inode(of: parent, folderInodes: folderInodes)))
+        }
+        try deleteVanished(present: present)
+        try editor.finish()
+
+        try db.run(
+            "UPDATE course SET listed_at = ?, root_folder_id = ? WHERE id = ?",
+            [now.timeIntervalSince1970, content.rootFolderID, content.course.id])
+        try HighlightCounts.recount(course: content.course.id, db)
+        for other in otherCourses.sorted() {
+            try HighlightCounts.recount(course: other, db)
+        }
+        try summarize()
+        editor.record(into: &summary)
+        return summary
+    }
+
+    // MARK: Resolving the content
+
+    /// The content's folders (root excluded) whose parent chain reaches the root or a kept folder, parents first.
+    /// Others are reported as problems and their existing nodes kept.
+    private mutating func resolveFolders() -> [(folder: RemoteFolder, parent: ParentReference)] {
+        var byID: [String: RemoteFolder] = [:]
+        for folder in content.folders where folder.id != content.rootFolderID {
+            guard byID[folder.id] == nil else {
+                summary.problems.append(.init(itemID: folder.id, message: "folder \(folder.name) listed twice"))
+                continue
+            }
+            byID[folder.id] = folder
+        }
+        var depths: [String: Int] = [:]
+        var invalid = Set<String>()
+        for id in byID.keys.sorted() {
+            var chain: [String] = []
+            var current = id
+            var depth: Int?
+            while depth == nil {
+                if let known = depths[current] {
+                    depth = known
+                } else if invalid.contains(current) || chain.contains(current) {
+                    break
+                } else if let folder = byID[current] {
+                    chain.append(current)
+                    guard let parentID = folder.parentID else { break }
+                    if parentID == content.rootFolderID || keptFolder(parentID) != nil {
+                        depth = 0
+                    } else {
+                        current = parentID
+                    }
+                } else {
+                    break
+                }
+            }
+            if let base = depth {
+                for (offset, folderID) in chain.reversed().enumerated() { depths[folderID] = base + offset + 1 }
+            } else {
+                invalid.formUnion(chain)
+            }
+        }
+        for id in invalid.sorted() {
+            let name = byID[id]?.name ?? id
+            summary.problems.append(
+                .init(itemID: id, message: "folder \(name) skipped: its parent folder is missing from the listing"))
+        }
+        return depths.compactMap { id, depth in byID[id].map { (folder: $0, depth: depth) } }
+            .sorted { ($0.depth, $0.folder.name, $0.folder.id) < ($1.depth, $1.folder.name, $1.folder.id) }
+            .map { entry in
+                let parentID = entry.folder.parentID ?? content.rootFolderID
+                let parent: ParentReference =
+                    if parentID == content.rootFolderID {
+                        .course
+                    } else if byID[parentID] == nil, let kept = keptFolder(parentID) {
+                        .kept(kept)
+                    } else {
+                        .folder(parentID)
+                    }
+                return (entry.folder, parent)
+            }
+    }
+
+    /// A folder that failed to list and is not in the content: its existing node stays and takes children.
+    private func keptFolder(_ id: String) -> Int64? {
+        guard content.failedFolderIDs.contains(id), !contentFolderIDs.contains(id) else { return nil }
+        return folders[id]?.inode
+    }
+
+    /// The documents whose folder is known; the others are reported and their existing nodes kept.
+    private mutating func resolveDocuments(validFolders: [(folder: RemoteFolder, parent: ParentReference)])
+        -> [(document: RemoteDocument, parent: ParentReference)]
+    {
+        let folderIDs = Set(validFolders.map(\.folder.id))
+        var seen = Set<String>()
+        var result: [(document: RemoteDocument, parent: ParentReference)] = []
+        for document in content.documents {
+            guard seen.insert(document.id).inserted else {
+                summary.problems.append(.init(itemID: document.id, message: "document \(document.name) listed twice"))
+                continue
+            }
+            if document.folderID == content.rootFolderID {
+                result.append((document, .course))
+            } else if folderIDs.contains(document.folderID) {
+                result.append((document, .folder(document.folderID)))
+            } else if let kept = keptFolder(document.folderID) {
+                result.append((document, .kept(kept)))
+            } else {
+                summary.problems.append(
+                    .init(
+                        itemID: document.id,
+                        message: "document \(document.name) skipped: its folder \(document.folderID) is missing"))
+            }
+        }
+        return result.sorted { ($0.document.name, $0.document.id) < ($1.document.name, $1.document.id) }
+    }
+
+    /// Items of this content that the store has under another course (moved between courses on the server).
+    private mutating func adoptFromOtherCourses(folders remoteFolders: [RemoteFolder], documents: [RemoteDocument])
+        throws
+    {
+        let wanted =
+            remoteFolders.filter { folders[$0.id] == nil }.map { ($0.id, ItemKind.folder) }
+            + documents.filter { self.documents[$0.id] == nil }.map { ($0.id, ItemKind.document) }
+        for (id, item) in wanted {
+            guard
+                let row = try db.row(
+                    ExistingItem.query + " WHERE n.item_kind = ? AND n.studip_id = ?", [item.rawValue, id])
+            else { continue }
+            let existing = try ExistingItem(row: row)
+            otherCourses.insert(existing.courseID)
+            let path = try Paths.path(of: existing.inode, db) ?? ""
+            oldPaths.addKnown(existing.inode, path: path)
+            if item == .folder { folders[id] = existing } else { self.documents[id] = existing }
+        }
+    }
+
+    private func inode(of parent: ParentReference, folderInodes: [String: Int64]) throws -> Int64 {
+        switch parent {
+        case .course: return courseInode
+        case .kept(let inode): return inode
+        case .folder(let id):
+            guard let inode = folderInodes[id] ?? folders[id]?.inode else {
+                throw CorruptRow(detail: "folder \(id) was not placed before its children")
+            }
+            return inode
+        }
+    }
+
+    // MARK: Applying
+
+    private mutating func apply(_ folder: RemoteFolder, parent: Int64) throws -> Int64 {
+        let base = Naming.directoryName(folder.name, id: folder.id)
+        let listedAt = content.failedFolderIDs.contains(folder.id) ? nil : now.timeIntervalSince1970
+        let changed = folder.changed.timeIntervalSince1970
+        let inode: Int64
+        if let existing = folders[folder.id] {
+            inode = existing.inode
+            if let from = try move(existing, to: parent, baseName: base) {
+                changes.append((inode, .folder, folder.id, nil, .moved(from: from)))
+            }
+            try db.run(
+                "UPDATE node SET mtime = ?, created = ?, course_id = ? WHERE inode = ?",
+                [changed, folder.created.timeIntervalSince1970, content.course.id, inode])
+            if existing.mtime != changed { editor.touched(inode) }
+            try db.run(
+                """
+                UPDATE folder SET parent_id = ?, name = ?, description = ?, folder_type = ?, web_url = ?, created = ?,
+                    changed = ?, listed_at = COALESCE(?, listed_at)
+                WHERE inode = ?
+                """,
+                [
+                    folder.parentID, folder.name, folder.description, folder.folderType, folder.webURL,
+                    folder.created.timeIntervalSince1970, changed, listedAt, inode,
+                ])
+        } else {
+            inode = try editor.insert(
+                parent: parent, baseName: base, kind: .directory, item: .folder, studipID: folder.id,
+                courseID: content.course.id, mtime: folder.changed, created: folder.created)
+            try db.run(
+                """
+                INSERT INTO folder (inode, id, parent_id, name, description, folder_type, web_url, created, changed,
+                                    listed_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    inode, folder.id, folder.parentID, folder.name, folder.description, folder.folderType,
+                    folder.webURL,
+                    folder.created.timeIntervalSince1970, changed, listedAt,
+                ])
+            changes.append((inode, .folder, folder.id, nil, .added))
+        }
+        return inode
+    }
+
+    private mutating func apply(_ document: RemoteDocument, parent: Int64) throws -> Int64 {
+        let base = Naming.documentName(document.name, mimeType: document.mimeType, id: document.id)
+        let changed = document.changed.timeIntervalSince1970
+        let inode: Int64
+        let highlight: Highlight?
+        if let existing = documents[document.id] {
+            inode = existing.inode
+            let from = try move(existing, to: parent, baseName: base)
+            let versionChanged =
+                existing.mtime != changed || existing.fileID != document.fileID || existing.size != document.size
+            highlight =
+                existing.highlight == Highlight.new.rawValue
+                ? .new : versionChanged ? .changed : existing.highlight.flatMap(Highlight.init(rawValue:))
+            try db.run(
+                "UPDATE node SET size = ?, mtime = ?, created = ?, course_id = ? WHERE inode = ?",
+                [document.size, changed, document.created.timeIntervalSince1970, content.course.id, inode])
+            if existing.mtime != changed || existing.size != document.size { editor.touched(inode) }
+            try db.run(
+                """
+                UPDATE document SET folder_id = ?, name = ?, description = ?, mime_type = ?, created = ?, file_id = ?,
+                    owner_name = ?, license = ?, downloadable = ?, is_link = ?, web_url = ?, highlight = ?
+                WHERE inode = ?
+                """,
+                [
+                    document.folderID, document.name, document.description, document.mimeType,
+                    document.created.timeIntervalSince1970, document.fileID, document.ownerName, document.license,
+                    document.isDownloadable, document.isLink, document.webURL, highlight?.rawValue, inode,
+                ])
+            switch (versionChanged, from) {
+            case (true, let from?):
+                changes.append((inode, .document, document.id, highlight, .changedAndMoved(from: from)))
+            case (true, nil): changes.append((inode, .document, document.id, highlight, .changed))
+            case (false, let from?): changes.append((inode, .document, document.id, highlight, .moved(from: from)))
+            case (false, nil): break
+            }
+        } else {
+            let isRecent = document.changed >= now.addingTimeInterval(-MetadataStore.firstSyncNewWindow)
+            highlight = !isFirstSync || isRecent ? .new : nil
+            inode = try editor.insert(
+                parent: parent, baseName: base, kind: .file, item: .document, studipID: document.id,
+                courseID: content.course.id, size: document.size, mtime: document.changed, created: document.created)
+            try db.run(
+                """
+                INSERT INTO document (inode, id, folder_id, name, description, mime_type, created, file_id, owner_name,
+                                      license, downloadable, is_link, web_url, highlight)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    inode, document.id, document.folderID, document.name, document.description, document.mimeType,
+                    document.created.timeIntervalSince1970, document.fileID, document.ownerName, document.license,
+                    document.isDownloadable, document.isLink, document.webURL, highlight?.rawValue,
+                ])
+            changes.append((inode, .document, document.id, highlight, .added))
+        }
+        return inode
+    }
+
+    /// Moves or renames an existing node when its parent or base name changed; returns its old path then.
+    private mutating func move(_ existing: ExistingItem, to parent: Int64, baseName: String) throws -> String? {
+        guard existing.parent != parent || existing.baseName != baseName else { return nil }
+        try editor.place(existing.inode, from: existing.parent, oldName: existing.name, to: parent, baseName: baseName)
+        return oldPaths.path(of: existing.inode)
+    }
+
+    /// Deletes what the server no longer lists, except what must be kept: everything when the root failed, the
+    /// content of failed folders, items reported as problems, and the folders above all of those.
+    private mutating func deleteVanished(present: Set<Int64>) throws {
+        guard !rootFailed else { return }
+        let existing = Array(folders.values) + Array(documents.values)
+        let mine = existing.filter { $0.courseID == content.course.id }
+        var children: [Int64: [Int64]] = [:]
+        var parents: [Int64: Int64] = [:]
+        for item in mine {
+            children[item.parent, default: []].append(item.inode)
+            parents[item.inode] = item.parent
+        }
+        let problemIDs = Set(summary.problems.map(\.itemID))
+        var keep = Set<Int64>()
+        var stack = mine.filter { content.failedFolderIDs.contains($0.studipID) || problemIDs.contains($0.studipID) }
+            .map(\.inode)
+        while let inode = stack.popLast() {
+            guard keep.insert(inode).inserted else { continue }
+            stack += children[inode] ?? []
+        }
+        for inode in keep {
+            var current = parents[inode]
+            while let parent = current, parent != courseInode, keep.insert(parent).inserted {
+                current = parents[parent]
+            }
+        }
+        for item in mine.sorted(by: { $0.inode < $1.inode })
+        where !present.contains(item.inode) && !keep.contains(item.inode) {
+            summary.removed.append(
+                .init(path: oldPaths.path(of: item.inode), inode: item.inode, item: item.item, studipID: item.studipID))
+            try editor.delete(item.inode, parent: item.parent, name: item.name)
+        }
+    }
+
+    /// Fills the summary's paths from the tree after the refresh.
+    private mutating func summarize() throws {
+        var paths = PathMap(known: [courseInode: coursePath])
+        for row in try db.rows(
+            "SELECT inode, parent, name FROM node WHERE course_id = ? AND item_kind IN ('folder', 'document')",
+            [content.course.id])
+        {
+            paths.add(
+                try row.decode(forColumn: "inode"), parent: try row.decode(forColumn: "parent"),
+                name: try row.decode(forColumn: "name"))
+        }
+        for change in changes {
+            let item = RefreshSummary.Item(
+                path: paths.path(of: change.inode), inode: change.inode, item: change.item, studipID: change.id,
+                highlight: change.highlight)
+            switch change.kind {
+            case .added: summary.added.append(item)
+            case .changed: summary.changed.append(item)
+            case .moved(let from):
+                summary.moved.append(.init(from: from, to: item.path, inode: item.inode, item: item.item))
+            case .changedAndMoved(let from):
+                summary.changed.append(item)
+                summary.moved.append(.init(from: from, to: item.path, inode: item.inode, item: item.item))
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import GRDB
+import StudIPKit
+
+/// The reads the filesystem and the CLI need. Each is a single read transaction on indexed lookups (see
+/// `MetadataStoreTests.queryPlans`); none scans a table.
+extension MetadataStore {
+    /// Readdir offsets are `inode + offsetBias`, leaving 1 and 2 free for `.` and `..`.
+    static let offsetBias: Int64 = 2
+
+    /// getattr: the node with this inode, or nil when a refresh removed it.
+    public func node(inode: Int64) throws(StoreError) -> Node? {
+        try readStatement("reading inode \(inode)") { db in try Node.fetch(inode, db) }
+    }
+
+    /// lookup: the child called `name` (exact bytes, as stored: NFC) of directory `parent`.
+    public func lookup(parent: Int64, name: String) throws(StoreError) -> Node? {
+        try readStatement("looking up \(name) in inode \(parent)") { db in
+            try db.row(QuerySQL.lookup, [parent, name]).map(Node.init(row:))
+        }
+    }
+
+    /// readdir: up to `limit` children of `parent` after the entry whose offset is `offset` (0 = from the start),
+    /// in inode order. Cursors stay valid across refreshes: removed entries just no longer appear.
+    public func children(of parent: Int64, after offset: Int64 = 0, limit: Int = 1024) throws(StoreError)
+        -> [DirectoryEntry]
+    {
+        try readStatement("listing inode \(parent)") { db in
+            try db.rows(QuerySQL.children, [parent, max(offset - Self.offsetBias, 0), limit])
+                .map { row in
+                    let node = try Node(row: row)
+                    return DirectoryEntry(node: node, offset: node.inode + Self.offsetBias)
+                }
+        }
+    }
+
+    /// getxattr/listxattr: everything the extended attributes show. Links show their course's data.
+    public func info(inode: Int64) throws(StoreError) -> NodeInfo? {
+        try read("reading the attributes of inode \(inode)") { db in
+            guard let node = try Node.fetch(inode, db) else { return nil }
+            var info = NodeInfo(
+                node: node, description: "", webURL: "", document: nil, highlight: nil, user: UserState())
+            switch node.item {
+            case .root, .ongoing, .semester:
+                break
+            case .course, .courseLink:
+                if let row = try db.row(QuerySQL.courseInfo, [node.studipID]) {
+                    info.description = try row.decode(forColumn: "description")
+                    info.webURL = try row.decode(forColumn: "web_url")
+                }
+            case .folder:
+                if let row = try db.row(QuerySQL.folderInfo, [inode]) {
+                    info.description = try row.decode(forColumn: "description")
+                    info.webURL = try row.decode(forColumn: "web_url")
+                }
+            case .document:
+                if let row = try db.row(QuerySQL.document, [inode]) {
+                    let document = try DocumentRow(row: row)
+                    info.description = document.description
+                    info.webURL = document.info.webURL
+                    info.document = document.info
+                    info.highlight = document.highlight
+                }
+            }
+            if let key = UserKey(node: node) {
+                info.user = try key.state(db)
+                if info.highlight == nil, info.user.flagged { info.highlight = .flagged }
+            }
+            return info
+        }
+    }
+
+    /// What the content cache needs to fetch a document; nil for other nodes.
+    public func document(inode: Int64) throws(StoreError) -> DocumentInfo? {
+        try readStatement("reading document \(inode)") { db in
+            try db.row(QuerySQL.document, [inode]).map { try DocumentRow(row: $0).info }
+        }
+    }
+
+    /// The node's path from the mount point (`WS 2026-27/INF-101 Foo/Folien`), empty for the root.
+    public func path(of inode: Int64) throws(StoreError) -> String? {
+        try read("finding the path of inode \(inode)") { db in try Paths.path(of: inode, db) }
+    }
+
+    /// The node at `path` (relative to the mount point; empty or `/` is the root). Symlinks are followed in the
+    /// middle of the path, and at its end when `followSymlinks` is set. Throws `notFound` when nothing is there.
+    public func resolve(path: String, followSymlinks: Bool = true) throws(StoreError) -> Node {
+        let found = try read("resolving \(path)") { db -> Node? in
+            guard var current = try Node.fetch(Node.rootInode, db) else { return nil }
+            var remaining = path.split(separator: "/").map(String.init)
+            var links = 0
+            while !remaining.isEmpty {
+                let component = remaining.removeFirst()
+                if component == "." { continue }
+                if component == ".." {
+                    if let parent = current.parentInode, let node = try Node.fetch(parent, db) { current = node }
+                    continue
+                }
+                guard current.kind == .directory,
+                    let child = try db.row(QuerySQL.lookup, [current.inode, component]).map(Node.init(row:))
+                else { return nil }
+                if child.kind == .symlink, let target = child.symlinkTarget, followSymlinks || !remaining.isEmpty {
+                    links += 1
+                    guard links <= 40 else { return nil }
+                    remaining = target.split(separator: "/").map(String.init) + remaining
+                    if target.hasPrefix("/"), let root = try Node.fetch(Node.rootInode, db) { current = root }
+                } else {
+                    current = child
+                }
+            }
+            return current
+        }
+        guard let found else { throw .notFound(path: path) }
+        return found
+    }
+
+    /// Every node below (and including) `inode`, depth first, children sorted by name: `campusfs tree`.
+    public func walk(from inode: Int64 = Node.rootInode) throws(StoreError) -> [WalkEntry] {
+        try read("walking the tree") { db in
+            guard let start = try Node.fetch(inode, db) else { throw StoreError.noSuchNode(inode: inode) }
+            let rows = try db.rows(QuerySQL.walk, [inode])
+            var children: [Int64: [Node]] = [:]
+            for row in rows {
+                let node = try Node(row: row)
+                if let parent = node.parentInode { children[parent, default: []].append(node) }
+            }
+            var result: [WalkEntry] = []
+            var stack = [WalkEntry(node: start, path: try Paths.path(of: inode, db) ?? "", depth: 0)]
+            while let entry = stack.popLast() {
+                result.append(entry)
+                let sorted = (children[entry.node.inode] ?? []).sorted {
+                    $0.name.utf8.lexicographicallyPrecedes($1.name.utf8)
+                }
+                for child in sorted.reversed() {
+                    let path = entry.path.isEmpty ? child.name : entry.path + "/" + child.name
+                    stack.append(WalkEntry(node: child, path: path, depth: entry.depth + 1))
+                }
+            }
+            return result
+        }
+    }
+
+    /// Highlighted documents (new, changed, flagged), newest chdate first: `campusfs new`.
+    public func highlightedDocuments(limit: Int = 1000) throws(StoreError) -> [HighlightedDocument] {
+        try read("listing highlighted documents") { db in
+            let rows = try db.rows(QuerySQL.highlighted, [limit])
+            return try rows.compactMap { row in
+                let node = try Node(row: row)
+                let stored = try row.decode(String?.self, forColumn: "highlight").flatMap(Highlight.init(rawValue:))
+                let flagged: Highlight? = try row.bool("flagged") ? .flagged : nil
+                guard let highlight = stored ?? flagged else { return nil }
+                return HighlightedDocument(
+                    node: node, highlight: highlight, path: try Paths.path(of: node.inode, db) ?? "",
+                    courseTitle: try row.decode(forColumn: "course_title"))
+            }
+        }
+    }
+
+    /// The courses that have a directory, for the refresher to list (`applyCourse` refuses the others).
+    public func placedCourses() throws(StoreError) -> [PlacedCourse] {
+        try read("listing the courses") { db in
+            try db.rows(QuerySQL.placedCourses).map { row in
+                PlacedCourse(
+                    courseID: try row.decode(forColumn: "studip_id"), inode: try row.decode(forColumn: "inode"),
+                    title: try row.decode(forColumn: "title"), listedAt: try row.optionalDate("listed_at"))
+            }
+        }
+    }
+
+    /// When the listing that filled this directory last ran, for TTLs: course directories (and their links) and
+    /// folders; nil when never listed (then the filesystem fetches before answering) or for other nodes. A folder
+    /// whose own listing failed keeps its previous time; its course's time moves on.
+    public func listedAt(inode: Int64) throws(StoreError) -> Date? {
+        try read("reading the listing time of inode \(inode)") { db in
+            guard let node = try Node.fetch(inode, db) else { return nil }
+            switch node.item {
+            case .course, .courseLink:
+                return try db.row(QuerySQL.courseInfo, [node.studipID])?.optionalDate("listed_at")
+            case .folder:
+                return try db.row(QuerySQL.folderInfo, [inode])?.optionalDate("listed_at")
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// Whether the profile synced yet, when, and as whom.
+    public func syncState() throws(StoreError) -> SyncState {
+        try read("reading the sync state") { db in
+            guard let row = try db.row("SELECT * FROM sync_state WHERE id = 1") else { return SyncState() }
+            var user: RemoteUser?
+            if let id = try row.decode(String?.self, forColumn: "user_id") {
+                user = RemoteUser(
+                    id: id, username: try row.decode(String?.self, forColumn: "username") ?? "",
+                    displayName: try row.decode(String?.self, forColumn: "display_name") ?? "")
+            }
+            return SyncState(
+                firstOverviewAt: try row.optionalDate("first_overview_at"),
+                lastOverviewAt: try row.optionalDate("last_overview_at"), user: user)
+        }
+    }
+}
+
+/// A document row joined with its node.
+struct DocumentRow {
+    var info: DocumentInfo
+    var description: String
+    var highlight: Highlight?
+
+    init(row: Row) throws {
+        info = DocumentInfo(
+            id: try row.decode(forColumn: "id"), folderID: try row.decode(forColumn: "folder_id"),
+            courseID: try row.decode(forColumn: "course_id"), mimeType: try row.decode(forColumn: "mime_type"),
+            size: try row.decode(forColumn: "size"), created: try row.date("created"), changed: try row.date("mtime"),
+            fileID: try row.decode(forColumn: "file_id"), etag: try row.decode(forColumn: "etag"),
+            ownerName: try row.decode(forColumn: "owner_name"), license: try row.decode(forColumn: "license"),
+            isDownloadable: try row.bool("downloadable"), isLink: try row.bool("is_link"),
+            webURL: try row.decode(forColumn: "web_url"))
+        description = try row.decode(forColumn: "description")
+        highlight = try row.decode(String?.self, forColumn: "highlight").flatMap(Highlight.init(rawValue:))
+    }
+}

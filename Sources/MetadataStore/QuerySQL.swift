@@ -1,0 +1,80 @@
+/// The statements behind every read the filesystem and the CLI make, in one place so that a test can check with
+/// `EXPLAIN QUERY PLAN` that each uses an index (the FS runs them thousands of times per `ls -R`).
+enum QuerySQL {
+    static let nodeByInode = "SELECT \(Node.columns) FROM node n WHERE n.inode = ?"
+    static let lookup = "SELECT \(Node.columns) FROM node n WHERE n.parent = ? AND n.name = ?"
+    static let children =
+        "SELECT \(Node.columns) FROM node n WHERE n.parent = ? AND n.inode > ? ORDER BY n.inode LIMIT ?"
+    static let courseInfo = "SELECT description, web_url, listed_at FROM course WHERE id = ?"
+    static let folderInfo = "SELECT description, web_url, listed_at FROM folder WHERE inode = ?"
+    static let document = """
+        SELECT d.*, n.course_id, n.size, n.mtime FROM document d JOIN node n ON n.inode = d.inode
+        WHERE d.inode = ?
+        """
+    static let isHighlighted = "SELECT 1 FROM document WHERE inode = ? AND highlight IS NOT NULL"
+    static let userState = "SELECT rating, flagged, pinned FROM user_state WHERE item_kind = ? AND studip_id = ?"
+    static let tags = "SELECT tag FROM user_tag WHERE item_kind = ? AND studip_id = ? ORDER BY position"
+
+    /// Names from the node up to the root, nearest last; the root itself (no parent) has no name.
+    static let path = """
+        WITH RECURSIVE up(inode, parent, name, depth) AS (
+            SELECT inode, parent, name, 0 FROM node WHERE inode = ?
+            UNION ALL
+            SELECT n.inode, n.parent, n.name, up.depth + 1 FROM node n JOIN up ON n.inode = up.parent
+            WHERE up.depth < 1000
+        )
+        SELECT name FROM up WHERE parent IS NOT NULL ORDER BY depth DESC
+        """
+
+    /// Everything below a node, through the parent index.
+    static let walk = """
+        WITH RECURSIVE below(inode) AS (
+            SELECT inode FROM node WHERE parent = ?
+            UNION ALL
+            SELECT node.inode FROM node JOIN below ON node.parent = below.inode
+        )
+        SELECT \(Node.columns) FROM below JOIN node n ON n.inode = below.inode
+        """
+
+    /// Documents with a stored highlight (partial index) or a flag (partial index), newest first.
+    static let highlighted = """
+        SELECT \(Node.columns), d.highlight, COALESCE(u.flagged, 0) AS flagged, c.title AS course_title
+        FROM node n
+        JOIN document d ON d.inode = n.inode
+        JOIN course c ON c.id = n.course_id
+        LEFT JOIN user_state u ON u.item_kind = 'document' AND u.studip_id = n.studip_id
+        WHERE n.inode IN (
+            SELECT inode FROM document WHERE highlight IS NOT NULL
+            UNION
+            SELECT node.inode FROM user_state JOIN node ON node.item_kind = 'document'
+                AND node.studip_id = user_state.studip_id
+            WHERE user_state.flagged = 1 AND user_state.item_kind = 'document'
+        )
+        ORDER BY n.mtime DESC, n.inode DESC
+        LIMIT ?
+        """
+
+    static let placedCourses = """
+        SELECT n.inode, n.studip_id, c.title, c.listed_at FROM node n JOIN course c ON c.id = n.studip_id
+        WHERE n.item_kind = 'course' ORDER BY n.inode
+        """
+
+    /// A course's directories and documents with what decides their highlight, for `HighlightCounts`.
+    static let courseHighlights = """
+        SELECT n.inode, n.parent, n.item_kind, n.highlighted_below,
+               (d.highlight IS NOT NULL OR COALESCE(u.flagged, 0) = 1) AS lit
+        FROM node n
+        LEFT JOIN document d ON d.inode = n.inode
+        LEFT JOIN user_state u ON n.item_kind = 'document' AND u.item_kind = 'document'
+            AND u.studip_id = n.studip_id
+        WHERE n.course_id = ? AND n.item_kind IN ('course', 'folder', 'document')
+        """
+
+    /// Every statement above, for the query-plan test.
+    static let all: [(name: String, sql: String)] = [
+        ("nodeByInode", nodeByInode), ("lookup", lookup), ("children", children), ("courseInfo", courseInfo),
+        ("folderInfo", folderInfo), ("document", document), ("isHighlighted", isHighlighted),
+        ("userState", userState), ("tags", tags), ("path", path), ("walk", walk), ("highlighted", highlighted),
+        ("placedCourses", placedCourses), ("courseHighlights", courseHighlights),
+    ]
+}

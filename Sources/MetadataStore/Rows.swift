@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+
+/// A row that does not satisfy what the schema promises (a file edited by hand, or damaged).
+struct CorruptRow: Error, CustomStringConvertible {
+    var detail: String
+    var description: String { "unexpected data in the database: \(detail)" }
+}
+
+extension Database {
+    /// Runs a statement from the connection's statement cache: refreshes run the same few statements thousands of
+    /// times.
+    func run(_ sql: String, _ arguments: StatementArguments = StatementArguments()) throws {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+
+    func rows(_ sql: String, _ arguments: StatementArguments = StatementArguments()) throws -> [Row] {
+        try Row.fetchAll(cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    func row(_ sql: String, _ arguments: StatementArguments = StatementArguments()) throws -> Row? {
+        try Row.fetchOne(cachedStatement(sql: sql), arguments: arguments)
+    }
+}
+
+extension Row {
+    func date(_ column: String) throws -> Date {
+        Date(timeIntervalSince1970: try decode(Double.self, forColumn: column))
+    }
+
+    func optionalDate(_ column: String) throws -> Date? {
+        try decode(Double?.self, forColumn: column).map(Date.init(timeIntervalSince1970:))
+    }
+
+    func bool(_ column: String) throws -> Bool {
+        try decode(Int64.self, forColumn: column) != 0
+    }
+}
+
+extension Node {
+    /// The columns `init(row:)` reads, qualified by the table alias `n`.
+    static let columns =
+        "n.inode, n.parent, n.name, n.kind, n.item_kind, n.studip_id, n.course_id, n.size, n.mtime, "
+        + "n.symlink_target, n.highlighted_below"
+
+    init(row: Row) throws {
+        let inode = try row.decode(Int64.self, forColumn: "inode")
+        let kind = try row.decode(String.self, forColumn: "kind")
+        let item = try row.decode(String.self, forColumn: "item_kind")
+        guard let nodeKind = NodeKind(rawValue: kind), let itemKind = ItemKind(rawValue: item) else {
+            throw CorruptRow(detail: "node \(inode) has kind \(kind)/\(item)")
+        }
+        self.init(
+            inode: inode,
+            parentInode: try row.decode(forColumn: "parent"),
+            name: try row.decode(forColumn: "name"),
+            kind: nodeKind,
+            item: itemKind,
+            studipID: try row.decode(forColumn: "studip_id"),
+            courseID: try row.decode(forColumn: "course_id"),
+            size: try row.decode(forColumn: "size"),
+            mtime: try row.date("mtime"),
+            symlinkTarget: try row.decode(forColumn: "symlink_target"),
+            highlightedBelow: try row.decode(forColumn: "highlighted_below"))
+    }
+
+    static func fetch(_ inode: Int64, _ db: Database) throws -> Node? {
+        try db.row(QuerySQL.nodeByInode, [inode]).map(Node.init(row:))
+    }
+}
+
+/// Paths from the mount point, as the CLI prints them and `resolve(path:)` reads them.
+enum Paths {
+    /// The node's path, e.g. `WS 2026-27/INF-101 Foo/Folien`; empty for the root; nil when the inode is gone.
+    static func path(of inode: Int64, _ db: Database) throws -> String? {
+        let names = try String.fetchAll(db.cachedStatement(sql: QuerySQL.path), arguments: [inode])
+        // Only the root has no parent: no names means the root or a missing inode.
+        if names.isEmpty { return inode == Node.rootInode ? "" : nil }
+        return names.joined(separator: "/")
+    }
+}
+
+/// Parent and name of nodes, to build many paths without a query each.
+struct PathMap {
+    private var entries: [Int64: (parent: Int64, name: String)] = [:]
+    private var known: [Int64: String] = [:]
+
+    /// `known` paths end the walk up (e.g. the course directory's path).
+    init(known: [Int64: String]) {
+        self.known = known
+    }
+
+    mutating func add(_ inode: Int64, parent: Int64, name: String) {
+        entries[inode] = (parent, name)
+    }
+
+    mutating func addKnown(_ inode: Int64, path: String) {
+        known[inode] = path
+    }
+
+    func path(of inode: Int64) -> String {
+        var names: [String] = []
+        var current = inode
+        while known[current] == nil, let entry = entries[current], names.count <= entries.count {
+            names.append(entry.name)
+            current = entry.parent
+        }
+        let prefix = known[current].map { [$0] } ?? []
+        return (prefix + names.reversed()).filter { !$0.isEmpty }.joined(separator: "/")
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+
+/// The schema and its migrations. docs/metadata-store.md explains the tables; new versions append a migration
+/// and never edit a shipped one.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1", migrate: createVersion1)
+        return migrator
+    }
+
+    private static func createVersion1(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE sync_state (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    created_at REAL NOT NULL,
+                    first_overview_at REAL,
+                    last_overview_at REAL,
+                    user_id TEXT,
+                    username TEXT,
+                    display_name TEXT
+                );
+
+                CREATE TABLE semester (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    title TEXT NOT NULL,
+                    begin_at REAL NOT NULL,
+                    end_at REAL NOT NULL
+                );
+
+                -- Every course of the last overview, also hidden or filtered ones (so that showing them again
+                -- is not mistaken for an enrolment).
+                CREATE TABLE course (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    number TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    subtitle TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    semester_ids TEXT NOT NULL,
+                    lecturers TEXT NOT NULL,
+                    web_url TEXT NOT NULL,
+                    root_folder_id TEXT,
+                    first_seen_at REAL NOT NULL,
+                    -- 1 when the course was in the profile's first overview: its first listing is a first sync.
+                    baseline INTEGER NOT NULL CHECK (baseline IN (0, 1)),
+                    -- The last listing while the course had a directory (also one with failed folders); NULL = never.
+                    listed_at REAL
+                );
+
+                -- The tree. inode = rowid; AUTOINCREMENT so that no number is ever handed out twice.
+                CREATE TABLE node (
+                    inode INTEGER PRIMARY KEY AUTOINCREMENT,
+                    parent INTEGER REFERENCES node(inode) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    -- The sanitized name before duplicate suffixes: a change means the item was renamed.
+                    base_name TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('directory', 'file', 'symlink')),
+                    item_kind TEXT NOT NULL
+                        CHECK (item_kind IN ('root', 'semester', 'ongoing', 'course', 'courseLink', 'folder',
+                                             'document')),
+                    studip_id TEXT,
+                    course_id TEXT REFERENCES course(id) ON DELETE CASCADE,
+                    size INTEGER NOT NULL DEFAULT 0,
+                    mtime REAL NOT NULL,
+                    symlink_target TEXT,
+                    -- The age that decides which duplicate keeps the plain name (mkdate, begin, first seen).
+                    created REAL NOT NULL,
+                    highlighted_below INTEGER NOT NULL DEFAULT 0,
+                    CHECK ((parent IS NULL) = (item_kind = 'root'))
+                );
+                CREATE UNIQUE INDEX node_name ON node(parent, name);
+                -- (parent, rowid): children in inode order, the readdir cursor.
+                CREATE INDEX node_parent ON node(parent);
+                CREATE INDEX node_item ON node(item_kind, studip_id);
+                -- One placement per item; only course links repeat (one per earlier semester).
+                CREATE UNIQUE INDEX node_single_placement ON node(studip_id, item_kind) WHERE item_kind <> 'courseLink';
+                CREATE INDEX node_course ON node(course_id);
+
+                CREATE TABLE folder (
+                    inode INTEGER PRIMARY KEY NOT NULL REFERENCES node(inode) ON DELETE CASCADE,
+                    id TEXT NOT NULL UNIQUE,
+                    parent_id TEXT,
+                    name TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    folder_type TEXT NOT NULL,
+                    web_url TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    changed REAL NOT NULL,
+                    listed_at REAL
+                );
+
+                -- size and changed live in node (size, mtime): one row answers getattr.
+                CREATE TABLE document (
+                    inode INTEGER PRIMARY KEY NOT NULL REFERENCES node(inode) ON DELETE CASCADE,
+                    id TEXT NOT NULL UNIQUE,
+                    folder_id TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    mime_type TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    file_id TEXT NOT NULL,
+                    owner_name TEXT NOT NULL,
+                    license TEXT NOT NULL,
+                    downloadable INTEGER NOT NULL,
+                    is_link INTEGER NOT NULL,
+                    web_url TEXT NOT NULL,
+                    etag TEXT,
+                    highlight TEXT CHECK (highlight IN ('new', 'changed'))
+                );
+                CREATE INDEX document_highlighted ON document(inode) WHERE highlight IS NOT NULL;
+
+                -- The user's data, by Stud.IP id and never by inode or path; no foreign key, so it outlives
+                -- hidden courses and items that come back.
+                CREATE TABLE user_state (
+                    item_kind TEXT NOT NULL,
+                    studip_id TEXT NOT NULL,
+                    rating INTEGER NOT NULL DEFAULT 0 CHECK (rating BETWEEN 0 AND 10),
+                    flagged INTEGER NOT NULL DEFAULT 0,
+                    pinned INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (item_kind, studip_id)
+                );
+                CREATE INDEX user_state_flagged ON user_state(studip_id) WHERE flagged = 1;
+                CREATE INDEX user_state_pinned ON user_state(item_kind, studip_id) WHERE pinned = 1;
+
+                CREATE TABLE user_tag (
+                    item_kind TEXT NOT NULL,
+                    studip_id TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    tag TEXT NOT NULL,
+                    PRIMARY KEY (item_kind, studip_id, position)
+                );
+                CREATE INDEX user_tag_tag ON user_tag(tag);
+                """)
+        let now = Date().timeIntervalSince1970
+        try db.execute(sql: "INSERT INTO sync_state (id, created_at) VALUES (1, ?)", arguments: [now])
+        try db.execute(
+            sql: """
+                INSERT INTO node (inode, parent, name, base_name, kind, item_kind, mtime, created)
+                VALUES (?, NULL, '', '', 'directory', 'root', ?, 0)
+                """,
+            arguments: [Node.rootInode, now])
+    }
+}

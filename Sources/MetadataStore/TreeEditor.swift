@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+
+/// Changes the node table inside one write transaction while keeping names sticky and unique.
+///
+/// Nodes that are new, renamed or moved first get a placeholder name (a control character and a counter: no
+/// sanitized name contains one, so placeholders never collide with real names); `finish()` then names them per
+/// directory. Nodes that keep their parent and base name are never touched, so they keep their name even when an
+/// older duplicate appears; among the waiting nodes the oldest (created, then Stud.IP id) gets the plain name.
+struct TreeEditor {
+    let db: Database
+    private var pendingDirectories: Set<Int64> = []
+    private var placeholders = 0
+    /// The kernel-cache invalidations the edits need.
+    private(set) var invalidatedInodes: Set<Int64> = []
+    private(set) var invalidatedEntries: Set<RefreshSummary.Entry> = []
+
+    init(db: Database) {
+        self.db = db
+    }
+
+    private mutating func placeholder(in parent: Int64) -> String {
+        placeholders += 1
+        pendingDirectories.insert(parent)
+        return "\u{1}\(placeholders)"
+    }
+
+    /// Inserts a node whose name `finish()` decides; returns its inode.
+    mutating func insert(
+        parent: Int64, baseName: String, kind: NodeKind, item: ItemKind, studipID: String?, courseID: String?,
+        size: Int64 = 0, mtime: Date, created: Date, symlinkTarget: String? = nil
+    ) throws -> Int64 {
+        try db.run(
+            """
+            INSERT INTO node (parent, name, base_name, kind, item_kind, studip_id, course_id, size, mtime,
+                              symlink_target, created)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                parent, placeholder(in: parent), baseName, kind.rawValue, item.rawValue, studipID, courseID, size,
+                mtime.timeIntervalSince1970, symlinkTarget, created.timeIntervalSince1970,
+            ])
+        invalidatedInodes.insert(parent)
+        return db.lastInsertedRowID
+    }
+
+    /// Gives an existing node a new parent and/or base name; its inode (and all below it) stays.
+    mutating func place(_ inode: Int64, from oldParent: Int64, oldName: String, to parent: Int64, baseName: String)
+        throws
+    {
+        try db.run(
+            "UPDATE node SET parent = ?, name = ?, base_name = ? WHERE inode = ?",
+            [parent, placeholder(in: parent), baseName, inode])
+        invalidatedInodes.formUnion([oldParent, parent, inode])
+        invalidatedEntries.insert(.init(parent: oldParent, name: oldName))
+    }
+
+    /// Deletes a node and everything below it (foreign-key cascade).
+    mutating func delete(_ inode: Int64, parent: Int64, name: String) throws {
+        try db.run("DELETE FROM node WHERE inode = ?", [inode])
+        invalidatedInodes.insert(parent)
+        invalidatedEntries.insert(.init(parent: parent, name: name))
+    }
+
+    /// Notes a changed attribute (size, mtime, symlink target) for the kernel.
+    mutating func touched(_ inode: Int64) {
+        invalidatedInodes.insert(inode)
+    }
+
+    /// Names every waiting node: the first free candidate of its base name, oldest first.
+    mutating func finish() throws {
+        for directory in pendingDirectories.sorted() {
+            let rows = try db.rows(
+                "SELECT inode, name, base_name, item_kind, created, studip_id FROM node WHERE parent = ?",
+                [directory])
+            var taken = Set<String>()
+            var waiting: [(inode: Int64, base: String, isDocument: Bool, created: Double, id: String)] = []
+            for row in rows {
+                let name = try row.decode(String.self, forColumn: "name")
+                if name.hasPrefix("\u{1}") {
+                    waiting.append(
+                        (
+                            try row.decode(forColumn: "inode"), try row.decode(forColumn: "base_name"),
+                            try row.decode(String.self, forColumn: "item_kind") == ItemKind.document.rawValue,
+                            try row.decode(forColumn: "created"),
+                            try row.decode(String?.self, forColumn: "studip_id") ?? ""
+                        ))
+                } else {
+                    taken.insert(name)
+                }
+            }
+            waiting.sort { ($0.created, $0.id, $0.inode) < ($1.created, $1.id, $1.inode) }
+            for node in waiting {
+                var number = 1
+                var name = node.base
+                while taken.contains(name) {
+                    number += 1
+                    name = Naming.candidate(node.base, number: number, isDocument: node.isDocument)
+                }
+                taken.insert(name)
+                try db.run("UPDATE node SET name = ? WHERE inode = ?", [name, node.inode])
+                invalidatedEntries.insert(.init(parent: directory, name: name))
+            }
+        }
+        pendingDirectories.removeAll()
+    }
+
+    /// Copies the invalidations into a summary.
+    func record(into summary: inout RefreshSummary) {
+        summary.invalidatedInodes.formUnion(invalidatedInodes)
+        summary.invalidatedEntries.formUnion(invalidatedEntries)
+    }
+}

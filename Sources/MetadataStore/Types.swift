@@ -1,0 +1,178 @@
+import Foundation
+import StudIPKit
+
+/// What a node is to the kernel.
+public enum NodeKind: String, Sendable, Hashable, CaseIterable {
+    case directory
+    case file
+    case symlink
+}
+
+/// What a node stands for in the tree of DESIGN.md §1.3.
+public enum ItemKind: String, Sendable, Hashable, CaseIterable {
+    /// The mount point itself, inode 1.
+    case root
+    /// A top-level folder for one semester.
+    case semester
+    /// The top-level folder `Ongoing` for open-ended courses.
+    case ongoing
+    /// A course's real directory (under its latest semester, or `Ongoing`).
+    case course
+    /// A symlink to a course's directory from one of its earlier semesters.
+    case courseLink
+    /// A Stud.IP folder below a course (the course's root folder is the course directory itself).
+    case folder
+    /// A Stud.IP file-ref.
+    case document
+}
+
+/// The highlight of a document (`user.campusfs.highlight`, DESIGN.md §1.4).
+public enum Highlight: String, Sendable, Hashable, CaseIterable {
+    /// Appeared since the last refresh and not read yet.
+    case new
+    /// A new version (chdate, file id or size) arrived and was not read yet.
+    case changed
+    /// Set by the user; survives reads and refreshes until the user clears it.
+    case flagged
+}
+
+/// One entry of the tree: everything `lookup`, `getattr` and `readdir` need, from one table row.
+public struct Node: Sendable, Hashable {
+    public var inode: Int64
+    /// nil only for the root.
+    public var parentInode: Int64?
+    /// The sanitized, unique name in its directory (DESIGN.md §1.3).
+    public var name: String
+    public var kind: NodeKind
+    public var item: ItemKind
+    /// The Stud.IP id of the semester, course (also for course links), folder or document; nil for root and
+    /// `Ongoing`.
+    public var studipID: String?
+    /// The course the node belongs to (course directories, links, folders and documents).
+    public var courseID: String?
+    /// Documents: the size from the API. Symlinks: the target's length. Directories: 0.
+    public var size: Int64
+    /// Documents and folders: Stud.IP's chdate. Semesters: their begin. Courses: when the store first saw them.
+    public var mtime: Date
+    public var symlinkTarget: String?
+    /// Directories: how many highlighted documents (new, changed or flagged) lie below (`user.campusfs.new`).
+    public var highlightedBelow: Int
+
+    public static let rootInode: Int64 = 1
+}
+
+/// A child of a directory, with the cursor `readdir` resumes from.
+public struct DirectoryEntry: Sendable, Hashable {
+    public var node: Node
+    /// Stable and strictly increasing within a directory: pass it back as `after` to continue behind this entry.
+    /// Always greater than 2, so a filesystem may use 1 and 2 for `.` and `..`.
+    public var offset: Int64
+}
+
+/// What the store knows about a document's remote version and how to fetch it.
+public struct DocumentInfo: Sendable, Hashable {
+    public var id: String
+    public var folderID: String
+    public var courseID: String
+    public var mimeType: String
+    public var size: Int64
+    public var created: Date
+    public var changed: Date
+    public var fileID: String
+    /// The ETag of the last download (JSON:API), for `If-None-Match`.
+    public var etag: String?
+    public var ownerName: String
+    public var license: String
+    public var isDownloadable: Bool
+    public var isLink: Bool
+    public var webURL: String
+
+    public var version: DocumentVersion { DocumentVersion(changed: changed, fileID: fileID, size: size) }
+}
+
+/// The user's own data about an item, kept by Stud.IP id: survives refreshes, renames and moves.
+public struct UserState: Sendable, Hashable {
+    public var tags: [String] = []
+    /// 0–10 (`user.baloo.rating`).
+    public var rating: Int = 0
+    public var flagged: Bool = false
+    public var pinned: Bool = false
+
+    public init(tags: [String] = [], rating: Int = 0, flagged: Bool = false, pinned: Bool = false) {
+        self.tags = tags
+        self.rating = rating
+        self.flagged = flagged
+        self.pinned = pinned
+    }
+}
+
+/// Everything the extended attributes of one node show (DESIGN.md §1.4).
+public struct NodeInfo: Sendable, Hashable {
+    public var node: Node
+    /// The item's description from Stud.IP (`user.xdg.comment`).
+    public var description: String
+    /// The item's web page (`user.xdg.origin.url`); for links, their target.
+    public var webURL: String
+    /// Documents only.
+    public var document: DocumentInfo?
+    /// Documents only: `new`/`changed` win over `flagged`, which shows again once they are read.
+    public var highlight: Highlight?
+    public var user: UserState
+}
+
+/// A highlighted document for `campusfs new`.
+public struct HighlightedDocument: Sendable, Hashable {
+    public var node: Node
+    public var highlight: Highlight
+    /// Path from the mount point, e.g. `WS 2026-27/INF-101 Foo/Folien/a.pdf`.
+    public var path: String
+    public var courseTitle: String
+}
+
+/// A course that has a directory in the tree: what the CLI lists after `applyOverview`.
+public struct PlacedCourse: Sendable, Hashable {
+    public var courseID: String
+    public var inode: Int64
+    public var title: String
+    /// The last complete listing; nil when the course was never listed.
+    public var listedAt: Date?
+}
+
+/// One node of a full walk (`campusfs tree`).
+public struct WalkEntry: Sendable, Hashable {
+    public var node: Node
+    /// Path from the mount point; empty for the root.
+    public var path: String
+    /// 0 for the node the walk started at.
+    public var depth: Int
+}
+
+/// How the overview becomes the top two levels of the tree (DESIGN.md §1.2 config).
+public struct TreeOptions: Sendable, Hashable {
+    /// Placeholders `{number}`, `{title}`, `{subtitle}`; runs of spaces collapse, an empty result falls back to the
+    /// title.
+    public var courseNameTemplate: String
+    /// Only courses in these semesters (by Stud.IP id); nil shows all. Open-ended courses are always shown.
+    public var semesterIDs: Set<String>?
+    /// Courses (by Stud.IP id) to leave out of the tree.
+    public var hiddenCourseIDs: Set<String>
+
+    public static let defaultCourseNameTemplate = "{number} {title}"
+
+    public init(
+        courseNameTemplate: String = TreeOptions.defaultCourseNameTemplate, semesterIDs: Set<String>? = nil,
+        hiddenCourseIDs: Set<String> = []
+    ) {
+        self.courseNameTemplate = courseNameTemplate
+        self.semesterIDs = semesterIDs
+        self.hiddenCourseIDs = hiddenCourseIDs
+    }
+}
+
+/// Whether and when the profile synced, and as whom.
+public struct SyncState: Sendable, Hashable {
+    /// The first `applyOverview`; nil until then. Courses known at that moment are the profile's first sync.
+    public var firstOverviewAt: Date?
+    public var lastOverviewAt: Date?
+    public var user: RemoteUser?
+}

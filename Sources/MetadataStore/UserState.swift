@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+
+/// Who owns a piece of user state: the Stud.IP item, never the inode or path, so that it survives renames, moves
+/// and refreshes. Course links share their course's state.
+struct UserKey {
+    var item: ItemKind
+    var id: String
+
+    init?(node: Node) {
+        guard let id = node.studipID else { return nil }
+        switch node.item {
+        case .root, .ongoing: return nil
+        case .courseLink: item = .course
+        default: item = node.item
+        }
+        self.id = id
+    }
+
+    func state(_ db: Database) throws -> UserState {
+        var state = UserState()
+        if let row = try db.row(QuerySQL.userState, [item.rawValue, id]) {
+            state.rating = try row.decode(forColumn: "rating")
+            state.flagged = try row.bool("flagged")
+            state.pinned = try row.bool("pinned")
+        }
+        state.tags = try String.fetchAll(db.cachedStatement(sql: QuerySQL.tags), arguments: [item.rawValue, id])
+        return state
+    }
+
+    /// Sets one column of the item's `user_state` row, creating the row when needed.
+    func set(_ column: String, to value: Int, _ db: Database) throws {
+        try db.run(
+            """
+            INSERT INTO user_state (item_kind, studip_id, \(column)) VALUES (?, ?, ?)
+            ON CONFLICT (item_kind, studip_id) DO UPDATE SET \(column) = excluded.\(column)
+            """,
+            [item.rawValue, id, value])
+    }
+}
+
+/// The user-state setters behind the writable extended attributes (issue 5). Each is one transaction, committed
+/// and synced before it returns.
+extension MetadataStore {
+    /// The user's tags, rating, flag and pin of the item at `inode`.
+    public func userState(inode: Int64) throws(StoreError) -> UserState {
+        try read("reading the user state of inode \(inode)") { db in
+            try Self.userKey(inode, db).state(db)
+        }
+    }
+
+    /// Replaces the tags (`user.xdg.tags`): trimmed, empty ones dropped, duplicates kept once, order kept.
+    public func setTags(_ tags: [String], inode: Int64) throws(StoreError) {
+        var cleaned: [String] = []
+        for tag in tags {
+            let trimmed = tag.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+            guard !trimmed.isEmpty else { continue }
+            guard !trimmed.contains(","),
+                !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else { throw .invalidTag(tag) }
+            if !cleaned.contains(trimmed) { cleaned.append(trimmed) }
+        }
+        try write("setting tags on inode \(inode)") { db in
+            let key = try Self.userKey(inode, db)
+            try db.run("DELETE FROM user_tag WHERE item_kind = ? AND studip_id = ?", [key.item.rawValue, key.id])
+            for (position, tag) in cleaned.enumerated() {
+                try db.run(
+                    "INSERT INTO user_tag (item_kind, studip_id, position, tag) VALUES (?, ?, ?, ?)",
+                    [key.item.rawValue, key.id, position, tag])
+            }
+        }
+    }
+
+    /// Sets the rating (`user.baloo.rating`), 0–10.
+    public func setRating(_ rating: Int, inode: Int64) throws(StoreError) {
+        guard (0...10).contains(rating) else { throw .invalidRating(rating) }
+        try write("setting the rating of inode \(inode)") { db in
+            try Self.userKey(inode, db).set("rating", to: rating, db)
+        }
+    }
+
+    /// Pins (`user.campusfs.pinned` = 1) or unpins the item.
+    public func setPinned(_ pinned: Bool, inode: Int64) throws(StoreError) {
+        try write("pinning inode \(inode)") { db in
+            try Self.userKey(inode, db).set("pinned", to: pinned ? 1 : 0, db)
+        }
+    }
+
+    /// Flags a document (writing `flagged` to `user.campusfs.highlight`), or clears its highlight entirely
+    /// (removing the attribute): the flag and an unread `new`/`changed` alike. Flagging also acknowledges an unread
+    /// `new`/`changed`, so the attribute reads back as written.
+    public func setFlagged(_ flagged: Bool, inode: Int64) throws(StoreError) {
+        try write("flagging inode \(inode)") { db in
+            let key = try Self.userKey(inode, db)
+            guard key.item == .document, let courseID = try Node.fetch(inode, db)?.courseID else {
+                throw StoreError.notADocument(path: try Paths.path(of: inode, db) ?? "inode \(inode)")
+            }
+            try key.set("flagged", to: flagged ? 1 : 0, db)
+            try db.run("UPDATE document SET highlight = NULL WHERE inode = ?", [inode])
+            try HighlightCounts.recount(course: courseID, db)
+        }
+    }
+
+    /// Clears `new`/`changed` once a document was read (the filesystem calls this on the first `read`); `flagged`
+    /// stays. Returns whether anything changed; when nothing did, no write transaction is taken.
+    @discardableResult
+    public func markRead(inode: Int64) throws(StoreError) -> Bool {
+        let isHighlighted = try read("reading the highlight of inode \(inode)") { db in
+            try db.row(QuerySQL.isHighlighted, [inode]) != nil
+        }
+        guard isHighlighted else { return false }
+        return try write("marking inode \(inode) read") { db in
+            try db.run("UPDATE document SET highlight = NULL WHERE inode = ? AND highlight IS NOT NULL", [inode])
+            guard db.changesCount > 0, let courseID = try Node.fetch(inode, db)?.courseID else { return false }
+            try HighlightCounts.recount(course: courseID, db)
+            return true
+        }
+    }
+
+    /// Records the ETag of a downloaded version, for revalidation with `If-None-Match`.
+    public func setETag(_ etag: String?, inode: Int64) throws(StoreError) {
+        try write("storing the ETag of inode \(inode)") { db in
+            try db.run("UPDATE document SET etag = ? WHERE inode = ?", [etag, inode])
+            guard db.changesCount > 0 else { throw StoreError.noSuchNode(inode: inode) }
+        }
+    }
+
+    static func userKey(_ inode: Int64, _ db: Database) throws -> UserKey {
+        guard let node = try Node.fetch(inode, db) else { throw StoreError.noSuchNode(inode: inode) }
+        guard let key = UserKey(node: node) else {
+            throw StoreError.notAnItem(path: try Paths.path(of: inode, db) ?? "")
+        }
+        return key
+    }
+}

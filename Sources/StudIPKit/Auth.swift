@@ -1,0 +1,206 @@
+import Foundation
+
+/// Supplies the credentials of every API request and renews them after a 401.
+///
+/// Headers carrying secrets go only into requests, never into logs or errors: the transport logs the
+/// request's `what` and URL, and errors name the server.
+protocol Authenticator: Sendable {
+    /// Headers for the next request; may renew credentials known to be expired first.
+    func headers(transport: HTTPTransport) async throws(StudIPError) -> [String: String]
+
+    /// Called once after the server rejected `rejected`. True when fresh credentials are ready and the request
+    /// is worth repeating; false when there is nothing to renew (wrong password).
+    func renew(afterRejecting rejected: [String: String], transport: HTTPTransport) async throws(StudIPError) -> Bool
+}
+
+func makeAuthenticator(_ credentials: Credentials, clientID: String) -> any Authenticator {
+    switch credentials {
+    case .basic(let username, let password):
+        let token = Data("\(username):\(password)".utf8).base64EncodedString()
+        return FixedAuthenticator(headers: ["Authorization": "Basic \(token)"])
+    case .sessionCookie(let value):
+        return FixedAuthenticator(headers: ["Cookie": "Seminar_Session=\(value)"])
+    case .bearer(let tokens, let storage):
+        return BearerAuthenticator(tokens: tokens, storage: storage, clientID: clientID)
+    case .webLogin(let username, let password):
+        return WebLoginAuthenticator(username: username, password: password)
+    }
+}
+
+/// Basic or a given session cookie: nothing to renew, a 401 means the credentials are wrong or expired.
+struct FixedAuthenticator: Authenticator {
+    let headers: [String: String]
+
+    func headers(transport: HTTPTransport) async throws(StudIPError) -> [String: String] { headers }
+
+    func renew(afterRejecting rejected: [String: String], transport: HTTPTransport) async throws(StudIPError) -> Bool {
+        false
+    }
+}
+
+/// OAuth2 Bearer tokens (API.md §4.4): refreshed at `dispatch.php/api/oauth2/token` when known to be expired or
+/// after a 401. Refresh tokens rotate, so concurrent requests share one refresh and the new pair is saved at once.
+actor BearerAuthenticator: Authenticator {
+    private var tokens: OAuthTokens
+    private let storage: (any TokenStorage)?
+    private let clientID: String
+    private var refreshing: Task<Result<OAuthTokens, StudIPError>, Never>?
+
+    /// Refresh this long before the announced expiry, so a request does not race the deadline.
+    private static let expiryMargin: TimeInterval = 10
+
+    init(tokens: OAuthTokens, storage: (any TokenStorage)?, clientID: String) {
+        self.tokens = tokens
+        self.storage = storage
+        self.clientID = clientID
+    }
+
+    func headers(transport: HTTPTransport) async throws(StudIPError) -> [String: String] {
+        if tokens.refreshToken != nil, let expiry = tokens.expiresAt, expiry.timeIntervalSinceNow < Self.expiryMargin {
+            try await refresh(replacing: tokens.accessToken, transport: transport)
+        }
+        return Self.headers(tokens)
+    }
+
+    func renew(afterRejecting rejected: [String: String], transport: HTTPTransport) async throws(StudIPError) -> Bool {
+        guard rejected == Self.headers(tokens) else { return true }
+        guard tokens.refreshToken != nil else { return false }
+        try await refresh(replacing: tokens.accessToken, transport: transport)
+        return true
+    }
+
+    private static func headers(_ tokens: OAuthTokens) -> [String: String] {
+        ["Authorization": "Bearer \(tokens.accessToken)"]
+    }
+
+    /// Refreshes unless another task already replaced `accessToken`; joins a refresh in progress.
+    private func refresh(replacing accessToken: String, transport: HTTPTransport) async throws(StudIPError) {
+        guard tokens.accessToken == accessToken else { return }
+        guard let refreshToken = tokens.refreshToken else {
+            throw .authenticationFailed(server: transport.installation.serverName)
+        }
+        let task: Task<Result<OAuthTokens, StudIPError>, Never>
+        if let running = refreshing {
+            task = running
+        } else {
+            let request = refreshRequest(refreshToken, transport: transport)
+            task = Task {
+                await captured { () async throws(StudIPError) in
+                    try await Self.requestTokens(request, transport: transport)
+                }
+            }
+            refreshing = task
+        }
+        let result = await task.value
+        if refreshing == task { refreshing = nil }
+        let fresh = try result.get()
+        guard tokens.accessToken == accessToken else { return }
+        tokens = fresh
+        do {
+            try storage?.save(fresh)
+            transport.logger.info("refreshed the OAuth2 access token")
+        } catch {
+            transport.logger.error(
+                "refreshed the OAuth2 access token but could not store it; the next start needs a new login",
+                metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func refreshRequest(_ refreshToken: String, transport: HTTPTransport) -> HTTPRequest {
+        HTTPRequest(
+            method: .post, url: transport.installation.web(["api", "oauth2", "token"]),
+            headers: ["Accept": "application/json"],
+            form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", clientID)],
+            what: "the OAuth2 token refresh")
+    }
+
+    private static func requestTokens(
+        _ request: HTTPRequest, transport: HTTPTransport
+    ) async throws(StudIPError) -> OAuthTokens {
+        let response = try await transport.send(request)
+        switch response.status {
+        case 200..<300: break
+        case 400, 401: throw .authenticationFailed(server: transport.installation.serverName)
+        default: throw .serverError(status: response.status, what: request.what)
+        }
+        let json = try JSONValue.parse(response.body, what: request.what)
+        guard let access = json["access_token"]?.id, let refresh = json["refresh_token"]?.id else {
+            throw .malformedResponse(what: request.what, detail: "no access_token/refresh_token")
+        }
+        let expiry = json["expires_in"]?.int.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
+        return OAuthTokens(accessToken: access, refreshToken: refresh, expiresAt: expiry)
+    }
+}
+
+/// Logs in through the web form (`dispatch.php/login`) and sends the session cookie it sets; logs in again
+/// when a session expires.
+actor WebLoginAuthenticator: Authenticator {
+    private let username: String
+    private let password: String
+    private var cookie: String?
+    /// The login in progress: requests that meet an expired session at the same time share one login.
+    private var loggingIn: Task<Result<String, StudIPError>, Never>?
+
+    init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
+
+    func headers(transport: HTTPTransport) async throws(StudIPError) -> [String: String] {
+        if let cookie { return Self.headers(cookie) }
+        return Self.headers(try await logIn(replacing: nil, transport: transport))
+    }
+
+    func renew(afterRejecting rejected: [String: String], transport: HTTPTransport) async throws(StudIPError) -> Bool {
+        guard let cookie, rejected == Self.headers(cookie) else { return true }
+        _ = try await logIn(replacing: cookie, transport: transport)
+        return true
+    }
+
+    private static func headers(_ cookie: String) -> [String: String] { ["Cookie": "Seminar_Session=\(cookie)"] }
+
+    /// Logs in unless another task already replaced `stale`; joins a login in progress.
+    private func logIn(replacing stale: String?, transport: HTTPTransport) async throws(StudIPError) -> String {
+        if let cookie, cookie != stale { return cookie }
+        let task: Task<Result<String, StudIPError>, Never>
+        if let running = loggingIn {
+            task = running
+        } else {
+            let request = HTTPRequest(
+                method: .post, url: transport.installation.web(["login"]),
+                form: [("loginname", username), ("password", password)], what: "the web login")
+            task = Task {
+                await captured { () async throws(StudIPError) in try await Self.session(request, transport) }
+            }
+            loggingIn = task
+        }
+        let result = await task.value
+        if loggingIn == task { loggingIn = nil }
+        let fresh = try result.get()
+        cookie = fresh
+        return fresh
+    }
+
+    /// The login form answers with a redirect and the session cookie; a failed login shows the form again.
+    private static func session(_ request: HTTPRequest, _ transport: HTTPTransport) async throws(StudIPError) -> String
+    {
+        let response = try await transport.send(request)
+        let session = (response.headers["set-cookie"] ?? []).lazy.compactMap(Self.sessionCookie).first
+        guard let session else {
+            guard response.status < 500 else { throw .serverError(status: response.status, what: request.what) }
+            throw .authenticationFailed(server: transport.installation.serverName)
+        }
+        transport.logger.info("logged in through the web login form")
+        return session
+    }
+
+    /// `Seminar_Session=<value>; path=/; HttpOnly` → `<value>`.
+    private static func sessionCookie(_ header: String) -> String? {
+        let pair = header.split(separator: ";").first?.split(separator: "=", maxSplits: 1)
+        guard let pair, pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == "Seminar_Session" else {
+            return nil
+        }
+        let value = pair[1].trimmingCharacters(in: .whitespaces)
+        return value.isEmpty ? nil : value
+    }
+}

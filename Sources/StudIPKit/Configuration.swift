@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+
+/// Everything a ``DocumentSource`` needs to talk to one Stud.IP installation.
+public struct ClientConfiguration: Sendable {
+    /// Which of Stud.IP's two web APIs to speak.
+    public enum API: String, Sendable, CaseIterable {
+        /// JSON:API where it answers (4.5+, the only API on 6.x), legacy REST otherwise.
+        case auto
+        case jsonAPI = "jsonapi"
+        case legacyREST = "rest"
+    }
+
+    /// The installation's base URL, e.g. `https://host/studip` (`/jsonapi.php/v1` and `/api.php` go below it).
+    public var baseURL: String
+    public var api: API
+    public var credentials: Credentials
+    /// Requests in flight at once against this server; Stud.IP servers are shared, so stay polite.
+    public var maxConcurrentRequests: Int
+    /// Deadline for the response head and the longest silence while the body arrives.
+    public var requestTimeout: Duration
+    public var retry: RetryPolicy
+    /// Most requests one refresh (``DocumentSource/overview()`` and what follows) may send to this server.
+    public var requestBudget: Int
+    /// Items per page of a collection. Stud.IP has no maximum and slices in memory (API.md §3.4), so large
+    /// pages need the fewest requests.
+    public var pageSize: Int
+    /// JSON:API on Stud.IP 5.1+: list a folder on its own when the course-wide document list (which omits
+    /// documents the user may not download) came up short for it — one request per such folder and refresh.
+    /// Off, such documents are absent and a course costs two requests.
+    public var listsRestrictedDocuments: Bool
+    /// The OAuth2 client id used to refresh Bearer tokens (registered at `dispatch.php/admin/oauth2`).
+    public var oauthClientID: String
+    /// Receives request lines, retries and token refreshes; never credentials.
+    public var logger: Logger
+
+    public init(
+        baseURL: String, api: API = .auto, credentials: Credentials, maxConcurrentRequests: Int = 4,
+        requestTimeout: Duration = .seconds(30), retry: RetryPolicy = RetryPolicy(), requestBudget: Int = 10_000,
+        pageSize: Int = 1000, listsRestrictedDocuments: Bool = true, oauthClientID: String = "campusfs",
+        logger: Logger = Logger(label: "campusfs.studip")
+    ) {
+        self.baseURL = baseURL
+        self.api = api
+        self.credentials = credentials
+        self.maxConcurrentRequests = maxConcurrentRequests
+        self.requestTimeout = requestTimeout
+        self.retry = retry
+        self.requestBudget = requestBudget
+        self.pageSize = max(1, pageSize)
+        self.listsRestrictedDocuments = listsRestrictedDocuments
+        self.oauthClientID = oauthClientID
+        self.logger = logger
+    }
+}
+
+/// How the client proves who it is. Descriptions and mirrors never show a secret, so printing, logging or
+/// dumping a value (or a configuration holding one) is safe.
+public enum Credentials: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// HTTP Basic with a Stud.IP username and password (not for single-sign-on accounts).
+    case basic(username: String, password: String)
+    /// An OAuth2 access token, usually with its refresh token (Stud.IP 5.2+, JSON:API only). Refreshed tokens
+    /// are handed to `storage`, because Stud.IP accepts each refresh token once; without storage they live
+    /// only as long as the source.
+    case bearer(OAuthTokens, storage: (any TokenStorage)? = nil)
+    /// The value of a web session's `Seminar_Session` cookie (e.g. after a Shibboleth login in a browser).
+    case sessionCookie(String)
+    /// Logs in through the web login form (`dispatch.php/login`) and uses the session cookie it sets; logs in
+    /// again when the session expires.
+    case webLogin(username: String, password: String)
+
+    public var description: String {
+        switch self {
+        case .basic(let username, _): "Basic(\(username), password: <redacted>)"
+        case .bearer: "Bearer(<redacted>)"
+        case .sessionCookie: "SessionCookie(<redacted>)"
+        case .webLogin(let username, _): "WebLogin(\(username), password: <redacted>)"
+        }
+    }
+
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}
+
+/// An OAuth2 token pair as Stud.IP's token endpoint issues it.
+public struct OAuthTokens: Sendable, Hashable, Codable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+    public var accessToken: String
+    /// nil when only an access token was given (`CAMPUSFS_TOKEN`): it works until it expires.
+    public var refreshToken: String?
+    /// When the access token stops working; nil when unknown (then a 401 triggers the refresh).
+    public var expiresAt: Date?
+
+    public init(accessToken: String, refreshToken: String?, expiresAt: Date? = nil) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+    }
+
+    public var description: String { "OAuthTokens(<redacted>, expires: \(expiresAt.map(String.init) ?? "unknown"))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["expiresAt": expiresAt as Any]) }
+}
+
+/// Where refreshed OAuth2 tokens go (the keyring, a 0600 file). Called after every refresh: the old refresh
+/// token is spent by then, so the new pair must survive a restart.
+public protocol TokenStorage: Sendable {
+    func save(_ tokens: OAuthTokens) throws
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// A parsed JSON value with lenient accessors, because real Stud.IP servers disagree on types: numbers arrive
+/// as ints or numeric strings (≤ 4.2), empty keyed collections as `[]`, optional fields as null or not at all.
+///
+/// Accessors return nil instead of throwing; the sources decide which missing values make an item unusable.
+enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// Parses a response body; the error names what was being read. `JSONSerialization` is used because it is
+    /// several times faster than `JSONDecoder` for schemaless values (a page of 1,000 documents is ~2 MB).
+    static func parse(_ data: Data, what: String) throws(StudIPError) -> JSONValue {
+        do {
+            return JSONValue(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+        } catch {
+            let preview = String(decoding: data.prefix(60), as: UTF8.self)
+            throw .malformedResponse(what: what, detail: "not JSON (starts with \"\(preview)\")")
+        }
+    }
+
+    /// Converts what `JSONSerialization` returns. Booleans arrive as `NSNumber`s of type `c` (char).
+    private init(_ value: Any) {
+        switch value {
+        case let text as String:
+            self = .string(text)
+        case let number as NSNumber:
+            self = String(cString: number.objCType) == "c" ? .bool(number.boolValue) : .number(number.doubleValue)
+        case let list as [Any]:
+            self = .array(list.map(JSONValue.init))
+        case let object as [String: Any]:
+            self = .object(object.mapValues(JSONValue.init))
+        default:
+            self = .null
+        }
+    }
+
+    subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { return object[key] }
+        return nil
+    }
+
+    /// A string; numbers are rendered without a fraction when they have none (ids sent as numbers).
+    var string: String? {
+        switch self {
+        case .string(let value): value
+        case .number(let value): value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        default: nil
+        }
+    }
+
+    /// A non-empty string, for ids.
+    var id: String? {
+        string.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// An integer from a JSON number or a numeric string.
+    var int: Int64? {
+        switch self {
+        case .number(let value):
+            value.rounded() == value && abs(value) < 9e15 ? Int64(value) : nil
+        case .string(let value):
+            Int64(value.trimmingCharacters(in: .whitespaces))
+        default: nil
+        }
+    }
+
+    /// A boolean from `true`/`false`, `0`/`1` or `"0"`/`"1"` (PHP renders booleans every way).
+    var bool: Bool? {
+        switch self {
+        case .bool(let value): value
+        case .number(let value): value != 0
+        case .string(let value): value == "1" ? true : value == "0" || value.isEmpty ? false : nil
+        default: nil
+        }
+    }
+
+    var array: [JSONValue]? {
+        if case .array(let values) = self { return values }
+        return nil
+    }
+
+    /// The elements of a collection sent either as a list or as an object keyed by href (legacy REST); PHP
+    /// sends an empty keyed collection as `[]`. Keyed elements come in key order of the document, which
+    /// `JSONDecoder` does not keep, so callers that care sort them themselves.
+    var elements: [JSONValue]? {
+        switch self {
+        case .array(let values): values
+        case .object(let object): object.keys.sorted().compactMap { object[$0] }
+        default: nil
+        }
+    }
+
+    var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+}
+
+/// Dates as both APIs send them.
+enum StudIPDate {
+    /// JSON:API: ISO 8601 with a numeric offset (`2024-10-15T15:46:40+02:00`), sometimes with fractions.
+    static func iso8601(_ value: JSONValue?) -> Date? {
+        guard let text = value?.string else { return nil }
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        let withFractions = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        return try? Date(text, strategy: withFractions)
+    }
+
+    /// Creation and change dates where one may be missing: each stands in for the other; nil when both are.
+    static func pair(created: Date?, changed: Date?) -> (created: Date, changed: Date)? {
+        guard let either = created ?? changed else { return nil }
+        return (created ?? either, changed ?? either)
+    }
+
+    /// Legacy REST: unix seconds as an int, or a numeric string up to Stud.IP 4.2.
+    static func unix(_ value: JSONValue?) -> Date? {
+        value?.int.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
+}

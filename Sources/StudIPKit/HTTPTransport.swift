@@ -1,0 +1,259 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Synchronization
+
+/// One HTTP request as the sources describe it. `what` names it in errors and logs ("the folders of course
+/// INF-101"), so neither ever needs the headers.
+struct HTTPRequest: Sendable {
+    enum Method: String, Sendable {
+        case get = "GET"
+        case post = "POST"
+    }
+
+    var method: Method = .get
+    var url: String
+    var headers: [String: String] = [:]
+    /// A form body (`application/x-www-form-urlencoded`), for the login form and the token endpoint.
+    var form: [(String, String)]?
+    var what: String
+}
+
+struct HTTPResponse: Sendable {
+    var status: Int
+    /// Header values by lowercased name; a repeated header (`set-cookie`) keeps each value.
+    var headers: [String: [String]]
+    var body: Data
+
+    func header(_ name: String) -> String? { headers[name.lowercased()]?.first }
+}
+
+/// Everything between the sources and the network: authentication, bounded concurrency, timeouts, retries
+/// with backoff, the per-refresh request budget and request counting.
+///
+/// Owns its `HTTPClient`; ``shutdown()`` must be called once (the source's `shutdown()` does).
+final class HTTPTransport: Sendable {
+    let installation: Installation
+    let logger: Logger
+    let pageSize: Int
+    let listsRestrictedDocuments: Bool
+    private let client: HTTPClient
+    private let limiter: ConcurrencyLimiter
+    private let retry: RetryPolicy
+    private let timeout: Duration
+    private let budget: Int
+    private let authenticator: any Authenticator
+    private let counters = Mutex(Counters())
+
+    private struct Counters {
+        var total = 0
+        var atRefreshStart = 0
+    }
+
+    /// Largest JSON body accepted; a page of 1,000 documents is about 2 MB.
+    private static let maxBodyBytes = 64 << 20
+
+    init(configuration: ClientConfiguration, installation: Installation) {
+        self.installation = installation
+        logger = configuration.logger
+        pageSize = configuration.pageSize
+        listsRestrictedDocuments = configuration.listsRestrictedDocuments
+        limiter = ConcurrencyLimiter(limit: configuration.maxConcurrentRequests)
+        retry = configuration.retry
+        timeout = configuration.requestTimeout
+        budget = configuration.requestBudget
+        authenticator = makeAuthenticator(configuration.credentials, clientID: configuration.oauthClientID)
+        let readTimeout = Self.nanoseconds(configuration.requestTimeout)
+        var clientConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .nanoseconds(min(readTimeout, 10_000_000_000)), read: .nanoseconds(readTimeout)))
+        clientConfiguration.connectionPool = .init(
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConcurrentRequests))
+        // Our retry policy decides about retries; the pool's own would keep a refused connection waiting.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+    }
+
+    func shutdown() async {
+        do {
+            try await client.shutdown()
+        } catch {
+            logger.debug("HTTP client shutdown: \(error)")
+        }
+    }
+
+    var requestCount: Int { counters.withLock { $0.total } }
+
+    /// Starts a new refresh: the request budget counts from here.
+    func startRefresh() {
+        counters.withLock { $0.atRefreshStart = $0.total }
+    }
+
+    // MARK: - Authenticated requests
+
+    /// An authenticated request whose answer must be 2xx; other statuses become the matching ``StudIPError``.
+    /// A 401 lets the authenticator renew its credentials once (token refresh, new login).
+    func fetch(_ request: HTTPRequest) async throws(StudIPError) -> HTTPResponse {
+        var renewed = false
+        while true {
+            let credentials = try await authenticator.headers(transport: self)
+            var authenticated = request
+            authenticated.headers.merge(credentials) { _, new in new }
+            let response = try await send(authenticated)
+            switch response.status {
+            case 200..<300:
+                return response
+            case 401:
+                guard !renewed, try await authenticator.renew(afterRejecting: credentials, transport: self) else {
+                    throw .authenticationFailed(server: installation.serverName)
+                }
+                renewed = true
+            default:
+                throw error(for: response, of: request)
+            }
+        }
+    }
+
+    /// An authenticated GET whose body must be JSON.
+    func fetchJSON(_ url: String, accept: String? = nil, what: String) async throws(StudIPError) -> JSONValue {
+        var request = HTTPRequest(url: url, what: what)
+        if let accept { request.headers["Accept"] = accept }
+        let response = try await fetch(request)
+        return try JSONValue.parse(response.body, what: what)
+    }
+
+    /// The error a non-2xx answer means. Legacy REST answers 403 "Route not activated" when an admin has not
+    /// enabled a route for API use: that is a missing API, not a missing permission (API.md §2.1).
+    private func error(for response: HTTPResponse, of request: HTTPRequest) -> StudIPError {
+        let text = String(decoding: response.body.prefix(200), as: UTF8.self)
+        switch response.status {
+        case 403 where text.contains("Route not activated"):
+            return .apiUnavailable(
+                server: installation.serverName,
+                detail: "the route for \(request.what) is not activated for API use (ask the Stud.IP admins)")
+        case 403: return .forbidden(what: request.what)
+        case 404: return .notFound(what: request.what)
+        default: return .serverError(status: response.status, what: request.what)
+        }
+    }
+
+    // MARK: - Sending with retries
+
+    /// Sends a request as it is (no authentication), retrying transient failures; returns any HTTP answer
+    /// that is not worth retrying, or the last one when the retries are used up.
+    func send(_ request: HTTPRequest) async throws(StudIPError) -> HTTPResponse {
+        var attempt = 1
+        while true {
+            let outcome = try await attemptOnce(request, attempt: attempt)
+            let reason: String
+            var delay = retry.delay(beforeRetry: attempt)
+            switch outcome {
+            case .success(let response):
+                guard Self.isRetryable(status: response.status), attempt < retry.attempts else { return response }
+                reason = "HTTP \(response.status)"
+                if let advised = response.header("retry-after").flatMap(Int.init), advised >= 0 {
+                    delay = min(.seconds(advised), retry.maxDelay)
+                }
+            case .failure(let failure):
+                guard attempt < retry.attempts else {
+                    throw .unreachable(server: installation.serverName, detail: failure.detail)
+                }
+                reason = failure.detail
+            }
+            logger.notice(
+                "retrying \(request.method.rawValue) \(request.what) after \(reason)",
+                metadata: ["attempt": "\(attempt + 1)/\(retry.attempts)", "delay": "\(delay)"])
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                throw .cancelled
+            }
+            attempt += 1
+        }
+    }
+
+    /// 5xx and 429 are worth another try; other 4xx will answer the same again.
+    private static func isRetryable(status: Int) -> Bool {
+        status == 429 || (500...599).contains(status)
+    }
+
+    /// One try: an HTTP answer, or a transient failure (timeout, reset) described for the user. Everything
+    /// that retrying cannot fix (cancellation, budget, refused connection) is thrown.
+    private func attemptOnce(
+        _ request: HTTPRequest, attempt: Int
+    ) async throws(StudIPError) -> Result<HTTPResponse, TransientFailure> {
+        try chargeBudget()
+        return try await limiter.withSlot { () async throws(StudIPError) -> Result<HTTPResponse, TransientFailure> in
+            let started = ContinuousClock.now
+            do {
+                let response = try await execute(request)
+                logger.debug(
+                    "\(request.method.rawValue) \(request.url) → \(response.status)",
+                    metadata: ["attempt": "\(attempt)", "duration": "\(ContinuousClock.now - started)"])
+                return .success(response)
+            } catch {
+                return .failure(try classify(error))
+            }
+        }
+    }
+
+    private func chargeBudget() throws(StudIPError) {
+        let allowed = counters.withLock { counters in
+            guard counters.total - counters.atRefreshStart < budget else { return false }
+            counters.total += 1
+            return true
+        }
+        guard allowed else { throw .budgetExhausted(server: installation.serverName, limit: budget) }
+    }
+
+    private func execute(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = request.method == .get ? .GET : .POST
+        outgoing.headers.add(name: "User-Agent", value: "CampusFS")
+        for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
+        if let form = request.form {
+            let body = form.map { "\(Installation.encode($0.0))=\(Installation.encode($0.1))" }.joined(separator: "&")
+            outgoing.headers.replaceOrAdd(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            outgoing.body = .bytes(Array(body.utf8))
+        }
+        let response = try await client.execute(outgoing, timeout: .nanoseconds(Self.nanoseconds(timeout)))
+        var headers: [String: [String]] = [:]
+        for (name, value) in response.headers {
+            headers[name.lowercased(), default: []].append(value)
+        }
+        let body = try await response.body.collect(upTo: Self.maxBodyBytes)
+        return HTTPResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
+    }
+
+    private struct TransientFailure: Error {
+        let detail: String
+    }
+
+    /// Timeouts and broken connections are transient; a refused connection or an unknown host is not (the
+    /// server is down or the URL wrong: fail fast), and neither is cancellation.
+    private func classify(_ error: any Error) throws(StudIPError) -> TransientFailure {
+        if error is CancellationError || Task.isCancelled { throw .cancelled }
+        if let clientError = error as? HTTPClientError {
+            switch clientError {
+            case .readTimeout, .deadlineExceeded, .connectTimeout, .writeTimeout, .tlsHandshakeTimeout,
+                .getConnectionFromPoolTimeout:
+                return TransientFailure(detail: "timed out after \(timeout)")
+            case .remoteConnectionClosed:
+                return TransientFailure(detail: "connection closed by the server")
+            default:
+                break
+            }
+        }
+        // NIO's connection errors are not visible without importing NIOPosix; their descriptions are stable.
+        let description = String(describing: error)
+        if String(describing: type(of: error)) == "NIOConnectionError" || description.contains("Connection refused") {
+            throw .unreachable(server: installation.serverName, detail: "connection refused or host unknown")
+        }
+        return TransientFailure(detail: "connection failed (\(description.prefix(120)))")
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// The installation's base URL and every URL built from it: API requests and web-UI links.
+///
+/// Ids and query values are percent-encoded, because ids are opaque strings (API.md §0.2) and PHP wants the
+/// brackets of `page[limit]` encoded as its own links do.
+struct Installation: Sendable {
+    /// `scheme://host[:port][/path]`, without credentials or a trailing slash.
+    let baseURL: String
+
+    init(_ raw: String) throws(StudIPError) {
+        var text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        while text.hasSuffix("/") { text.removeLast() }
+        guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+        else {
+            let shown = URLComponents(string: text).map { Self.withoutCredentials($0) } ?? "the configured URL"
+            throw .apiUnavailable(server: shown, detail: "not an http(s) URL")
+        }
+        components.query = nil
+        components.fragment = nil
+        baseURL = Self.withoutCredentials(components)
+    }
+
+    /// How errors and logs name the server.
+    var serverName: String { baseURL }
+
+    func jsonAPI(_ segments: [String], query: [(String, String)] = []) -> String {
+        url(["jsonapi.php", "v1"] + segments, query: query)
+    }
+
+    func legacy(_ segments: [String], query: [(String, String)] = []) -> String {
+        url(["api.php"] + segments, query: query)
+    }
+
+    func web(_ segments: [String], query: [(String, String)] = []) -> String {
+        url(["dispatch.php"] + segments, query: query)
+    }
+
+    /// The course's overview page.
+    func courseWebURL(_ courseID: String) -> String {
+        web(["course", "overview"], query: [("cid", courseID)])
+    }
+
+    /// The folder in the course's file area.
+    func folderWebURL(_ folderID: String, courseID: String) -> String {
+        web(["course", "files", "index", folderID], query: [("cid", courseID)])
+    }
+
+    /// The document's details page (name, license, owner, download button).
+    func documentWebURL(_ documentID: String, courseID: String) -> String {
+        web(["file", "details", documentID], query: [("cid", courseID)])
+    }
+
+    private func url(_ segments: [String], query: [(String, String)]) -> String {
+        var result = baseURL + "/" + segments.map(Self.encode).joined(separator: "/")
+        if !query.isEmpty {
+            result += "?" + query.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&")
+        }
+        return result
+    }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+
+    static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    private static func withoutCredentials(_ components: URLComponents) -> String {
+        var copy = components
+        copy.user = nil
+        copy.password = nil
+        var text = copy.string ?? ""
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,292 @@
+import Foundation
+import Synchronization
+
+/// Stud.IP's JSON:API (`<base>/jsonapi.php/v1`, Stud.IP 4.5–6.x) with the cheapest complete walk (API.md §5.5):
+/// `users/me`, `semesters`, the user's courses per semester, then per course the flat folder list and the
+/// flat list of downloadable documents — 2 requests per course, plus one per folder whose documents the
+/// course-wide list does not fully cover.
+///
+/// `courses/{id}/file-refs` omits documents the user may not download. Stud.IP 5.1+ announces each folder's
+/// document count (`relationships.file-refs.meta.count`), so only folders whose count exceeds what the
+/// course-wide list delivered are listed one by one (`folders/{id}/file-refs`), which adds the missing
+/// documents with `isDownloadable = false` (``ClientConfiguration/listsRestrictedDocuments`` turns this off
+/// where requests matter more). Stud.IP 5.0 sends no counts; listing every folder there would
+/// cost one request per folder on every refresh, so on 5.0 documents the user may not download stay absent
+/// (opening them would fail anyway). Legacy REST lists them on every version.
+///
+/// JSON:API does not say which documents are hosted elsewhere (the content route answers 302 for them), so
+/// `isLink` is false here; the download learns it from the redirect.
+final class JSONAPISource: DocumentSource {
+    let apiName = "JSON:API"
+    private let transport: HTTPTransport
+    /// The user the connection probe fetched; the first overview uses it instead of asking again.
+    private let probedUser: Mutex<RemoteUser?>
+
+    static let mediaType = "application/vnd.api+json"
+
+    private init(transport: HTTPTransport, user: RemoteUser) {
+        self.transport = transport
+        probedUser = Mutex(user)
+    }
+
+    /// Asks `users/me`: a JSON:API answer proves the API exists and the credentials work.
+    static func connect(_ transport: HTTPTransport) async throws(StudIPError) -> JSONAPISource {
+        let user = try await fetchUser(transport)
+        return JSONAPISource(transport: transport, user: user)
+    }
+
+    var requestCount: Int { transport.requestCount }
+
+    func shutdown() async { await transport.shutdown() }
+
+    // MARK: - Overview
+
+    func overview() async throws(StudIPError) -> RemoteOverview {
+        transport.startRefresh()
+        let user: RemoteUser
+        if let probed = probedUser.withLock({ $0.take() }) {
+            user = probed
+        } else {
+            user = try await Self.fetchUser(transport)
+        }
+        var problems: [ItemProblem] = []
+        let semesterElements = try await collection(["semesters"], what: "the semesters")
+        let semesters = semesterElements.compactMap { element -> RemoteSemester? in
+            guard let semester = Self.semester(element) else {
+                problems.append(ItemProblem(itemID: element["id"]?.string ?? "?", message: "unreadable semester"))
+                return nil
+            }
+            return semester
+        }.sorted { ($0.begin, $0.id) < ($1.begin, $1.id) }
+
+        let listings = await concurrentMap(semesters) { semester in
+            await captured { () async throws(StudIPError) -> [JSONValue] in
+                try await self.collection(
+                    ["users", user.id, "courses"], query: [("filter[semester]", semester.id)],
+                    what: "your courses in \(semester.title)")
+            }
+        }
+        var collector = CourseCollector(semesters: semesters)
+        for (semester, listing) in zip(semesters, listings) {
+            let elements = try listing.get()
+            let courses = elements.compactMap { element -> ListedCourse? in
+                guard let course = course(element) else {
+                    problems.append(ItemProblem(itemID: element["id"]?.string ?? "?", message: "unreadable course"))
+                    return nil
+                }
+                return course
+            }
+            collector.add(courses, semesterID: semester.id)
+        }
+        return RemoteOverview(user: user, semesters: semesters, courses: collector.result(), problems: problems)
+    }
+
+    private static func fetchUser(_ transport: HTTPTransport) async throws(StudIPError) -> RemoteUser {
+        let what = "your user (users/me)"
+        let document = try await transport.fetchJSON(
+            transport.installation.jsonAPI(["users", "me"]), accept: mediaType, what: what)
+        let data = document["data"]
+        guard let id = data?["id"]?.id else { throw .malformedResponse(what: what, detail: "no user id") }
+        let attributes = data?["attributes"]
+        let username = attributes?["username"]?.string ?? ""
+        let given = attributes?["given-name"]?.string ?? ""
+        let family = attributes?["family-name"]?.string ?? ""
+        let formatted = attributes?["formatted-name"]?.string ?? ""
+        let displayName =
+            !formatted.isEmpty ? formatted : [given, family].filter { !$0.isEmpty }.joined(separator: " ")
+        return RemoteUser(id: id, username: username, displayName: displayName.isEmpty ? username : displayName)
+    }
+
+    private static func semester(_ element: JSONValue) -> RemoteSemester? {
+        let attributes = element["attributes"]
+        guard let id = element["id"]?.id, let begin = StudIPDate.iso8601(attributes?["start"]),
+            let end = StudIPDate.iso8601(attributes?["end"])
+        else { return nil }
+        return RemoteSemester(id: id, title: attributes?["title"]?.string ?? id, begin: begin, end: end)
+    }
+
+    private func course(_ element: JSONValue) -> ListedCourse? {
+        guard let id = element["id"]?.id else { return nil }
+        let attributes = element["attributes"]
+        let endSemester = element["relationships"]?["end-semester"]?["data"]?["id"]?.id
+        let course = RemoteCourse(
+            id: id, number: (attributes?["course-number"]?.string ?? "").trimmingTrailingWhitespace,
+            title: attributes?["title"]?.string ?? "", subtitle: attributes?["subtitle"]?.string ?? "",
+            description: attributes?["description"]?.string ?? "", semesterIDs: [],
+            webURL: transport.installation.courseWebURL(id))
+        return ListedCourse(course: course, hasNoEndSemester: endSemester == nil)
+    }
+
+    // MARK: - Course content
+
+    func content(of course: RemoteCourse) async throws(StudIPError) -> CourseContent {
+        let label = Self.label(course)
+        async let folderListing = captured { () async throws(StudIPError) -> [JSONValue] in
+            try await self.collection(["courses", course.id, "folders"], what: "the folders of \(label)")
+        }
+        async let documentListing = captured { () async throws(StudIPError) -> [JSONValue] in
+            try await self.collection(["courses", course.id, "file-refs"], what: "the documents of \(label)")
+        }
+        let folderElements = try await folderListing.get()
+        let documentElements = try await documentListing.get()
+
+        var tree = try readableTree(folderElements, course: course, label: label)
+        for element in documentElements {
+            tree.add(document: element, listedInFolder: nil)
+        }
+        let incomplete = transport.listsRestrictedDocuments ? tree.foldersMissingDocuments() : []
+        let listings = await concurrentMap(incomplete) { folder in
+            await captured { () async throws(StudIPError) -> [JSONValue] in
+                try await self.collection(
+                    ["folders", folder.id, "file-refs"], what: "the documents of folder \"\(folder.name)\" in \(label)")
+            }
+        }
+        for (folder, listing) in zip(incomplete, listings) {
+            switch listing {
+            case .success(let elements):
+                for element in elements { tree.add(document: element, listedInFolder: folder.id) }
+            case .failure(let error):
+                tree.fail(folder.id, because: error.description)
+            }
+        }
+        return tree.content
+    }
+
+    static func label(_ course: RemoteCourse) -> String {
+        let name = [course.number, course.title].filter { !$0.isEmpty }.joined(separator: " ")
+        return "course \"\(name)\""
+    }
+
+    /// The readable folders below the root: unreadable folders (`is-readable: false`) and everything below
+    /// them are left out, so are folders whose parent is not in the list.
+    private func readableTree(_ elements: [JSONValue], course: RemoteCourse, label: String) throws(StudIPError)
+        -> CourseTree
+    {
+        let parentOf = { (element: JSONValue) in element["relationships"]?["parent"]?["data"]?["id"]?.id }
+        let roots = elements.filter { parentOf($0) == nil && $0["id"]?.id != nil }
+        guard
+            let root = roots.first(where: { $0["attributes"]?["folder-type"]?.string == "RootFolder" })
+                ?? roots.first,
+            let rootID = root["id"]?.id
+        else {
+            throw .malformedResponse(what: "the folders of \(label)", detail: "no root folder")
+        }
+        var children: [String: [JSONValue]] = [:]
+        for element in elements {
+            if let parent = parentOf(element) { children[parent, default: []].append(element) }
+        }
+        var tree = CourseTree(course: course, rootID: rootID, installation: transport.installation)
+        var pending = [(element: root, parentID: String?.none)]
+        while let (element, parentID) = pending.popLast() {
+            guard let folder = tree.add(folder: element, parentID: parentID) else { continue }
+            for child in (children[folder] ?? []).reversed()
+            where child["attributes"]?["is-readable"]?.bool != false {
+                pending.append((child, folder))
+            }
+        }
+        return tree
+    }
+
+    /// Every element of a paginated collection, `pageSize` per request.
+    private func collection(
+        _ segments: [String], query: [(String, String)] = [], what: String
+    ) async throws(StudIPError) -> [JSONValue] {
+        try await Paging.collect(limit: transport.pageSize, what: what, idKey: "id") {
+            (offset) async throws(StudIPError) -> Page in
+            let url = transport.installation.jsonAPI(
+                segments,
+                query: query + [("page[offset]", String(offset)), ("page[limit]", String(transport.pageSize))])
+            let document = try await transport.fetchJSON(url, accept: Self.mediaType, what: what)
+            guard let data = document["data"]?.array else {
+                throw .malformedResponse(what: what, detail: "no data list")
+            }
+            return Page(elements: data, total: document["meta"]?["page"]?["total"]?.int.map { Int($0) })
+        }
+    }
+}
+
+/// The content of one course while the JSON:API walk assembles it.
+private struct CourseTree {
+    private(set) var content: CourseContent
+    private let installation: Installation
+    /// Folder id → announced document count (5.1+), for the folders in the tree.
+    private var announced: [String: Int] = [:]
+    private var listed: [String: Int] = [:]
+    private var folderIndex: Set<String> = []
+    private var documentIndex: Set<String> = []
+
+    init(course: RemoteCourse, rootID: String, installation: Installation) {
+        content = CourseContent(course: course, rootFolderID: rootID, folders: [], documents: [])
+        self.installation = installation
+    }
+
+    /// Adds a readable folder; returns its id, or nil when the element is unusable or a duplicate.
+    mutating func add(folder element: JSONValue, parentID: String?) -> String? {
+        guard let id = element["id"]?.id, !folderIndex.contains(id) else { return nil }
+        let attributes = element["attributes"]
+        let dates = StudIPDate.pair(
+            created: StudIPDate.iso8601(attributes?["mkdate"]), changed: StudIPDate.iso8601(attributes?["chdate"]))
+        guard let dates else {
+            content.problems.append(ItemProblem(itemID: id, message: "folder without dates, left out"))
+            if let parentID { content.failedFolderIDs.insert(parentID) }
+            return nil
+        }
+        folderIndex.insert(id)
+        content.folders.append(
+            RemoteFolder(
+                id: id, parentID: parentID, name: attributes?["name"]?.string ?? "",
+                description: attributes?["description"]?.string ?? "",
+                folderType: attributes?["folder-type"]?.string ?? "", created: dates.created, changed: dates.changed,
+                webURL: installation.folderWebURL(id, courseID: content.course.id)))
+        if let count = element["relationships"]?["file-refs"]?["meta"]?["count"]?.int {
+            announced[id] = Int(count)
+        }
+        return id
+    }
+
+    /// Adds a document of a folder in the tree; documents of other folders (unreadable ones) are ignored.
+    /// `listedInFolder` is set for per-folder listings, which repeat documents the course list had.
+    mutating func add(document element: JSONValue, listedInFolder: String?) {
+        let folderID = element["relationships"]?["parent"]?["data"]?["id"]?.id ?? listedInFolder
+        guard let folderID, folderIndex.contains(folderID) else { return }
+        guard let id = element["id"]?.id else {
+            fail(folderID, because: "a document without id")
+            return
+        }
+        guard !documentIndex.contains(id) else { return }
+        let attributes = element["attributes"]
+        let relationships = element["relationships"]
+        let dates = StudIPDate.pair(
+            created: StudIPDate.iso8601(attributes?["mkdate"]), changed: StudIPDate.iso8601(attributes?["chdate"]))
+        guard let name = attributes?["name"]?.string, let dates else {
+            content.problems.append(ItemProblem(itemID: id, message: "document without name or dates, left out"))
+            content.failedFolderIDs.insert(folderID)
+            return
+        }
+        documentIndex.insert(id)
+        if listedInFolder == nil { listed[folderID, default: 0] += 1 }
+        content.documents.append(
+            RemoteDocument(
+                id: id, folderID: folderID, name: name, description: attributes?["description"]?.string ?? "",
+                mimeType: attributes?["mime-type"]?.string ?? "", size: max(0, attributes?["filesize"]?.int ?? 0),
+                created: dates.created, changed: dates.changed,
+                fileID: relationships?["file"]?["data"]?["id"]?.id ?? "",
+                ownerName: relationships?["owner"]?["meta"]?["name"]?.string ?? "",
+                license: relationships?["terms-of-use"]?["data"]?["id"]?.id ?? "",
+                isDownloadable: attributes?["is-downloadable"]?.bool ?? true,
+                webURL: installation.documentWebURL(id, courseID: content.course.id)))
+    }
+
+    /// Folders whose announced document count exceeds what the course-wide list delivered.
+    func foldersMissingDocuments() -> [RemoteFolder] {
+        content.folders.filter { folder in
+            guard let count = announced[folder.id] else { return false }
+            return count > listed[folder.id, default: 0]
+        }
+    }
+
+    mutating func fail(_ folderID: String, because reason: String) {
+        content.failedFolderIDs.insert(folderID)
+        content.problems.append(ItemProblem(itemID: folderID, message: reason))
+    }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import StudIPKit
+
+/// A failure the CLI reports: one line saying what failed and what to do, and the exit code of DESIGN.md §1.1
+/// (1 usage, 2 auth, 3 network, 4 other).
+enum CLIError: Error, CustomStringConvertible {
+    case usage(String)
+    case auth(String)
+    case network(String)
+    case other(String)
+
+    init(_ error: StudIPError) {
+        switch error.exitCode {
+        case 2: self = .auth(error.description)
+        case 3: self = .network(error.description)
+        default: self = .other(error.description)
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .usage(let message), .auth(let message), .network(let message), .other(let message): message
+        }
+    }
+
+    var exitCode: Int32 {
+        switch self {
+        case .usage: 1
+        case .auth: 2
+        case .network: 3
+        case .other: 4
+        }
+    }
+}
+
+extension AsyncParsableCommand {
+    /// Runs `body`, printing a ``CLIError`` as `campusfs: <message>` and exiting with its code.
+    func reportingErrors(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as CLIError {
+            printError("campusfs: \(error)")
+            throw ExitCode(error.exitCode)
+        } catch let error as StudIPError {
+            printError("campusfs: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

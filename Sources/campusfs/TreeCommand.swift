@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import MetadataStore
+
+/// `campusfs tree`: the whole tree (or a subtree) from the metadata store.
+struct TreeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tree",
+        abstract: "Show the tree from the metadata cache.",
+        discussion: """
+            --paths prints one path per line relative to the tree's root, directories included, for scripts:
+              campusfs tree --paths | grep '\\.pdf$'
+            --long adds type, size, date and highlight to each path.
+            """)
+
+    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    var profile: String?
+
+    @Flag(help: "One path per line, relative to the tree's root.")
+    var paths = false
+
+    @Flag(help: "One path per line with type, size, date and highlight.")
+    var long = false
+
+    @Argument(help: "A directory below the tree's root; default: the root.")
+    var path: String?
+
+    func run() throws {
+        do {
+            let store = try ProfileStore.open(profile ?? ProfileOptions.defaultProfileName())
+            let start = try ProfileStore.node(path, in: store)
+            let entries: [WalkEntry]
+            do {
+                entries = try store.walk(from: start.inode).filter { $0.depth > 0 }
+            } catch {
+                throw CLIError.other(error.description)
+            }
+            let prefix = try ProfileStore.path(of: start, in: store)
+            for entry in entries {
+                let relative = String(entry.path.dropFirst(prefix.isEmpty ? 0 : prefix.count + 1))
+                if paths {
+                    print(relative)
+                } else if long {
+                    let line = try Listing.longLine(entry.node, in: store)
+                    print(line.replacingOccurrences(of: "  \(entry.node.name)", with: "  \(relative)"))
+                } else {
+                    print(
+                        String(repeating: "    ", count: entry.depth - 1) + entry.node.name
+                            + (entry.node.kind == .directory ? "/" : "")
+                            + (entry.node.symlinkTarget.map { " -> \($0)" } ?? ""))
+                }
+            }
+        } catch {
+            printError("campusfs: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+    }
+}

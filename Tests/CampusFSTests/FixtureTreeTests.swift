@@ -1,0 +1,100 @@
+import Foundation
+import StudIPSimulator
+import Testing
+
+/// `campusfs refresh` then `campusfs tree` against the real 5.0.7 data: exactly the tree of DESIGN.md §1.3,
+/// whichever API and release delivers it.
+@Suite("The fixtures tree through the CLI")
+struct FixtureTreeTests {
+    /// The content every demo course of the fixtures has (demo_manifest.json), relative to the course folder.
+    static let demoCourseContent = [
+        "Leerer Ordner",
+        "README.txt",
+        "Vorlesungsfolien",
+        "Vorlesungsfolien/Archiv 2025",
+        "Vorlesungsfolien/Archiv 2025/folien_2025.md",
+        "Vorlesungsfolien/Kapitel 1 - Einleitung.pdf",
+        "Vorlesungsfolien/Kapitel 2 - Grundlagen.pdf",
+        "Übungsblätter",
+        "Übungsblätter/daten (groß).bin",
+        "Übungsblätter/diagramm.png",
+        "Übungsblätter/leer.txt",
+        "Übungsblätter/Übungsblatt 1 – Lösungen.txt",
+    ]
+
+    static func course(_ path: String) -> [String] {
+        [path] + demoCourseContent.map { "\(path)/\($0)" }
+    }
+
+    /// test_autor: five courses; the study group is open-ended (no end semester), so it lives in `Ongoing`;
+    /// semester titles lose their `/`; PRIV-404 is not theirs and does not appear.
+    static let autorTree =
+        ["Ongoing", "Ongoing/Test Studiengruppe", "SS 2022", "SS 2022/12345 Test Lehrveranstaltung", "SS 2026"]
+        + course("SS 2026/VS-303 Seminar: Verteilte Systeme (Sommer)") + ["WS 2026-27"]
+        + course("WS 2026-27/BS-202 Betriebssysteme & Dateisysteme")
+        + course("WS 2026-27/INF-101 Einführung in die Informatik")
+
+    /// root@studip is a member of the three demo courses only.
+    static let rootTree =
+        ["SS 2026"] + course("SS 2026/VS-303 Seminar: Verteilte Systeme (Sommer)") + ["WS 2026-27"]
+        + course("WS 2026-27/BS-202 Betriebssysteme & Dateisysteme")
+        + course("WS 2026-27/INF-101 Einführung in die Informatik")
+
+    static let cases: [(Flavour, String, String)] = [
+        (.v50, "jsonapi", "test_autor"), (.v50, "rest", "test_autor"), (.v50, "jsonapi", "root@studip"),
+        (.v50, "rest", "root@studip"), (.v55, "jsonapi", "test_autor"), (.v55, "rest", "test_autor"),
+        (.v6, "jsonapi", "test_autor"), (.v6, "auto", "root@studip"),
+    ]
+
+    @Test(arguments: cases)
+    func treeIsExactlyTheDesignedOne(flavour: Flavour, api: String, user: String) async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: flavour))
+        let cli = try CLI()
+        defer {
+            cli.removeHome()
+            Task { await sim.stop() }
+        }
+        let login = ["--server", sim.baseURL, "--username", user, "--api", api]
+        let refresh = try await cli.run(["refresh"] + login)
+        #expect(refresh.status == 0, "\(refresh.stderr)")
+
+        let tree = try await cli.run(["tree", "--paths"])
+        #expect(tree.status == 0, "\(tree.stderr)")
+        let expected = user == "test_autor" ? Self.autorTree : Self.rootTree
+        #expect(tree.lines.sorted() == expected.sorted())
+    }
+
+    /// Folders and documents have dates from Stud.IP; semester and course directories get the time they appeared.
+    static func isBelowACourse(_ line: String) -> Bool {
+        let path = line.split(separator: "  ").last.map(String.init) ?? ""
+        return path.split(separator: "/").count > 2
+    }
+
+    @Test func bothAPIsAgreeOnSizesAndDates() async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: .v50))
+        defer { Task { await sim.stop() } }
+        var listings: [String] = []
+        for api in ["jsonapi", "rest"] {
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let refresh = try await cli.run([
+                "refresh", "--server", sim.baseURL, "--username", "test_autor", "--api", api,
+            ])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            let listing = try await cli.run(["tree", "--long"])
+            #expect(listing.status == 0)
+            listings.append(listing.lines.filter(Self.isBelowACourse).joined(separator: "\n"))
+        }
+        #expect(listings[0] == listings[1])
+        #expect(listings[0].split(separator: "\n").count == 3 * Self.demoCourseContent.count)
+
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        _ = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+        let folder = try await cli.run(["ls", "-l", "WS 2026-27/INF-101 Einführung in die Informatik/Übungsblätter"])
+        #expect(folder.status == 0, "\(folder.stderr)")
+        let big = try #require(folder.lines.first { $0.hasSuffix("daten (groß).bin") })
+        #expect(big.contains("1572987"), "size from metadata: \(big)")
+        #expect(big.contains("2026-10-15 10:11"), "mtime = the document's chdate in local time: \(big)")
+    }
+}

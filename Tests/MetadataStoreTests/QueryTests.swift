@@ -1,0 +1,192 @@
+import Dispatch
+import Foundation
+import GRDB
+import StudIPKit
+import Testing
+
+@testable import MetadataStore
+
+@Suite struct QueryTests {
+    let course = "WS 2026-27/INF-101 Foo"
+
+    func bigCourse(count: Int) -> CourseContent {
+        content(
+            info101,
+            folders: [folder("f", in: root(info101), "Folien")],
+            documents: (0..<count).map { document("d\($0)", in: "f", "Datei \($0).pdf") })
+    }
+
+    @Test func childrenArePagedWithStableOffsets() throws {
+        let store = try MetadataStore.withCourse(bigCourse(count: 25))
+        let directory = try store.inode(course + "/Folien")
+        var seen: [String] = []
+        var offset: Int64 = 0
+        while true {
+            let page = try store.children(of: directory, after: offset, limit: 7)
+            guard let last = page.last else { break }
+            #expect(page.allSatisfy { $0.offset > 2 })
+            seen += page.map(\.node.name)
+            offset = last.offset
+        }
+        #expect(seen.count == 25)
+        #expect(Set(seen).count == 25)
+        #expect(try store.children(of: directory).map(\.node.name) == seen)
+
+        // Resuming in the middle while a refresh removes and adds entries: no entry twice, none of the
+        // untouched ones lost.
+        let firstPage = try store.children(of: directory, limit: 10)
+        var changed = bigCourse(count: 25)
+        changed.documents.removeAll { ["d3", "d15"].contains($0.id) }
+        changed.documents.append(document("d-new", in: "f", "Neu.pdf"))
+        _ = try store.applyCourse(changed, now: now + day)
+        let rest = try store.children(of: directory, after: try #require(firstPage.last).offset, limit: 100)
+        let names = firstPage.map(\.node.name) + rest.map(\.node.name)
+        #expect(Set(names).count == names.count)
+        #expect(names.contains("Neu.pdf"))
+        #expect(!rest.map(\.node.name).contains("Datei 15.pdf"))
+        #expect(try store.children(of: directory, after: 1_000_000).isEmpty)
+    }
+
+    @Test func pathsAndNodesRoundTrip() throws {
+        let seminar = makeCourse("c-sem", "", "Seminar", [ss26, ws2627])
+        let store = try MetadataStore.temporary()
+        _ = try store.applyOverview(overview([info101, seminar]), now: now)
+        _ = try store.applyCourse(bigCourse(count: 3), now: now)
+        _ = try store.applyCourse(
+            content(seminar, folders: [folder("g", in: root(seminar), "Texte")]), now: now)
+        let entries = try store.walk()
+        #expect(entries.count == 11)
+        for entry in entries {
+            #expect(try store.path(of: entry.node.inode) == entry.path)
+            #expect(try store.resolve(path: entry.path, followSymlinks: false).inode == entry.node.inode)
+            #expect(try store.resolve(path: "/" + entry.path + "/", followSymlinks: false).inode == entry.node.inode)
+        }
+        #expect(try store.resolve(path: "SS 2026/Seminar/Texte").inode == store.inode("WS 2026-27/Seminar/Texte"))
+        #expect(try store.resolve(path: "WS 2026-27/Seminar/../INF-101 Foo").inode == store.inode(course))
+        #expect(throws: StoreError.notFound(path: "WS 2026-27/Nope")) { try store.resolve(path: "WS 2026-27/Nope") }
+        #expect(throws: StoreError.self) { try store.resolve(path: course + "/Folien/Datei 0.pdf/x") }
+        #expect(try store.path(of: 999_999) == nil)
+    }
+
+    @Test func walkIsDepthFirstSortedByName() throws {
+        let store = try MetadataStore.withCourse(
+            content(
+                info101, folders: [folder("b", in: root(info101), "B"), folder("a", in: root(info101), "A")],
+                documents: [document("z", in: "a", "z.pdf"), document("y", in: root(info101), "0.pdf")]))
+        let walk = try store.walk(from: store.inode(course))
+        #expect(walk.map(\.path) == [course, course + "/0.pdf", course + "/A", course + "/A/z.pdf", course + "/B"])
+        #expect(walk.map(\.depth) == [0, 1, 1, 2, 1])
+        #expect(throws: StoreError.noSuchNode(inode: 424_242)) { try store.walk(from: 424_242) }
+    }
+
+    @Test func extendedAttributeData() throws {
+        var doc = document("d1", in: root(info101), "a.pdf")
+        doc.isDownloadable = false
+        let store = try MetadataStore.withCourse(
+            content(
+                info101,
+                folders: [
+                    RemoteFolder(
+                        id: "f", parentID: root(info101), name: "F", description: "Ordner", created: now, changed: now,
+                        webURL: "https://studip.example/folder/f")
+                ], documents: [doc]))
+        let info = try #require(try store.info(inode: store.inode(course + "/a.pdf")))
+        #expect(info.node.studipID == "d1")
+        #expect(info.description == "desc d1")
+        #expect(info.webURL == "https://studip.example/doc/d1")
+        #expect(info.document?.ownerName == "Prof. Owner")
+        #expect(info.document?.license == "SELFMADE_NONPUB")
+        #expect(info.document?.mimeType == "application/pdf")
+        #expect(info.document?.isDownloadable == false)
+        #expect(info.document?.version == doc.version)
+        #expect(try store.info(inode: store.inode(course + "/F"))?.description == "Ordner")
+        #expect(try store.info(inode: store.inode(course + "/F"))?.webURL == "https://studip.example/folder/f")
+        let courseInfo = try #require(try store.info(inode: store.inode(course)))
+        #expect(courseInfo.description == "About Foo" && courseInfo.node.studipID == "c-101")
+        #expect(try store.info(inode: 999_999) == nil)
+        try store.setETag("\"abc\"", inode: info.node.inode)
+        #expect(try store.document(inode: info.node.inode)?.etag == "\"abc\"")
+        #expect(try store.document(inode: store.inode(course)) == nil)
+    }
+
+    @Test func everyFilesystemQueryUsesAnIndex() throws {
+        let store = try MetadataStore.withCourse(bigCourse(count: 5))
+        try store.pool.read { db in
+            for (name, sql) in QuerySQL.all {
+                let parameters = sql.filter { $0 == "?" }.count
+                let plan = try Row.fetchAll(
+                    db, sql: "EXPLAIN QUERY PLAN " + sql,
+                    arguments: StatementArguments(Array(repeating: DatabaseValue.null, count: parameters)))
+                let details = try plan.map { try $0.decode(String.self, forColumn: "detail") }
+                for detail in details where detail.hasPrefix("SCAN ") {
+                    // Scans of the recursive CTEs' queues and of the partial highlight index are bounded.
+                    let allowed =
+                        ["SCAN up", "SCAN below", "SCAN CONSTANT ROW"].contains(detail)
+                        || detail.contains("USING INDEX document_highlighted")
+                        || detail.contains("USING COVERING INDEX document_highlighted")
+                    #expect(allowed, "\(name) scans: \(detail)")
+                }
+                #expect(!details.isEmpty)
+            }
+        }
+    }
+
+    @Test func readsProceedWhileAWriteIsOpen() throws {
+        let store = try MetadataStore.withCourse(bigCourse(count: 3))
+        let directory = try store.inode(course + "/Folien")
+        let writing = DispatchSemaphore(value: 0)
+        let finish = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? store.pool.write { db in
+                try db.execute(sql: "UPDATE node SET size = 4242 WHERE parent = ?", arguments: [directory])
+                writing.signal()
+                finish.wait()
+            }
+            done.signal()
+        }
+        writing.wait()
+        // Readers are not blocked by the open write transaction and see the last committed state.
+        let start = Date()
+        let sizes = try (0..<20).map { _ in try store.children(of: directory).map(\.node.size) }
+        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(sizes.allSatisfy { $0 == [1000, 1000, 1000] })
+        finish.signal()
+        done.wait()
+        #expect(try store.children(of: directory).map(\.node.size) == [4242, 4242, 4242])
+    }
+
+    @Test func concurrentRefreshesAndReadsAreSafe() async throws {
+        let store = try MetadataStore.temporary()
+        let courses = (0..<6).map { makeCourse("c\($0)", "N\($0)", "Kurs \($0)", [ws2627]) }
+        _ = try store.applyOverview(overview(courses), now: now)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for course in courses {
+                group.addTask {
+                    let documents = (0..<40).map { document("\(course.id)-d\($0)", in: root(course), "D\($0).pdf") }
+                    _ = try store.applyCourse(content(course, documents: documents), now: now)
+                }
+                group.addTask {
+                    for _ in 0..<20 { _ = try store.children(of: Node.rootInode) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.walk().count == 2 + 6 + 6 * 40)
+    }
+
+    @Test func theFileIsPrivateAndInWALMode() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("campusfs-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("campusfs.sqlite").path
+        let store = try MetadataStore(path: path)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(try store.pool.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try store.pool.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
+        #expect(store.pool.configuration.maximumReaderCount >= 8)
+        #expect(try store.node(inode: Node.rootInode)?.item == .root)
+        #expect(throws: StoreError.self) { try MetadataStore(path: directory.path + "/missing/campusfs.sqlite") }
+    }
+}

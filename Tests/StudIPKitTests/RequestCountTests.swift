@@ -1,0 +1,121 @@
+import Foundation
+import StudIPKit
+import Testing
+
+@testable import StudIPSimulator
+
+/// DESIGN.md §4: a cold walk costs at most 2 + semesters + 3 × courses requests, and never more than the
+/// configured number of requests are in flight.
+@Suite("Request counts and concurrency on large")
+struct RequestCountTests {
+    struct Measured: Sendable {
+        var served: Int
+        var counted: Int
+        var semesters: Int
+        var courses: Int
+        var documents: Int
+        var maxInFlight: Int
+    }
+
+    /// A cold refresh as the daemon does it: connect, overview, every course's content in parallel.
+    static func coldWalk(
+        _ sim: Simulator, api: ClientConfiguration.API, maxConcurrent: Int = 4
+    ) async throws -> Measured {
+        sim.resetStatistics()
+        var configuration = Harness.configuration(sim, api: api)
+        configuration.maxConcurrentRequests = maxConcurrent
+        return try await Harness.withSource(configuration) { source in
+            let overview = try await source.overview()
+            let contents = try await withThrowingTaskGroup(of: CourseContent.self) { group in
+                for course in overview.courses { group.addTask { try await source.content(of: course) } }
+                var all: [CourseContent] = []
+                for try await content in group { all.append(content) }
+                return all
+            }
+            #expect(contents.allSatisfy { $0.failedFolderIDs.isEmpty })
+            return Measured(
+                served: sim.served, counted: source.requestCount, semesters: overview.semesters.count,
+                courses: overview.courses.count, documents: contents.reduce(0) { $0 + $1.documents.count },
+                maxInFlight: sim.maxInFlight)
+        }
+    }
+
+    @Test("JSON:API cold walk of large on 5.0 stays within 2 + semesters + 3 × courses")
+    func jsonAPIBoundFiveZero() async throws {
+        try await Harness.withSimulator(.generated(.large, seed: 1), flavour: .v50) { sim in
+            let measured = try await Self.coldWalk(sim, api: .jsonAPI)
+            let bound = 2 + measured.semesters + 3 * measured.courses
+            print("large 5.0 JSON:API: \(measured.served) requests (bound \(bound)), \(measured.documents) documents")
+            #expect(measured.courses >= 10)
+            #expect(measured.documents > 1_000)
+            #expect(measured.served == 2 + measured.semesters + 2 * measured.courses)
+            #expect(measured.served <= bound)
+            #expect(measured.counted == measured.served, "the source counts what the server saw")
+        }
+    }
+
+    /// On 5.1+ the folder counts reveal documents the course-wide list omits; each folder holding some costs one
+    /// more request. `large` has about 70 such folders in 40 courses, more than the bound's one per course.
+    @Test("JSON:API cold walk of large on 5.5: two requests per course plus one per folder with restricted documents")
+    func jsonAPIBoundFiveFive() async throws {
+        try await Harness.withSimulator(.generated(.large, seed: 1), flavour: .v55) { sim in
+            let model = sim.university
+            let user = try #require(model.user(named: "test_autor"))
+            let restrictedFolders = Set(
+                model.courses(of: user.id).flatMap { course in
+                    ExpectedContent(course: course.id, user: "test_autor", in: model).documents.values
+                        .filter { !model.canDownload($0, user: user) }.map(\.folderID)
+                })
+            let complete = try await Self.coldWalk(sim, api: .jsonAPI)
+            let bound = 2 + complete.semesters + 3 * complete.courses
+            print(
+                "large 5.5 JSON:API: \(complete.served) requests (bound \(bound), \(restrictedFolders.count) folders "
+                    + "with restricted documents), \(complete.documents) documents")
+            #expect(
+                complete.served == 2 + complete.semesters + 2 * complete.courses + restrictedFolders.count)
+            #expect(complete.counted == complete.served)
+
+            sim.resetStatistics()
+            var configuration = Harness.configuration(sim, api: .jsonAPI)
+            configuration.listsRestrictedDocuments = false
+            let lean = try await Harness.withSource(configuration) { source in
+                let overview = try await source.overview()
+                for course in overview.courses { _ = try await source.content(of: course) }
+                return source.requestCount
+            }
+            print("large 5.5 JSON:API without restricted documents: \(lean) requests (bound \(bound))")
+            #expect(lean == 2 + complete.semesters + 2 * complete.courses)
+            #expect(lean <= bound)
+        }
+    }
+
+    @Test("at most 4 requests in flight by default, with latency")
+    func concurrencyBound() async throws {
+        let settings = SimulatorSettings(latencyMilliseconds: 5)
+        try await Harness.withSimulator(.generated(.large, seed: 1), flavour: .v55, settings: settings) { sim in
+            let json = try await Self.coldWalk(sim, api: .jsonAPI)
+            #expect(json.maxInFlight <= 4)
+            #expect(json.maxInFlight >= 2, "courses are walked in parallel")
+        }
+    }
+
+    @Test("legacy REST stays within the bound too, with latency")
+    func legacyConcurrencyBound() async throws {
+        let settings = SimulatorSettings(latencyMilliseconds: 2)
+        try await Harness.withSimulator(.generated(.demo, seed: 1), flavour: .v55, settings: settings) { sim in
+            let legacy = try await Self.coldWalk(sim, api: .legacyREST)
+            #expect(legacy.maxInFlight <= 4)
+            #expect(legacy.maxInFlight >= 2)
+            #expect(legacy.counted == legacy.served)
+        }
+    }
+
+    @Test("a limit of 1 serialises every request")
+    func serialised() async throws {
+        let settings = SimulatorSettings(latencyMilliseconds: 2)
+        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55, settings: settings) { sim in
+            let measured = try await Self.coldWalk(sim, api: .legacyREST, maxConcurrent: 1)
+            #expect(measured.maxInFlight == 1)
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import Logging
+import StudIPKit
+import Synchronization
+import Testing
+
+@testable import StudIPSimulator
+
+/// Starting simulators and sources so that both are always shut down, also when a test fails.
+enum Harness {
+    static let password = "testing"
+
+    /// Retries fast enough for tests; the policy's shape is what is being tested, not its delays.
+    static let quickRetry = RetryPolicy(attempts: 4, baseDelay: .milliseconds(5), maxDelay: .milliseconds(40))
+
+    static func configuration(
+        _ sim: Simulator, user: String = "test_autor", password: String = Harness.password,
+        api: ClientConfiguration.API = .auto, credentials: Credentials? = nil, logger: Logger? = nil
+    ) -> ClientConfiguration {
+        var configuration = ClientConfiguration(
+            baseURL: sim.baseURL, api: api, credentials: credentials ?? .basic(username: user, password: password),
+            retry: quickRetry)
+        if let logger { configuration.logger = logger }
+        return configuration
+    }
+
+    /// Runs `body` against a fresh simulator, stopping it afterwards.
+    static func withSimulator<T: Sendable>(
+        _ dataset: Dataset = .fixtures507, flavour: Flavour = .v50, settings: SimulatorSettings = SimulatorSettings(),
+        basePath: String = "", _ body: (Simulator) async throws -> T
+    ) async throws -> T {
+        let sim = try await Simulator.start(
+            SimulatorConfiguration(dataset: dataset, flavour: flavour, basePath: basePath, settings: settings))
+        do {
+            let result = try await body(sim)
+            await sim.stop()
+            return result
+        } catch {
+            await sim.stop()
+            throw error
+        }
+    }
+
+    /// Connects a source, runs `body`, shuts the source down.
+    static func withSource<T: Sendable>(
+        _ configuration: ClientConfiguration, _ body: (any DocumentSource) async throws -> T
+    ) async throws -> T {
+        let source = try await StudIP.connect(configuration)
+        do {
+            let result = try await body(source)
+            await source.shutdown()
+            return result
+        } catch {
+            await source.shutdown()
+            throw error
+        }
+    }
+
+    /// The typed error `body` throws, or nil when it succeeds.
+    static func error<T>(_ body: () async throws(StudIPError) -> T) async -> StudIPError? {
+        do {
+            _ = try await body()
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
+
+extension Simulator {
+    /// Requests the simulator served since the last reset (`GET /__sim/stats` → `total`).
+    var served: Int { statistics.snapshot().total }
+    var maxInFlight: Int { statistics.snapshot().maxInFlight }
+    func resetStatistics() { statistics.reset() }
+    func inject(_ fault: Fault) { faults.add(fault) }
+    func clearFaults() { faults.clear() }
+    func change(_ update: @escaping (inout SimulatorSettings) -> Void) { _ = settings.update(update) }
+}
+
+/// Captures every log line, to check that no secret reaches a log.
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var logger: Logger {
+        var logger = Logger(label: "test") { _ in Handler(capture: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+
+    fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    private struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            capture.append("\(event.level) \(event.message) \(merged)")
+        }
+    }
+}
