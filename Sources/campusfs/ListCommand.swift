@@ -26,7 +26,8 @@ struct ListCommand: ParsableCommand {
             let store = try ProfileStore.open(profile ?? ProfileOptions.defaultProfileName())
             let node = try ProfileStore.node(path, in: store)
             let nodes = node.kind == .directory ? try Listing.children(of: node, in: store) : [node]
-            for child in nodes {
+            // Byte order of the names, like `campusfs tree` and `LC_ALL=C ls`.
+            for child in nodes.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
                 print(long ? try Listing.longLine(child, in: store) : child.name)
             }
         } catch {

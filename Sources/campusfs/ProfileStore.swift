@@ -8,11 +8,18 @@ enum ProfileStore {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw .usage("nothing known about profile \"\(profile)\" yet: run `campusfs refresh` first")
         }
-        do {
-            return try MetadataStore(path: url.path)
+        let store: MetadataStore
+        let synced: Bool
+        do throws(StoreError) {
+            store = try MetadataStore(path: url.path)
+            synced = try store.syncState().lastOverviewAt != nil
         } catch {
             throw .other(error.description)
         }
+        guard synced else {
+            throw .usage("nothing known about profile \"\(profile)\" yet: run `campusfs refresh` first")
+        }
+        return store
     }
 
     /// The store's node for a path given on the command line ("" or "/" is the root).

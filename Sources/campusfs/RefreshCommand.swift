@@ -40,7 +40,9 @@ struct RefreshCommand: AsyncParsableCommand {
                     options: TreeOptions(
                         courseNameTemplate: profile.courseNameTemplate, hiddenCourseIDs: profile.hiddenCourses),
                     semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters))
-                result = .success(try await refresher.refresh())
+                var report = try await refresher.refresh()
+                report.requests = source.requestCount
+                result = .success(report)
             } catch {
                 result = .failure(error)
             }
