@@ -22,7 +22,7 @@ let package = Package(
     targets: [
         // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
-        .target(name: "FUSEKit"),
+        .target(name: "FUSEKit", dependencies: ["CFuse3"]),
         .target(
             name: "StudIPKit",
             dependencies: [
@@ -34,7 +34,10 @@ let package = Package(
             name: "MetadataStore",
             dependencies: ["StudIPKit", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .target(name: "ContentCache"),
+        .target(
+            name: "ContentCache",
+            dependencies: ["StudIPKit", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "CampusFS",
             dependencies: ["StudIPKit", "MetadataStore", .product(name: "Logging", package: "swift-log")]
@@ -70,6 +73,14 @@ let package = Package(
         .testTarget(
             name: "StudIPKitTests",
             dependencies: ["StudIPKit", "StudIPSimulator"]
+        ),
+        .testTarget(
+            name: "ContentCacheTests",
+            dependencies: ["ContentCache", "StudIPKit"]
+        ),
+        .testTarget(
+            name: "FUSEKitTests",
+            dependencies: ["FUSEKit"]
         ),
         .testTarget(
             name: "MetadataStoreTests",
