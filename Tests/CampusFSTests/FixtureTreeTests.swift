@@ -98,3 +98,48 @@ struct FixtureTreeTests {
         #expect(big.contains("2026-10-15 10:11"), "mtime = the document's chdate in local time: \(big)")
     }
 }
+
+/// The `small` dataset's hostile cases as a user sees them in the tree.
+@Suite("The small dataset's tree through the CLI")
+struct HostileTreeTests {
+    @Test func sanitizedNamesSymlinksAndUnreadableFolders() async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .generated(.small, seed: 1), flavour: .v55))
+        let cli = try CLI()
+        defer {
+            cli.removeHome()
+            Task { await sim.stop() }
+        }
+        let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+        #expect(refresh.status == 0, "\(refresh.stderr)")
+        let paths = try await cli.run(["tree", "--paths"])
+        let lines = Set(paths.lines)
+        let university = sim.university
+        let project = try #require(university.courses.values.first { $0.title == "Projektseminar: Robotik" })
+        let semesters = project.semesterIDs.compactMap { university.semesters[$0] }.sorted { $0.begin < $1.begin }
+        let earlier = try #require(semesters.first).title.replacingOccurrences(of: "/", with: "-")
+        let latest = try #require(semesters.last).title.replacingOccurrences(of: "/", with: "-")
+        let courseName = "INF-390 Projektseminar: Robotik"
+
+        #expect(lines.contains("\(latest)/\(courseName)/Gruppe A-B/Projektplan.pdf"), "`/` in a folder name → `-`")
+        #expect(lines.contains("\(earlier)/\(courseName)"), "the earlier semester has the course as a link")
+        #expect(!lines.contains("\(earlier)/\(courseName)/Gruppe A-B"), "tree does not descend into the link")
+        let link = try await cli.run(["ls", "-l", earlier])
+        #expect(link.lines.contains { $0.hasPrefix("l ") && $0.hasSuffix("\(courseName) -> ../\(latest)/\(courseName)") })
+
+        let inf = lines.first { $0.hasSuffix("/INF-101 Einführung in die Informatik") }
+        let course = try #require(inf)
+        // Documents "." and ".." become "_." and "_.." and, having no extension, get one from their MIME type.
+        for expected in [
+            "_..txt", "_...txt", "_../in dot dot.txt", "Vorlesungsfolien/Klausur WS 2025-26.pdf", "Vorlesungsfolien/bell_char.txt",
+            "Vorlesungsfolien/Folien.pdf", "Vorlesungsfolien/Folien (2).pdf", "Notizen", "LIESMICH.pdf",
+        ] {
+            #expect(lines.contains("\(course)/\(expected)"), "\(expected)")
+        }
+        #expect(!lines.contains { $0.hasPrefix("\(course)/Abgaben") }, "a folder the student may not read is not shown")
+        #expect(!lines.contains { $0.hasPrefix("\(course)/Tutorenmaterial") })
+        #expect(lines.contains("\(course)/Vorlesungsfolien/Lehrbuch Kapitel 3 (Scan).pdf"), "non-downloadable: shown")
+        let übung = lines.filter { $0.hasPrefix("\(course)/Vorlesungsfolien/") && $0.contains("bung") && $0.hasSuffix(".txt") }
+        #expect(übung.count == 2, "NFC and NFD spellings of one name are told apart after NFC: \(übung)")
+        #expect(lines.allSatisfy { $0.split(separator: "/").allSatisfy { $0.utf8.count <= 255 } })
+    }
+}
