@@ -1,1 +1,327 @@
-/// Document blobs on disk, download coordination and eviction (issue 4).
+import Foundation
+import Glibc
+import Logging
+import StudIPKit
+
+/// Document blobs on disk, download coordination and eviction (DESIGN.md §1.5, §2): one blob per document
+/// version under the profile's cache directory (layout: ``CacheLayout``).
+///
+/// Concurrency model: the actor owns the bookkeeping — the index of completed blobs, the downloads in flight (at
+/// most one per document, which is what coalesces concurrent opens), open handles, pins and LRU order — and
+/// every change to the directory's committed state (sidecars, eviction, removal) happens on it, so those
+/// decisions never race. The expensive work stays off it: each download runs in its own task
+/// (``DownloadJob``), and reads never touch the actor: ``read(_:offset:length:)`` is `nonisolated` and goes
+/// from the handle to `pread`, waiting on the download's ``Transfer`` (a `Mutex` plus continuations) only when
+/// its range has not arrived yet. Downloads are unstructured tasks, not children of the first opener, so a
+/// cancelled open does not cancel a download others share; ``remove(documentIDs:)`` cancels them.
+public actor ContentCache {
+    private struct Indexed {
+        var entry: CacheEntry
+        /// A logical clock: larger is more recent. Persisted as the blob's mtime.
+        var lastAccess: UInt64
+    }
+
+    private struct Active {
+        let transfer: Transfer
+        let task: Task<Void, Never>
+        let deadline: Task<Void, Never>
+    }
+
+    private enum Source {
+        case blob(CacheEntry, Descriptor)
+        case transfer(Transfer)
+    }
+
+    private let layout: CacheLayout
+    private let downloader: any DocumentDownloader
+    private let configuration: ContentCacheConfiguration
+    private let logger: Logger
+    private var index: [String: Indexed] = [:]
+    private var transfers: [String: Active] = [:]
+    private var openHandles: [UInt64: String] = [:]
+    private var openCounts: [String: Int] = [:]
+    private var pinned: Set<String> = []
+    private var accessClock: UInt64 = 0
+    private var lastHandleID: UInt64 = 0
+
+    /// Opens (creating it with mode 0700) the cache directory and recovers from a crash: partial downloads are
+    /// deleted, not resumed, and only blobs with a matching sidecar are kept.
+    public init(
+        directory: String, downloader: any DocumentDownloader, configuration: ContentCacheConfiguration = .init(),
+        logger: Logger = Logger(label: "campusfs.content-cache")
+    ) throws(ContentCacheError) {
+        layout = try CacheLayout(root: directory)
+        self.downloader = downloader
+        self.configuration = configuration
+        self.logger = logger
+        let recovered = layout.recover().sorted {
+            ($0.lastAccess.tv_sec, $0.lastAccess.tv_nsec) < ($1.lastAccess.tv_sec, $1.lastAccess.tv_nsec)
+        }
+        for (position, item) in recovered.enumerated() {
+            index[item.entry.documentID] = Indexed(entry: item.entry, lastAccess: UInt64(position + 1))
+        }
+        accessClock = UInt64(recovered.count)
+    }
+
+    /// Opens a document for reading. A cached current version is served from its blob; otherwise this starts or
+    /// joins the one download of that version and returns as soon as the server has answered (within
+    /// ``ContentCacheConfiguration/startDeadline``), while the body keeps streaming in. When the server cannot be
+    /// reached and an older version is cached, that version is served (see ``ContentHandle/version``).
+    public func open(_ document: CacheDocument) async throws(ContentCacheError) -> ContentHandle {
+        // Counted as open from the start, so an eviction while this waits cannot take the blob it gets.
+        openCounts[document.id, default: 0] += 1
+        let source: Source
+        do throws(ContentCacheError) {
+            source = try await acquire(document, allowStale: true)
+        } catch {
+            releaseClaim(document.id)
+            throw error
+        }
+        lastHandleID += 1
+        openHandles[lastHandleID] = document.id
+        switch source {
+        case .blob(let entry, let descriptor):
+            return ContentHandle(
+                id: lastHandleID, documentID: entry.documentID, version: entry.version, size: entry.size,
+                descriptor: descriptor, transfer: nil)
+        case .transfer(let transfer):
+            return ContentHandle(
+                id: lastHandleID, documentID: document.id, version: document.version, size: document.size,
+                descriptor: transfer.descriptor, transfer: transfer)
+        }
+    }
+
+    /// Reads like `pread(2)`: short or empty past the end. Waits (suspending, never blocking a thread) until the
+    /// range is on disk, and throws if the download fails before reaching it.
+    public nonisolated func read(
+        _ handle: ContentHandle, offset: Int64, length: Int
+    ) async throws(ContentCacheError) -> [UInt8] {
+        try await handle.read(offset: offset, length: length)
+    }
+
+    /// Ends a handle's claim on its document (evictable again once no handle is left). Idempotent.
+    public func release(_ handle: ContentHandle) {
+        guard let documentID = openHandles.removeValue(forKey: handle.id) else { return }
+        releaseClaim(documentID)
+    }
+
+    /// Makes sure the current version is cached, downloading it if needed, without opening it (pins).
+    public func prefetch(_ document: CacheDocument) async throws(ContentCacheError) {
+        if case .transfer(let transfer) = try await acquire(document, allowStale: false) {
+            try await transfer.awaitEnd()
+        }
+    }
+
+    /// `user.campusfs.state` for a document whose metadata names `currentVersion`.
+    public func state(of documentID: String, currentVersion: String) -> DocumentCacheState {
+        if activeTransfer(documentID) != nil { return .downloading }
+        guard let cached = index[documentID] else { return .remote }
+        return cached.entry.version == currentVersion ? .cached : .stale
+    }
+
+    /// Pinned documents are never evicted. Pins live in the metadata store; the filesystem repeats them here
+    /// after a start.
+    public func setPinned(_ documentID: String, _ isPinned: Bool) {
+        if isPinned { pinned.insert(documentID) } else { pinned.remove(documentID) }
+    }
+
+    /// Drops documents deleted online: their blobs and any download in flight. Open handles keep reading the
+    /// unlinked file until released.
+    public func remove(documentIDs: some Sequence<String>) {
+        for documentID in documentIDs {
+            if let active = transfers.removeValue(forKey: documentID) {
+                active.task.cancel()
+                active.deadline.cancel()
+                active.transfer.finish(.failed(.cancelled))
+                unlink(active.transfer.temporaryPath)
+            }
+            if let cached = index.removeValue(forKey: documentID) { layout.removeEntry(cached.entry) }
+        }
+    }
+
+    public func usage() -> CacheUsage {
+        CacheUsage(bytes: cachedBytes(), count: index.count, limit: configuration.sizeLimit)
+    }
+
+    /// Evicts least recently used blobs while the cache exceeds its size limit or the disk has less than the
+    /// minimum free space, skipping open, pinned and downloading documents. Returns how many were evicted.
+    @discardableResult
+    public func evict() -> Int {
+        var bytes = cachedBytes()
+        var free = layout.freeSpace() ?? .max
+        func needed() -> Bool { bytes > configuration.sizeLimit || free < configuration.minimumFreeSpace }
+        guard needed() else { return 0 }
+        let candidates = index.values.filter {
+            let id = $0.entry.documentID
+            return !pinned.contains(id) && openCounts[id] == nil && transfers[id] == nil
+        }
+        var evicted = 0
+        for candidate in candidates.sorted(by: { $0.lastAccess < $1.lastAccess }) where needed() {
+            index[candidate.entry.documentID] = nil
+            layout.removeEntry(candidate.entry)
+            bytes -= candidate.entry.size
+            free = free > .max - candidate.entry.size ? .max : free + candidate.entry.size
+            evicted += 1
+            logger.debug("evicted", metadata: ["document": "\(candidate.entry.documentID)"])
+        }
+        return evicted
+    }
+
+    // MARK: - Download coordination
+
+    /// Loops until the current version is cached or its download has started, starting it if nobody has.
+    private func acquire(_ document: CacheDocument, allowStale: Bool) async throws(ContentCacheError) -> Source {
+        while true {
+            if Task.isCancelled { throw .cancelled }
+            if let transfer = activeTransfer(document.id) {
+                guard transfer.document.version == document.version else {
+                    try? await transfer.awaitEnd()
+                    continue
+                }
+                switch await transfer.awaitStart() {
+                case .streaming, .completed:
+                    return .transfer(transfer)
+                case .failed(let error):
+                    if allowStale, error.isOffline, let stale = try openBlob(document.id) { return stale }
+                    throw error
+                case .starting, .validating, .notModified:
+                    continue
+                }
+            }
+            if let cached = index[document.id], cached.entry.version == document.version,
+                let source = try openBlob(document.id)
+            {
+                return source
+            }
+            try startTransfer(document)
+        }
+    }
+
+    /// Opens the indexed blob and marks it accessed; forgets it (nil) when someone deleted it from the cache
+    /// directory, which DESIGN.md §1.2 allows at any time.
+    private func openBlob(_ documentID: String) throws(ContentCacheError) -> Source? {
+        guard let cached = index[documentID] else { return nil }
+        let descriptor: Descriptor
+        do throws(ContentCacheError) {
+            descriptor = try Descriptor.open(layout.blobPath(cached.entry.blob), flags: O_RDONLY)
+        } catch .io(_, _, ENOENT) {
+            index[documentID] = nil
+            return nil
+        }
+        descriptor.markAccessed()
+        index[documentID]?.lastAccess = tick()
+        return .blob(cached.entry, descriptor)
+    }
+
+    private func startTransfer(_ document: CacheDocument) throws(ContentCacheError) {
+        let (blob, temporaryPath) = layout.newDownload(key: try CacheLayout.key(for: document.id))
+        let descriptor = try Descriptor.open(temporaryPath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        let transfer = Transfer(document: document, temporaryPath: temporaryPath, descriptor: descriptor)
+        let stored = index[document.id]?.entry
+        let job = DownloadJob(
+            transfer: transfer,
+            request: DownloadRequest(
+                documentID: document.id, ifNoneMatch: stored?.etag, ifModifiedSince: stored?.lastModified),
+            blob: blob, blobPath: layout.blobPath(blob), downloader: downloader, cache: self)
+        let startDeadline = configuration.startDeadline
+        transfers[document.id] = Active(
+            transfer: transfer,
+            task: Task.detached { await job.run() },
+            deadline: Task.detached { [self] in
+                try? await Task.sleep(for: startDeadline)
+                if !Task.isCancelled { await startDeadlinePassed(transfer) }
+            })
+    }
+
+    private func startDeadlinePassed(_ transfer: Transfer) {
+        let id = transfer.document.id
+        guard transfer.failIfStarting(.startTimedOut(documentID: id, after: configuration.startDeadline)) else {
+            return
+        }
+        logger.info("download did not start in time", metadata: ["document": "\(id)"])
+        if transfers[id]?.transfer === transfer { transfers[id]?.task.cancel() }
+        unlink(transfer.temporaryPath)
+        detach(transfer)
+    }
+
+    /// The job finished a body: record the blob (sidecar = commit point), drop the version it replaces.
+    func commit(_ transfer: Transfer, blob: String, etag: String?, lastModified: Date?) {
+        let document = transfer.document
+        guard transfers[document.id]?.transfer === transfer, !transfer.phase.isTerminal else {
+            unlink(layout.blobPath(blob))
+            return
+        }
+        let entry = CacheEntry(
+            documentID: document.id, version: document.version, size: document.size, etag: etag,
+            lastModified: lastModified, blob: blob)
+        do throws(ContentCacheError) {
+            try layout.writeSidecar(entry)
+        } catch {
+            unlink(layout.blobPath(blob))
+            abandon(transfer, error: error)
+            return
+        }
+        if let replaced = index[document.id]?.entry, replaced.blob != blob { unlink(layout.blobPath(replaced.blob)) }
+        index[document.id] = Indexed(entry: entry, lastAccess: tick())
+        detach(transfer)
+        transfer.finish(.completed)
+        evict()
+    }
+
+    /// The server answered 304: the cached bytes become the new version, keeping their validators.
+    func commitNotModified(_ transfer: Transfer) {
+        let document = transfer.document
+        guard transfers[document.id]?.transfer === transfer else { return }
+        guard var entry = index[document.id]?.entry else {
+            let detail = "304 Not Modified, but no version is cached"
+            abandon(
+                transfer,
+                error: .downloadFailed(
+                    documentID: document.id, .malformedResponse(what: "document \(document.id)", detail: detail)))
+            return
+        }
+        entry.version = document.version
+        do throws(ContentCacheError) {
+            try layout.writeSidecar(entry)
+        } catch {
+            abandon(transfer, error: error)
+            return
+        }
+        index[document.id] = Indexed(entry: entry, lastAccess: tick())
+        unlink(transfer.temporaryPath)
+        detach(transfer)
+        transfer.finish(.notModified)
+    }
+
+    /// The job failed: fail its waiters and delete the partial file.
+    func abandon(_ transfer: Transfer, error: ContentCacheError) {
+        transfer.finish(.failed(error))
+        unlink(transfer.temporaryPath)
+        detach(transfer)
+        logger.warning("\(error)")
+    }
+
+    private func detach(_ transfer: Transfer) {
+        let id = transfer.document.id
+        guard let active = transfers[id], active.transfer === transfer else { return }
+        active.deadline.cancel()
+        transfers[id] = nil
+    }
+
+    private func activeTransfer(_ documentID: String) -> Transfer? {
+        guard let transfer = transfers[documentID]?.transfer, !transfer.phase.isTerminal else { return nil }
+        return transfer
+    }
+
+    private func releaseClaim(_ documentID: String) {
+        let remaining = openCounts[documentID, default: 1] - 1
+        openCounts[documentID] = remaining > 0 ? remaining : nil
+    }
+
+    private func cachedBytes() -> Int64 { index.values.reduce(0) { $0 + $1.entry.size } }
+
+    private func tick() -> UInt64 {
+        accessClock += 1
+        return accessClock
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import Glibc
+
+/// A cached version as recorded on disk: the sidecar `blobs/<key>.json` next to its blob `blobs/<blob>`.
+struct CacheEntry: Sendable, Codable {
+    var documentID: String
+    var version: String
+    var size: Int64
+    var etag: String?
+    var lastModified: Date?
+    /// The blob's file name in `blobs/`; a fresh random name per download, so a replaced version's file can be
+    /// unlinked while handles still read it.
+    var blob: String
+}
+
+/// The cache directory:
+///
+///     <root>/            0700
+///       tmp/             0700  downloads in progress (`<key>.<random>.partial`), sidecars being written;
+///                              emptied at startup, never served after a restart
+///       blobs/           0700
+///         <key>.<random> 0600  a completed document version, fsynced before it was renamed here
+///         <key>.json     0600  its sidecar, written to tmp/, fsynced and renamed here: the commit point
+///
+/// `<key>` is the document id in hex, so untrusted ids cannot form paths. A blob counts only when a sidecar names
+/// it and its size matches; everything else is removed at startup.
+struct CacheLayout: Sendable {
+    let root: String
+    let blobs: String
+    let temporary: String
+
+    init(root: String) throws(ContentCacheError) {
+        self.root = root
+        blobs = root + "/blobs"
+        temporary = root + "/tmp"
+        try Self.makeDirectory(root, parents: true)
+        try Self.makeDirectory(blobs, parents: false)
+        try Self.makeDirectory(temporary, parents: false)
+    }
+
+    static func key(for documentID: String) throws(ContentCacheError) -> String {
+        let bytes = Array(documentID.utf8)
+        guard !bytes.isEmpty, bytes.count <= 128 else { throw .invalidDocumentID(documentID) }
+        return bytes.map { String($0, radix: 16, uppercase: false).leftPadded() }.joined()
+    }
+
+    func blobPath(_ blob: String) -> String { blobs + "/" + blob }
+
+    func sidecarPath(key: String) -> String { blobs + "/" + key + ".json" }
+
+    /// A new blob name and the temporary file it is downloaded into.
+    func newDownload(key: String) -> (blob: String, temporaryPath: String) {
+        let blob = key + "." + String(UInt64.random(in: .min ... .max), radix: 16)
+        return (blob, temporary + "/" + blob + ".partial")
+    }
+
+    /// Writes the sidecar atomically (temporary file, fsync, rename, fsync of the directory).
+    func writeSidecar(_ entry: CacheEntry) throws(ContentCacheError) {
+        let key = try Self.key(for: entry.documentID)
+        let data: Data
+        do {
+            data = try JSONEncoder().encode(entry)
+        } catch {
+            throw .io(operation: "encode", path: sidecarPath(key: key), errno: EINVAL)
+        }
+        let temporaryPath = temporary + "/" + key + "." + String(UInt64.random(in: .min ... .max), radix: 16) + ".json"
+        do throws(ContentCacheError) {
+            let file = try Descriptor.open(temporaryPath, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            try file.write([UInt8](data), at: 0)
+            try file.sync()
+            try Self.rename(temporaryPath, to: sidecarPath(key: key))
+        } catch {
+            unlink(temporaryPath)
+            throw error
+        }
+        syncDirectory(blobs)
+    }
+
+    func removeEntry(_ entry: CacheEntry) {
+        if let key = try? Self.key(for: entry.documentID) { unlink(sidecarPath(key: key)) }
+        unlink(blobPath(entry.blob))
+    }
+
+    /// Cleans up after a crash and returns the completed entries with their blobs' modification times (the
+    /// last access, see ``Descriptor/markAccessed()``).
+    func recover() -> [(entry: CacheEntry, lastAccess: timespec)] {
+        for name in Self.contents(of: temporary) { unlink(temporary + "/" + name) }
+        var recovered: [(CacheEntry, timespec)] = []
+        var referenced: Set<String> = []
+        let names = Self.contents(of: blobs)
+        for name in names where name.hasSuffix(".json") {
+            let path = blobs + "/" + name
+            if let entry = validEntry(sidecar: path, name: name), let lastAccess = blobTime(entry) {
+                recovered.append((entry, lastAccess))
+                referenced.insert(entry.blob)
+            } else {
+                unlink(path)
+            }
+        }
+        for name in names where !name.hasSuffix(".json") && !referenced.contains(name) {
+            unlink(blobs + "/" + name)
+        }
+        return recovered
+    }
+
+    /// Bytes available to this user on the cache's filesystem, nil if `statvfs` fails.
+    func freeSpace() -> Int64? {
+        var info = statvfs()
+        guard statvfs(root, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    static func rename(_ source: String, to destination: String) throws(ContentCacheError) {
+        guard Glibc.rename(source, destination) == 0 else { throw .system("rename", path: destination, errno: errno) }
+    }
+
+    private func validEntry(sidecar path: String, name: String) -> CacheEntry? {
+        guard let data = FileManager.default.contents(atPath: path),
+            let entry = try? JSONDecoder().decode(CacheEntry.self, from: data),
+            let key = try? Self.key(for: entry.documentID),
+            name == key + ".json",
+            entry.blob.hasPrefix(key + "."), !entry.blob.contains("/"), !entry.blob.hasSuffix(".json")
+        else { return nil }
+        return entry
+    }
+
+    /// The blob's modification time if it is a regular file of the recorded size.
+    private func blobTime(_ entry: CacheEntry) -> timespec? {
+        var info = stat()
+        guard lstat(blobPath(entry.blob), &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size == entry.size
+        else { return nil }
+        return info.st_mtim
+    }
+
+    private func syncDirectory(_ path: String) {
+        if let directory = try? Descriptor.open(path, flags: O_RDONLY | O_DIRECTORY) { _ = fsync(directory.fd) }
+    }
+
+    private static func contents(of directory: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    }
+
+    /// Creates the directory (and, for the root, its missing parents) with mode 0700 and enforces 0700 on it.
+    private static func makeDirectory(_ path: String, parents: Bool) throws(ContentCacheError) {
+        if parents {
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, parent != path, access(parent, F_OK) != 0 {
+                try makeDirectory(parent, parents: true)
+            }
+        }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw .system("mkdir", path: path, errno: errno) }
+        guard chmod(path, 0o700) == 0 else { throw .system("chmod", path: path, errno: errno) }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded() -> String { count == 1 ? "0" + self : self }
+}

@@ -1,0 +1,36 @@
+/// An open document: reads go straight to its file descriptor, without the cache actor.
+///
+/// A handle opened during a download shares the download's descriptor on the temporary file; the rename into
+/// place keeps the inode, so the same descriptor serves the completed blob. Release it with
+/// ``ContentCache/release(_:)``; until then its document is never evicted.
+public final class ContentHandle: Sendable {
+    public let documentID: String
+    /// The version whose bytes this handle reads: an older one than asked for when it was opened offline.
+    public let version: String
+    /// Bytes readable through this handle; reads past it come back short.
+    public let size: Int64
+    let id: UInt64
+    let descriptor: Descriptor
+    /// The download still writing the file, nil when the blob was complete at open.
+    let transfer: Transfer?
+
+    init(id: UInt64, documentID: String, version: String, size: Int64, descriptor: Descriptor, transfer: Transfer?) {
+        self.id = id
+        self.documentID = documentID
+        self.version = version
+        self.size = size
+        self.descriptor = descriptor
+        self.transfer = transfer
+    }
+
+    /// Returns once the range is on disk: at once for a complete blob, otherwise as soon as the download has
+    /// written it, without waiting for the rest.
+    func read(offset: Int64, length: Int) async throws(ContentCacheError) -> [UInt8] {
+        guard offset >= 0, offset < size, length > 0 else { return [] }
+        let count = Int(min(Int64(length), size - offset))
+        if let transfer {
+            try await transfer.awaitBytes(upTo: offset + Int64(count))
+        }
+        return try descriptor.read(at: offset, count: count)
+    }
+}

@@ -1,0 +1,73 @@
+import Glibc
+import StudIPKit
+
+/// Runs one transfer off the cache actor: asks the downloader, streams the body into the temporary file chunk by
+/// chunk (memory stays at one chunk however large the document), fsyncs and renames it into `blobs/`, and hands
+/// the result to the actor, which alone writes sidecars and changes the index.
+struct DownloadJob: Sendable {
+    let transfer: Transfer
+    let request: DownloadRequest
+    let blob: String
+    let blobPath: String
+    let downloader: any DocumentDownloader
+    let cache: ContentCache
+
+    func run() async {
+        let response: DownloadResponse
+        do {
+            response = try await downloader.download(request)
+        } catch {
+            await cache.abandon(transfer, error: error == .cancelled ? .cancelled : failure(error))
+            return
+        }
+        switch response {
+        case .notModified:
+            guard transfer.respond(notModified: true) else { return }
+            await cache.commitNotModified(transfer)
+        case .content(let body):
+            guard transfer.respond(notModified: false) else { return }
+            do throws(ContentCacheError) {
+                try await stream(body)
+                try transfer.descriptor.sync()
+                try CacheLayout.rename(transfer.temporaryPath, to: blobPath)
+            } catch {
+                await cache.abandon(transfer, error: error)
+                return
+            }
+            await cache.commit(transfer, blob: blob, etag: body.etag, lastModified: body.lastModified)
+        }
+    }
+
+    private func stream(_ body: DownloadBody) async throws(ContentCacheError) {
+        let expected = transfer.document.size
+        if let length = body.expectedLength, length != expected { throw mismatch(length) }
+        var written: Int64 = 0
+        while let chunk = try await nextChunk(body) {
+            guard written + Int64(chunk.count) <= expected else { throw mismatch(written + Int64(chunk.count)) }
+            try transfer.descriptor.write(chunk, at: written)
+            written += Int64(chunk.count)
+            guard transfer.advance(to: written), !Task.isCancelled else { throw .cancelled }
+        }
+        guard written == expected else { throw mismatch(written) }
+    }
+
+    private func nextChunk(_ body: DownloadBody) async throws(ContentCacheError) -> [UInt8]? {
+        do {
+            return try await body.next()
+        } catch let error as StudIPError {
+            throw error == .cancelled ? .cancelled : failure(error)
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            throw .interrupted(documentID: request.documentID, detail: String(describing: error))
+        }
+    }
+
+    private func failure(_ error: StudIPError) -> ContentCacheError {
+        .downloadFailed(documentID: request.documentID, error)
+    }
+
+    private func mismatch(_ received: Int64) -> ContentCacheError {
+        .sizeMismatch(documentID: request.documentID, expected: transfer.document.size, received: received)
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import StudIPKit
+import Synchronization
+
+/// Deterministic bytes, different for every seed.
+func content(_ seed: String, size: Int) -> [UInt8] {
+    let hash = seed.utf8.reduce(14_695_981_039_346_656_037) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+    var generator = SeededGenerator(seed: hash)
+    return (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+}
+
+/// SplitMix64: reproducible random offsets.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A gate the fake body stops at until the test opens it.
+final class Gate: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    var hasWaiter: Bool { state.withLock { !$0.waiters.isEmpty } }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state in
+                if state.isOpen { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// A Stud.IP that serves deterministic documents, counts requests and misbehaves on demand.
+final class FakeDownloader: DocumentDownloader {
+    enum Behavior: Sendable {
+        case serve
+        case fail(StudIPError)
+        /// Never answers (until cancelled).
+        case hang
+    }
+
+    struct Document: Sendable {
+        var bytes: [UInt8]
+        var etag: String?
+        var lastModified: Date?
+    }
+
+    struct Settings: Sendable {
+        var behavior = Behavior.serve
+        var startDelay = Duration.zero
+        var chunkSize = 4096
+        var chunkDelay = Duration.zero
+        /// Sends `Content-Length` (the body's real length).
+        var sendsLength = true
+        /// The body stops at the gate before the chunk that starts at this offset.
+        var pauseAt: Int?
+        /// The body throws `.unreachable` once this many bytes were sent.
+        var failAfter: Int?
+    }
+
+    private struct State {
+        var documents: [String: Document] = [:]
+        var settings = Settings()
+        var requests: [DownloadRequest] = []
+        var bodies = 0
+    }
+
+    private let state = Mutex(State())
+    let gate = Gate()
+
+    var requests: [DownloadRequest] { state.withLock { $0.requests } }
+    /// Bodies sent (304s and failures not counted).
+    var bodies: Int { state.withLock { $0.bodies } }
+
+    func set(_ id: String, _ bytes: [UInt8], etag: String? = nil, lastModified: Date? = nil) {
+        state.withLock { $0.documents[id] = Document(bytes: bytes, etag: etag, lastModified: lastModified) }
+    }
+
+    func configure(_ change: (inout Settings) -> Void) {
+        state.withLock { change(&$0.settings) }
+    }
+
+    func download(_ request: DownloadRequest) async throws(StudIPError) -> DownloadResponse {
+        let (settings, document) = state.withLock { state in
+            state.requests.append(request)
+            return (state.settings, state.documents[request.documentID])
+        }
+        if settings.startDelay > .zero { try await sleep(settings.startDelay) }
+        switch settings.behavior {
+        case .fail(let error): throw error
+        case .hang:
+            try await sleep(.seconds(3600))
+            throw .cancelled
+        case .serve: break
+        }
+        guard let document else { throw .notFound(what: request.documentID) }
+        if let etag = request.ifNoneMatch, etag == document.etag { return .notModified }
+        if let since = request.ifModifiedSince, let modified = document.lastModified, modified <= since {
+            return .notModified
+        }
+        state.withLock { $0.bodies += 1 }
+        let cursor = Cursor()
+        let gate = gate
+        return .content(
+            DownloadBody(
+                expectedLength: settings.sendsLength ? Int64(document.bytes.count) : nil, etag: document.etag,
+                lastModified: document.lastModified
+            ) {
+                let position = cursor.position
+                if let pauseAt = settings.pauseAt, position >= pauseAt, !cursor.paused {
+                    cursor.paused = true
+                    await gate.wait()
+                }
+                if let failAfter = settings.failAfter, position >= failAfter {
+                    throw StudIPError.unreachable(server: "fake", detail: "connection reset")
+                }
+                if settings.chunkDelay > .zero { try await Task.sleep(for: settings.chunkDelay) }
+                guard position < document.bytes.count else { return nil }
+                let end = min(position + settings.chunkSize, document.bytes.count, settings.failAfter ?? .max)
+                cursor.position = end
+                return Array(document.bytes[position..<end])
+            })
+    }
+
+    private func sleep(_ duration: Duration) async throws(StudIPError) {
+        do {
+            try await Task.sleep(for: duration)
+        } catch {
+            throw .cancelled
+        }
+    }
+}
+
+/// The body's position; the cache pulls chunks one at a time, so a plain lock suffices.
+private final class Cursor: Sendable {
+    private let state = Mutex((position: 0, paused: false))
+
+    var position: Int {
+        get { state.withLock { $0.position } }
+        set { state.withLock { $0.position = newValue } }
+    }
+
+    var paused: Bool {
+        get { state.withLock { $0.paused } }
+        set { state.withLock { $0.paused = newValue } }
+    }
+}

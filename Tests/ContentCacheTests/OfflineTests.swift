@@ -1,0 +1,72 @@
+import Glibc
+import StudIPKit
+import Testing
+
+@testable import ContentCache
+
+@Suite struct OfflineTests {
+    @Test func anUnreachableServerFailsTheOpenAtOnce() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, _) = fixture.document("doc", size: 1000)
+        let unreachable = StudIPError.unreachable(server: "studip.example", detail: "connection refused")
+        fixture.downloader.configure { $0.behavior = .fail(unreachable) }
+        let cache = try fixture.cache(startDeadline: .seconds(60))
+        let error = try await openError(cache, document)
+        #expect(error == .downloadFailed(documentID: "doc", unreachable))
+        #expect(error.isOffline)
+        #expect(error.errorNumber == ENETDOWN)
+        #expect(await cache.state(of: "doc", currentVersion: "v1") == .remote)
+        #expect(fixture.files(in: "tmp").isEmpty)
+    }
+
+    @Test func aHangingServerFailsTheOpenAtTheDeadline() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, _) = fixture.document("doc", size: 1000)
+        fixture.downloader.configure { $0.behavior = .hang }
+        let cache = try fixture.cache(startDeadline: .milliseconds(200))
+        let error = try await openError(cache, document)
+        #expect(error == .startTimedOut(documentID: "doc", after: .milliseconds(200)))
+        #expect(error.errorNumber == ENETDOWN)
+        #expect(fixture.files(in: "tmp").isEmpty)
+    }
+
+    @Test func anOlderVersionIsServedWhenOffline() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (old, oldBytes) = fixture.document("doc", size: 1000, version: "v1", etag: "e1")
+        let cache = try fixture.cache()
+        _ = try await cache.load(old)
+        fixture.downloader.configure { $0.behavior = .fail(.unreachable(server: "studip.example", detail: "down")) }
+        let new = CacheDocument(id: "doc", size: 1200, version: "v2")
+        let handle = try await cache.open(new)
+        #expect(handle.version == "v1")
+        #expect(try await cache.readAll(handle) == oldBytes)
+        #expect(await cache.state(of: "doc", currentVersion: "v2") == .stale)
+        await #expect(throws: ContentCacheError.self) { try await cache.prefetch(new) }
+    }
+
+    @Test func aForbiddenDocumentSaysSo() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, _) = fixture.document("doc", size: 1000)
+        fixture.downloader.configure { $0.behavior = .fail(.forbidden(what: "document doc")) }
+        let error = try await openError(try fixture.cache(), document)
+        #expect(error == .downloadFailed(documentID: "doc", .forbidden(what: "document doc")))
+        #expect(error.errorNumber == EACCES)
+        #expect(!error.isOffline)
+        #expect(error.description.contains("access denied"))
+    }
+
+    private func openError(_ cache: ContentCache, _ document: CacheDocument) async throws -> ContentCacheError {
+        try await within(.seconds(10)) {
+            do throws(ContentCacheError) {
+                _ = try await cache.open(document)
+                return ContentCacheError.cancelled
+            } catch {
+                return error
+            }
+        }
+    }
+}
