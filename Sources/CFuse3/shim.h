@@ -1,3 +1,45 @@
 // libfuse 3.14's low-level API at the 3.12 interface level (see notes/FUSE.md §1.3).
 #define FUSE_USE_VERSION 312
+// The fuse headers use NULL without including <stddef.h>; a modular build has no implicit definition.
+#include <stddef.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/xattr.h>
 #include <fuse_lowlevel.h>
+
+// Small wrappers for what Swift cannot import: variadic functions, initializer macros and the sigaction union.
+
+/// `fuse_log` is variadic; the message is already formatted on the Swift side.
+static inline void cfuse_log(enum fuse_log_level level, const char *message) {
+    fuse_log(level, "%s\n", message);
+}
+
+/// `FUSE_BUFVEC_INIT` for a byte range of an open file, read with pread (or spliced) by `fuse_reply_data`.
+static inline struct fuse_bufvec cfuse_bufvec_fd(size_t size, int fd, off_t offset) {
+    struct fuse_bufvec bufvec = FUSE_BUFVEC_INIT(size);
+    bufvec.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    bufvec.buf[0].fd = fd;
+    bufvec.buf[0].pos = offset;
+    return bufvec;
+}
+
+/// Installs `handler` for `signo` with every other signal blocked while it runs. Without `restart`
+/// (SA_RESTART) an interrupted blocking call such as the loop's `sem_wait` returns EINTR, which is
+/// what wakes libfuse 3.14's multi-threaded loop.
+static inline int cfuse_install_signal_handler(int signo, void (*handler)(int), int restart) {
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = handler;
+    sigfillset(&action.sa_mask);
+    action.sa_flags = restart ? SA_RESTART : 0;
+    return sigaction(signo, &action, NULL);
+}
+
+/// Restores the default disposition of `signo`.
+static inline int cfuse_reset_signal_handler(int signo) {
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    return sigaction(signo, &action, NULL);
+}

@@ -1,2 +1,0 @@
-/// The thin, product-free Swift binding over libfuse 3 (issue 4).
-import CFuse3

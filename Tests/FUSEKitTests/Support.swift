@@ -1,0 +1,101 @@
+import FUSEKit
+import Foundation
+import Testing
+
+/// The result of a client command run against a mount.
+struct CommandResult: Sendable {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs `command` with `sh -c` under `timeout`, in a child process: the serving process must never touch
+/// its own mount, or a request it waits on could need the thread it blocks.
+func shell(_ command: String, timeout: Int = 5) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+    process.arguments = ["-k", "1", String(timeout), "/bin/sh", "-c", command]
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(
+        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+        stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+/// Whether anything is mounted at `directory`, from the kernel's own table.
+func isMounted(_ directory: String) -> Bool {
+    let table = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+    return table.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first == Substring(directory) }
+}
+
+/// A fresh directory under the system's temporary directory (`mktemp -d`).
+func makeTemporaryDirectory() throws -> String {
+    var template = Array((NSTemporaryDirectory() + "fusekit-XXXXXX").utf8CString)
+    guard let pointer = mkdtemp(&template) else { throw POSIXError(.EIO) }
+    return String(cString: pointer)
+}
+
+/// Lazily unmounts `directory` if something is still mounted there, then removes it.
+func removeMountpoint(_ directory: String) {
+    if isMounted(directory) {
+        _ = try? shell("fusermount3 -u -z '\(directory)' || umount -l '\(directory)'")
+    }
+    rmdir(directory)
+}
+
+/// The example filesystem mounted in this process, its loop on a thread of its own.
+final class InProcessMount: Sendable {
+    let directory: String
+    let fileSystem = ExampleFileSystem()
+    let session: FUSESession
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(kernel: KernelSettings = KernelSettings()) throws {
+        directory = try makeTemporaryDirectory()
+        do {
+            session = try FUSESession(
+                fileSystem: fileSystem,
+                options: MountOptions(fileSystemName: "fusekit-test", subtype: "fusekittest", kernel: kernel))
+            try session.mount(at: directory)
+        } catch {
+            removeMountpoint(directory)
+            throw error
+        }
+        let thread = Thread { [session, finished] in
+            do {
+                try session.run(LoopConfiguration(maxThreads: 4))
+            } catch {
+                Issue.record(error)
+            }
+            finished.signal()
+        }
+        thread.start()
+    }
+
+    func path(_ name: String) -> String {
+        directory + "/" + name
+    }
+
+    /// Ends the loop, which unmounts; never leaves a mount behind, even if the loop does not end.
+    func close() {
+        session.exit()
+        let ended = finished.wait(timeout: .now() + 5) == .success
+        #expect(ended, "the loop did not end within 5 s")
+        removeMountpoint(directory)
+        #expect(!isMounted(directory))
+    }
+}
+
+/// Runs `body` against a fresh in-process mount and always cleans it up.
+func withMount(kernel: KernelSettings = KernelSettings(), _ body: (InProcessMount) throws -> Void) throws {
+    let mount = try InProcessMount(kernel: kernel)
+    defer { mount.close() }
+    try body(mount)
+}
