@@ -26,8 +26,9 @@ actor ConcurrencyLimiter {
         }
     }
 
-    /// True when a slot was taken, false when the task was cancelled while waiting.
-    private func acquire() async -> Bool {
+    /// True when a slot was taken, false when the task was cancelled while waiting. Pair with ``release()``;
+    /// for slots held beyond one call (a download body being read).
+    func acquire() async -> Bool {
         if Task.isCancelled { return false }
         if holders < limit {
             holders += 1
@@ -44,7 +45,7 @@ actor ConcurrencyLimiter {
         }
     }
 
-    private func release() {
+    func release() {
         if waiters.isEmpty {
             holders -= 1
         } else {

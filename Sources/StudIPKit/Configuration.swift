@@ -33,6 +33,10 @@ public struct ClientConfiguration: Sendable {
     public var oauthClientID: String
     /// Receives request lines, retries and token refreshes; never credentials.
     public var logger: Logger
+    /// Document downloads in flight at once. Separate from ``maxConcurrentRequests``, so a refresh does not
+    /// starve an `open` and a long download does not hold up metadata requests.
+    public var maxConcurrentDownloads = 4
+    public var downloadTimeouts = DownloadTimeouts()
 
     public init(
         baseURL: String, api: API = .auto, credentials: Credentials, maxConcurrentRequests: Int = 4,

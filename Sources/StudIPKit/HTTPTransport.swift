@@ -31,7 +31,9 @@ struct HTTPResponse: Sendable {
 /// Everything between the sources and the network: authentication, bounded concurrency, timeouts, retries
 /// with backoff, the per-refresh request budget and request counting.
 ///
-/// Owns its `HTTPClient`; ``shutdown()`` must be called once (the source's `shutdown()` does).
+/// Document downloads (Downloads.swift) use a client, a limiter and timeouts of their own: their bodies stream
+/// for as long as the reader takes, which must neither hold up metadata requests nor wait behind a refresh.
+/// Owns its `HTTPClient`s; ``shutdown()`` must be called once (the source's `shutdown()` does).
 final class HTTPTransport: Sendable {
     let installation: Installation
     let logger: Logger
@@ -39,15 +41,23 @@ final class HTTPTransport: Sendable {
     let listsRestrictedDocuments: Bool
     private let client: HTTPClient
     private let limiter: ConcurrencyLimiter
-    private let retry: RetryPolicy
+    let retry: RetryPolicy
     private let timeout: Duration
     private let budget: Int
-    private let authenticator: any Authenticator
+    let authenticator: any Authenticator
     private let counters = Mutex(Counters())
+    /// Follows no redirects (the download decides which headers each hop gets) and times out by
+    /// ``DownloadTimeouts``.
+    let downloadClient: HTTPClient
+    let downloadLimiter: ConcurrencyLimiter
+    let downloadTimeouts: DownloadTimeouts
 
     private struct Counters {
+        /// Requests charged to the budget.
         var total = 0
         var atRefreshStart = 0
+        /// Requests the user asked for (downloads): counted, but not charged to a refresh's budget.
+        var unbudgeted = 0
     }
 
     /// Largest JSON body accepted; a page of 1,000 documents is about 2 MB.
@@ -73,17 +83,38 @@ final class HTTPTransport: Sendable {
         // Our retry policy decides about retries; the pool's own would keep a refused connection waiting.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+
+        downloadTimeouts = configuration.downloadTimeouts
+        downloadLimiter = ConcurrencyLimiter(limit: configuration.maxConcurrentDownloads)
+        var downloadConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(
+                connect: .nanoseconds(Self.nanoseconds(downloadTimeouts.connect)),
+                read: .nanoseconds(Self.nanoseconds(downloadTimeouts.idle))))
+        downloadConfiguration.connectionPool = .init(
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConcurrentDownloads))
+        downloadConfiguration.connectionPool.retryConnectionEstablishment = false
+        downloadClient = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: downloadConfiguration)
     }
 
     func shutdown() async {
-        do {
-            try await client.shutdown()
-        } catch {
-            logger.debug("HTTP client shutdown: \(error)")
+        for client in [client, downloadClient] {
+            do {
+                try await client.shutdown()
+            } catch {
+                logger.debug("HTTP client shutdown: \(error)")
+            }
         }
     }
 
-    var requestCount: Int { counters.withLock { $0.total } }
+    var requestCount: Int { counters.withLock { $0.total + $0.unbudgeted } }
+
+    /// Counts a request that the per-refresh budget does not limit (a download the user started).
+    func countUnbudgeted() {
+        counters.withLock { $0.unbudgeted += 1 }
+    }
 
     /// Starts a new refresh: the request budget counts from here.
     func startRefresh() {
@@ -110,7 +141,7 @@ final class HTTPTransport: Sendable {
                 }
                 renewed = true
             default:
-                throw error(for: response, of: request)
+                throw error(for: response, what: request.what)
             }
         }
     }
@@ -125,16 +156,16 @@ final class HTTPTransport: Sendable {
 
     /// The error a non-2xx answer means. Legacy REST answers 403 "Route not activated" when an admin has not
     /// enabled a route for API use: that is a missing API, not a missing permission (API.md §2.1).
-    private func error(for response: HTTPResponse, of request: HTTPRequest) -> StudIPError {
+    func error(for response: HTTPResponse, what: String) -> StudIPError {
         let text = String(decoding: response.body.prefix(200), as: UTF8.self)
         switch response.status {
         case 403 where text.contains("Route not activated"):
             return .apiUnavailable(
                 server: installation.serverName,
-                detail: "the route for \(request.what) is not activated for API use (ask the Stud.IP admins)")
-        case 403: return .forbidden(what: request.what)
-        case 404: return .notFound(what: request.what)
-        default: return .serverError(status: response.status, what: request.what)
+                detail: "the route for \(what) is not activated for API use (ask the Stud.IP admins)")
+        case 403: return .forbidden(what: what)
+        case 404: return .notFound(what: what)
+        default: return .serverError(status: response.status, what: what)
         }
     }
 
@@ -174,7 +205,7 @@ final class HTTPTransport: Sendable {
     }
 
     /// 5xx and 429 are worth another try; other 4xx will answer the same again.
-    private static func isRetryable(status: Int) -> Bool {
+    static func isRetryable(status: Int) -> Bool {
         status == 429 || (500...599).contains(status)
     }
 
@@ -245,15 +276,20 @@ final class HTTPTransport: Sendable {
                 break
             }
         }
-        // NIO's connection errors are not visible without importing NIOPosix; their descriptions are stable.
-        let description = String(describing: error)
-        if String(describing: type(of: error)) == "NIOConnectionError" || description.contains("Connection refused") {
+        if Self.isConnectionFailure(error) {
             throw .unreachable(server: installation.serverName, detail: "connection refused or host unknown")
         }
-        return TransientFailure(detail: "connection failed (\(description.prefix(120)))")
+        return TransientFailure(detail: "connection failed (\(String(describing: error).prefix(120)))")
     }
 
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
+    /// A refused connection or an unknown host. NIO's connection errors are not visible without importing
+    /// NIOPosix; their descriptions are stable.
+    static func isConnectionFailure(_ error: any Error) -> Bool {
+        String(describing: type(of: error)) == "NIOConnectionError"
+            || String(describing: error).contains("Connection refused")
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 }

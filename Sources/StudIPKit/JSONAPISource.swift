@@ -18,7 +18,7 @@ import Synchronization
 /// `isLink` is false here; the download learns it from the redirect.
 final class JSONAPISource: DocumentSource {
     let apiName = "JSON:API"
-    private let transport: HTTPTransport
+    let transport: HTTPTransport
     /// The user the connection probe fetched; the first overview uses it instead of asking again.
     private let probedUser: Mutex<RemoteUser?>
 

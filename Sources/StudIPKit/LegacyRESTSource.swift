@@ -10,7 +10,7 @@ import Synchronization
 /// course's lecturers and the user, as "Given Family".
 final class LegacyRESTSource: DocumentSource {
     let apiName = "legacy REST"
-    private let transport: HTTPTransport
+    let transport: HTTPTransport
     private let probedUser: Mutex<RemoteUser?>
     /// User id → display name, learned from course listings (lecturers) for documents' `ownerName`.
     private let knownNames: Mutex<[String: String]>

@@ -1,0 +1,391 @@
+import AsyncHTTPClient
+import Foundation
+import Synchronization
+
+/// How long a download may take to start and how long it may stall. Separate from
+/// ``ClientConfiguration/requestTimeout``: an `open` is waiting, and offline it must fail fast.
+public struct DownloadTimeouts: Sendable, Hashable {
+    /// Connecting to a host (TCP and TLS). Short, so that opening an uncached document offline fails within
+    /// seconds (DESIGN.md §1.5) instead of hanging.
+    public var connect: Duration
+    /// From sending a request to its response head, per redirect hop and attempt.
+    public var responseHead: Duration
+    /// The longest silence while the body arrives. The reader's pauses count too: the body is not buffered, so
+    /// a reader that stops reading stops the transfer.
+    public var idle: Duration
+
+    public init(connect: Duration = .seconds(3), responseHead: Duration = .seconds(10), idle: Duration = .seconds(30)) {
+        self.connect = connect
+        self.responseHead = responseHead
+        self.idle = idle
+    }
+}
+
+extension DocumentSource {
+    /// What downloads this source's documents; nil for sources that cannot (test fakes).
+    public var downloader: (any DocumentDownloader)? { self as? any DocumentDownloader }
+}
+
+extension JSONAPISource: DocumentDownloader {
+    /// `GET file-refs/{id}/content` (API.md §3.7): `ETag`, 304 on `If-None-Match`, a redirect for documents
+    /// hosted elsewhere.
+    func download(_ request: DownloadRequest) async throws(StudIPError) -> DownloadResponse {
+        var conditions: [String: String] = [:]
+        if let etag = request.ifNoneMatch { conditions["If-None-Match"] = etag }
+        // Stud.IP ignores it on this route; a host the document redirects to may answer it.
+        if let date = request.ifModifiedSince { conditions["If-Modified-Since"] = HTTPDate.format(date) }
+        return try await transport.download(
+            transport.installation.jsonAPI(["file-refs", request.documentID, "content"]), conditions: conditions,
+            what: "document \(request.documentID)", validator: "etag")
+    }
+}
+
+extension LegacyRESTSource: DocumentDownloader {
+    /// `GET file/{id}/download` (API.md §2.6): `Last-Modified`, 304 on `If-Modified-Since`, no ETag. The body's
+    /// `etag` is the `Last-Modified` text, the only validator this API has; given back as `ifNoneMatch`, it is
+    /// sent as `If-Modified-Since`.
+    func download(_ request: DownloadRequest) async throws(StudIPError) -> DownloadResponse {
+        var conditions: [String: String] = [:]
+        if let date = request.ifModifiedSince ?? request.ifNoneMatch.flatMap(HTTPDate.parse) {
+            conditions["If-Modified-Since"] = HTTPDate.format(date)
+        }
+        let what = "document \(request.documentID)"
+        return try await transport.download(
+            transport.installation.legacy(["file", request.documentID, "download"]), conditions: conditions,
+            what: what, validator: "last-modified",
+            refusal: { response in
+                // Documents hosted elsewhere have no data file; retrying cannot help (API.md §2.6).
+                guard response.status == 500, String(decoding: response.body, as: UTF8.self).contains("file system")
+                else { return nil }
+                return .forbidden(
+                    what: "\(what): it is hosted elsewhere (or its data is missing on the server), which the legacy "
+                        + "REST API cannot download; JSON:API can")
+            })
+    }
+}
+
+// MARK: - Starting a download
+
+extension HTTPTransport {
+    /// Where a download's first hops ended.
+    private enum Head {
+        case notModified
+        case content(HTTPClientResponse, server: String, redirected: Bool)
+        /// The installation answered 401: the credentials need renewing.
+        case rejected
+    }
+
+    /// An answer to one request: a 2xx whose body is still to be read, or anything else, read (it is small).
+    private enum Answer {
+        case streaming(HTTPClientResponse)
+        case answered(HTTPResponse)
+    }
+
+    /// Largest body read from a non-2xx answer (an error message, a redirect page).
+    private static let maxAnswerBytes = 64 << 10
+
+    /// Downloads `url`, following redirects by hand: only requests to the installation's own origin carry the
+    /// credentials. A 2xx streams (``DownloadStream``), a 304 is `.notModified`. `validator` names the header that
+    /// becomes the body's `etag`; `refusal` recognises answers that are final although their status
+    /// would be retried.
+    ///
+    /// Holds a slot of the download limiter until the body ends, fails or is dropped. Counts every request in
+    /// ``requestCount``, none against the refresh budget: downloads are what the user asked for.
+    func download(
+        _ url: String, conditions: [String: String], what: String,
+        validator: String, refusal: (HTTPResponse) -> StudIPError? = { _ in nil }
+    ) async throws(StudIPError) -> DownloadResponse {
+        guard await downloadLimiter.acquire() else { throw .cancelled }
+        let permit = DownloadPermit(limiter: downloadLimiter)
+        do throws(StudIPError) {
+            var renewed = false
+            while true {
+                let credentials = try await authenticator.headers(transport: self)
+                switch try await follow(
+                    url, conditions: conditions, credentials: credentials, what: what, refusal: refusal)
+                {
+                case .notModified:
+                    permit.release()
+                    return .notModified
+                case .content(let response, let server, let redirected):
+                    let body = DownloadStream.body(
+                        of: response, what: what, server: server, idle: downloadTimeouts.idle, permit: permit)
+                    return .content(
+                        DownloadBody(
+                            expectedLength: body.expectedLength, etag: response.headers.first(name: validator),
+                            lastModified: response.headers.first(name: "last-modified").flatMap(HTTPDate.parse),
+                            wasRedirected: redirected, next: body.next))
+                case .rejected:
+                    guard !renewed, try await authenticator.renew(afterRejecting: credentials, transport: self) else {
+                        throw .authenticationFailed(server: installation.serverName)
+                    }
+                    renewed = true
+                }
+            }
+        } catch {
+            permit.release()
+            throw error
+        }
+    }
+
+    /// Requests `url` and the redirects it answers with, at most ``Redirect/maxHops`` of them.
+    private func follow(
+        _ url: String, conditions: [String: String], credentials: [String: String], what: String,
+        refusal: (HTTPResponse) -> StudIPError?
+    ) async throws(StudIPError) -> Head {
+        var target = url
+        for hop in 0...Redirect.maxHops {
+            let own = installation.isOwnOrigin(target)
+            let server = own ? installation.serverName : Origin(target)?.description ?? "another host"
+            var headers = conditions
+            if own { headers.merge(credentials) { _, new in new } }
+            switch try await start(target, headers: headers, what: what, server: server, refusal: refusal) {
+            case .streaming(let response):
+                return .content(response, server: server, redirected: hop > 0)
+            case .answered(let response) where response.status == 304:
+                return .notModified
+            case .answered(let response) where Redirect.isRedirect(status: response.status):
+                guard hop < Redirect.maxHops else {
+                    throw .malformedResponse(what: what, detail: "more than \(Redirect.maxHops) redirects")
+                }
+                guard let location = response.header("location"), let next = Redirect.target(of: location, from: target)
+                else {
+                    throw .malformedResponse(what: what, detail: "a redirect without a usable address")
+                }
+                logger.debug(
+                    "\(what) redirected",
+                    metadata: [
+                        "to": "\(Origin(next)?.description ?? "?")", "credentials": "\(installation.isOwnOrigin(next))",
+                    ])
+                target = next
+            case .answered(let response) where response.status == 401 && own:
+                return .rejected
+            case .answered(let response):
+                throw own ? error(for: response, what: what) : elsewhereError(response, what: "\(what) at \(server)")
+            }
+        }
+        throw .malformedResponse(what: what, detail: "more than \(Redirect.maxHops) redirects")
+    }
+
+    /// Another host's refusal. It never saw the Stud.IP credentials, so a 401 there is not a Stud.IP login
+    /// problem.
+    private func elsewhereError(_ response: HTTPResponse, what: String) -> StudIPError {
+        switch response.status {
+        case 401, 403: .forbidden(what: "\(what) (that host refuses; CampusFS sends Stud.IP logins only to Stud.IP)")
+        case 404, 410: .notFound(what: what)
+        default: .serverError(status: response.status, what: what)
+        }
+    }
+
+    /// One request until its response head, retried on 5xx, 429 and connections closed before the head. Never
+    /// retried: timeouts and refused connections (the user waits for an `open`; offline it must fail fast), and
+    /// anything after the head (body bytes may have been handed out).
+    private func start(
+        _ url: String, headers: [String: String], what: String, server: String,
+        refusal: (HTTPResponse) -> StudIPError?
+    ) async throws(StudIPError) -> Answer {
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        request.headers.add(name: "User-Agent", value: "CampusFS")
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        let shown = server == installation.serverName ? url : server
+        var attempt = 1
+        while true {
+            countUnbudgeted()
+            let started = ContinuousClock.now
+            let reason: String
+            var delay = retry.delay(beforeRetry: attempt)
+            do {
+                let response = try await downloadClient.execute(
+                    request, timeout: .nanoseconds(Self.nanoseconds(downloadTimeouts.responseHead)))
+                let status = Int(response.status.code)
+                logger.debug(
+                    "GET \(shown) → \(status)",
+                    metadata: ["attempt": "\(attempt)", "duration": "\(ContinuousClock.now - started)"])
+                if (200..<300).contains(status) { return .streaming(response) }
+                let answer = await Self.read(response)
+                if let refused = refusal(answer) { throw refused }
+                guard Self.isRetryable(status: status), attempt < retry.attempts else { return .answered(answer) }
+                reason = "HTTP \(status)"
+                if let advised = answer.header("retry-after").flatMap(Int.init), advised >= 0 {
+                    delay = min(.seconds(advised), retry.maxDelay)
+                }
+            } catch let refused as StudIPError {
+                throw refused
+            } catch {
+                let transient = try startFailure(error, server: server)
+                guard attempt < retry.attempts else { throw .unreachable(server: server, detail: transient) }
+                reason = transient
+            }
+            logger.notice(
+                "retrying the download of \(what) after \(reason)",
+                metadata: ["attempt": "\(attempt + 1)/\(retry.attempts)", "delay": "\(delay)"])
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                throw .cancelled
+            }
+            attempt += 1
+        }
+    }
+
+    /// A non-2xx answer with its (small) body; a body too large to be a message is left out.
+    private static func read(_ response: HTTPClientResponse) async -> HTTPResponse {
+        var headers: [String: [String]] = [:]
+        for (name, value) in response.headers {
+            headers[name.lowercased(), default: []].append(value)
+        }
+        let body = (try? await response.body.collect(upTo: maxAnswerBytes)).map { Data($0.readableBytesView) }
+        return HTTPResponse(status: Int(response.status.code), headers: headers, body: body ?? Data())
+    }
+
+    /// The detail of a failure worth retrying; throws for those that are not.
+    private func startFailure(_ error: any Error, server: String) throws(StudIPError) -> String {
+        if error is CancellationError || Task.isCancelled { throw .cancelled }
+        if let clientError = error as? HTTPClientError {
+            switch clientError {
+            case .connectTimeout, .tlsHandshakeTimeout:
+                throw .unreachable(server: server, detail: "no connection within \(downloadTimeouts.connect)")
+            case .deadlineExceeded, .readTimeout, .getConnectionFromPoolTimeout:
+                throw .unreachable(server: server, detail: "no answer within \(downloadTimeouts.responseHead)")
+            case .cancelled:
+                throw .cancelled
+            case .remoteConnectionClosed:
+                return "connection closed by the server"
+            default:
+                break
+            }
+        }
+        if Self.isConnectionFailure(error) {
+            throw .unreachable(server: server, detail: "connection refused or host unknown")
+        }
+        return "connection failed (\(String(describing: error).prefix(120)))"
+    }
+}
+
+// MARK: - Reading the body
+
+/// The body of one download, read chunk by chunk: each `next()` awaits AsyncHTTPClient's next chunk, so the
+/// network read waits for the reader (backpressure) and at most a chunk is held in memory.
+///
+/// A transfer that breaks (reset, idle timeout, fewer bytes than announced) throws; it is never retried here,
+/// since the reader already has the first bytes. `next()` must not be called again before it returns.
+actor DownloadStream {
+    private var iterator: HTTPClientResponse.Body.AsyncIterator?
+    private var permit: DownloadPermit?
+    private var failure: StudIPError?
+    private var reading = false
+    private var received: Int64 = 0
+    private let expectedLength: Int64?
+    private let what: String
+    private let server: String
+    private let idle: Duration
+
+    private init(
+        response: HTTPClientResponse, expectedLength: Int64?, what: String, server: String, idle: Duration,
+        permit: DownloadPermit
+    ) {
+        iterator = response.body.makeAsyncIterator()
+        self.expectedLength = expectedLength
+        self.what = what
+        self.server = server
+        self.idle = idle
+        self.permit = permit
+    }
+
+    /// The announced length and the reader of `response`'s body, which takes over `permit`.
+    static func body(
+        of response: HTTPClientResponse, what: String, server: String, idle: Duration, permit: DownloadPermit
+    ) -> (expectedLength: Int64?, next: @Sendable () async throws -> [UInt8]?) {
+        let length = response.headers.first(name: "content-length").flatMap { Int64($0) }
+        let stream = DownloadStream(
+            response: response, expectedLength: length, what: what, server: server, idle: idle, permit: permit)
+        return (length, { try await stream.next() })
+    }
+
+    /// The next chunk, nil at the end of the body.
+    func next() async throws(StudIPError) -> [UInt8]? {
+        if let failure { throw failure }
+        precondition(!reading, "DownloadBody.next() called again before the previous call returned")
+        guard var current = iterator else { return nil }
+        reading = true
+        defer { reading = false }
+        do {
+            while let buffer = try await current.next(isolation: self) {
+                guard buffer.readableBytes > 0 else { continue }
+                iterator = current
+                received += Int64(buffer.readableBytes)
+                return Array(buffer.readableBytesView)
+            }
+        } catch {
+            throw fail(classify(error))
+        }
+        if let expectedLength, received != expectedLength {
+            throw fail(
+                .unreachable(
+                    server: server, detail: "the download of \(what) ended after \(received) of \(expectedLength) bytes"
+                ))
+        }
+        iterator = nil
+        permit?.release()
+        permit = nil
+        return nil
+    }
+
+    /// Ends the transfer (dropping the iterator cancels it) and remembers why, for later calls.
+    private func fail(_ error: StudIPError) -> StudIPError {
+        failure = error
+        iterator = nil
+        permit?.release()
+        permit = nil
+        return error
+    }
+
+    private func classify(_ error: any Error) -> StudIPError {
+        if error is CancellationError || Task.isCancelled { return .cancelled }
+        if let clientError = error as? HTTPClientError, clientError == .readTimeout {
+            return .unreachable(server: server, detail: "no data for \(idle) in the download of \(what)")
+        }
+        return .unreachable(server: server, detail: "the download of \(what) broke off after \(received) bytes")
+    }
+}
+
+/// A download's slot in ``HTTPTransport/downloadLimiter``, held from the request until the body ends. Given back
+/// once: explicitly, or at the latest when the body is dropped unread.
+final class DownloadPermit: Sendable {
+    private let limiter: ConcurrencyLimiter
+    private let held = Mutex(true)
+
+    init(limiter: ConcurrencyLimiter) {
+        self.limiter = limiter
+    }
+
+    func release() {
+        let wasHeld = held.withLock { held in
+            defer { held = false }
+            return held
+        }
+        guard wasHeld else { return }
+        Task { [limiter] in await limiter.release() }
+    }
+
+    deinit {
+        release()
+    }
+}
+
+/// RFC 1123 dates, as `Last-Modified` and `If-Modified-Since` carry them.
+enum HTTPDate {
+    static func format(_ date: Date) -> String { formatter().string(from: date) }
+
+    static func parse(_ text: String) -> Date? { formatter().date(from: text) }
+
+    /// A fresh formatter per call: `DateFormatter` is not `Sendable`, and a download needs one or two.
+    private static func formatter() -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter
+    }
+}
