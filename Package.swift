@@ -40,7 +40,9 @@ let package = Package(
         ),
         .target(
             name: "CampusFS",
-            dependencies: ["StudIPKit", "MetadataStore", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "campusfs",
