@@ -41,7 +41,8 @@ let package = Package(
         .target(
             name: "CampusFS",
             dependencies: [
-                "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit", .product(name: "Logging", package: "swift-log"),
+                "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
