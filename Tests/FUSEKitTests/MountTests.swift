@@ -5,21 +5,21 @@ import Testing
 /// Real kernel mounts of ``ExampleFileSystem``, served in this process and used by client commands in child
 /// processes under `timeout`.
 @Suite struct MountTests {
-    @Test func listsNamesAndReportsAttributes() throws {
-        try withMount { mount throws in
-            let listing = try shell("ls -a1 '\(mount.directory)'")
+    @Test func listsNamesAndReportsAttributes() async throws {
+        try await withMount { mount async throws in
+            let listing = try await shell("ls -a1 '\(mount.directory)'")
             #expect(
                 listing.stdout.split(separator: "\n")
                     == [".", "..", "dropped.txt", "hello.txt", "link", "many", "mutable.txt", "slow.txt"])
-            let stat = try shell("stat -c '%s %a %F' '\(mount.path("hello.txt"))' '\(mount.path("many"))'")
+            let stat = try await shell("stat -c '%s %a %F' '\(mount.path("hello.txt"))' '\(mount.path("many"))'")
             #expect(stat.stdout == "13 644 regular file\n0 755 directory\n")
-            #expect(try shell("readlink '\(mount.path("link"))'").stdout == "hello.txt\n")
+            #expect(try await shell("readlink '\(mount.path("link"))'").stdout == "hello.txt\n")
         }
     }
 
-    @Test func listsALargeDirectoryInSeveralChunks() throws {
-        try withMount { mount throws in
-            let listing = try shell("ls -1 '\(mount.path("many"))'")
+    @Test func listsALargeDirectoryInSeveralChunks() async throws {
+        try await withMount { mount async throws in
+            let listing = try await shell("ls -1 '\(mount.path("many"))'")
             let names = listing.stdout.split(separator: "\n")
             #expect(names.count == ExampleFileSystem.manyCount)
             #expect(Set(names).count == ExampleFileSystem.manyCount)
@@ -27,12 +27,12 @@ import Testing
         }
     }
 
-    @Test func warmListingsSendNoRequestsWithoutOpendir() throws {
+    @Test func warmListingsSendNoRequestsWithoutOpendir() async throws {
         let kernel = KernelSettings(readDirectoryPlus: .always, skipsOpenDirectory: true)
-        try withMount(kernel: kernel) { mount throws in
-            let first = try shell("ls -1 '\(mount.path("many"))' | wc -l")
+        try await withMount(kernel: kernel) { mount async throws in
+            let first = try await shell("ls -1 '\(mount.path("many"))' | wc -l")
             let listed = mount.fileSystem.count("readdirplus")
-            let second = try shell("ls -1 '\(mount.path("many"))' | wc -l")
+            let second = try await shell("ls -1 '\(mount.path("many"))' | wc -l")
             #expect(first.stdout == "\(ExampleFileSystem.manyCount)\n")
             #expect(second.stdout == first.stdout)
             #expect(listed > 1)
@@ -41,18 +41,18 @@ import Testing
         }
     }
 
-    @Test func readsFileBytes() throws {
-        try withMount { mount throws in
-            #expect(try shell("cat '\(mount.path("link"))'").stdout == ExampleFileSystem.helloText)
-            let pread = try shell(
+    @Test func readsFileBytes() async throws {
+        try await withMount { mount async throws in
+            #expect(try await shell("cat '\(mount.path("link"))'").stdout == ExampleFileSystem.helloText)
+            let pread = try await shell(
                 "python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); "
                     + "sys.stdout.write(os.pread(fd, 5, 7).decode())' '\(mount.path("hello.txt"))'")
             #expect(pread.stdout == "FUSE!")
         }
     }
 
-    @Test func refusesMutationsWithEROFS() throws {
-        try withMount { mount throws in
+    @Test func refusesMutationsWithEROFS() async throws {
+        try await withMount { mount async throws in
             let script = """
                 import errno, os, sys
                 root = sys.argv[1]
@@ -69,16 +69,16 @@ import Testing
                 print(code(lambda: os.symlink("x", root + "/symlink")))
                 print(code(lambda: os.truncate(root + "/hello.txt", 0)))
                 """
-            let result = try shell("python3 -c '\(script)' '\(mount.directory)'")
+            let result = try await shell("python3 -c '\(script)' '\(mount.directory)'")
             #expect(result.stdout.split(separator: "\n") == ["EROFS", "EROFS", "EROFS", "EROFS", "EROFS", "EROFS"])
-            let touch = try shell("touch '\(mount.path("touched"))'")
+            let touch = try await shell("touch '\(mount.path("touched"))'")
             #expect(touch.status != 0)
             #expect(touch.stderr.contains("Read-only file system"))
         }
     }
 
-    @Test func extendedAttributesFollowTheProtocol() throws {
-        try withMount { mount throws in
+    @Test func extendedAttributesFollowTheProtocol() async throws {
+        try await withMount { mount async throws in
             let script = """
                 import ctypes, errno, os, sys
                 path = sys.argv[1]
@@ -101,56 +101,56 @@ import Testing
                 print(code(lambda: os.removexattr(path, "user.tags")))
                 print(code(lambda: os.getxattr(path, "user.tags")))
                 """
-            let result = try shell("python3 -c '\(script)' '\(mount.path("hello.txt"))'")
+            let result = try await shell("python3 -c '\(script)' '\(mount.path("hello.txt"))'")
             #expect(
                 result.stdout.split(separator: "\n") == [
                     "b'blue'", "4", "-1 ERANGE", "ENODATA", "None", "EEXIST", "ENODATA", "ENOTSUP",
                     "['user.color', 'user.tags']", "None", "ENODATA",
                 ])
-            let getfattr = try shell("getfattr -n user.color --only-values '\(mount.path("hello.txt"))'")
+            let getfattr = try await shell("getfattr -n user.color --only-values '\(mount.path("hello.txt"))'")
             #expect(getfattr.stdout == "blue")
         }
     }
 
-    @Test func answersFromAnotherTaskLater() throws {
-        try withMount { mount throws in
-            let result = try shell(
+    @Test func answersFromAnotherTaskLater() async throws {
+        try await withMount { mount async throws in
+            let result = try await shell(
                 "for i in 1 2 3 4 5 6 7 8; do cat '\(mount.path("slow.txt"))' & done; wait")
             #expect(result.stdout == String(repeating: ExampleFileSystem.slowText, count: 8))
         }
     }
 
-    @Test func aDroppedReplyAnswersEIO() throws {
-        try withMount { mount throws in
-            let result = try shell("cat '\(mount.path("dropped.txt"))'")
+    @Test func aDroppedReplyAnswersEIO() async throws {
+        try await withMount { mount async throws in
+            let result = try await shell("cat '\(mount.path("dropped.txt"))'")
             #expect(result.status == 1)
             #expect(result.stderr.contains("Input/output error"))
         }
     }
 
-    @Test func invalidationShowsAChangedSizeDespiteLongTimeouts() throws {
-        try withMount { mount throws in
+    @Test func invalidationShowsAChangedSizeDespiteLongTimeouts() async throws {
+        try await withMount { mount async throws in
             let file = mount.path("mutable.txt")
-            #expect(try shell("stat -c %s '\(file)'; cat '\(file)'").stdout == "5\n12345")
+            #expect(try await shell("stat -c %s '\(file)'; cat '\(file)'").stdout == "5\n12345")
             mount.fileSystem.mutableContent.withLock { $0 = "1234567890" }
-            #expect(try shell("stat -c %s '\(file)'").stdout == "5\n", "the kernel should still trust its cache")
+            #expect(try await shell("stat -c %s '\(file)'").stdout == "5\n", "the kernel should still trust its cache")
             #expect(try mount.session.invalidateInode(ExampleFileSystem.mutable))
-            #expect(try shell("stat -c %s '\(file)'; cat '\(file)'").stdout == "10\n1234567890")
+            #expect(try await shell("stat -c %s '\(file)'; cat '\(file)'").stdout == "10\n1234567890")
         }
     }
 
-    @Test func entryInvalidationDropsANegativeDentry() throws {
-        try withMount { mount throws in
+    @Test func entryInvalidationDropsANegativeDentry() async throws {
+        try await withMount { mount async throws in
             let missing = mount.path("missing")
-            for _ in 0..<3 { _ = try shell("stat '\(missing)'") }
+            for _ in 0..<3 { _ = try await shell("stat '\(missing)'") }
             #expect(mount.fileSystem.count("lookup") == 1, "the negative entry should be cached")
             #expect(try mount.session.invalidateEntry(parent: rootInode, name: "missing"))
-            _ = try shell("stat '\(missing)'")
+            _ = try await shell("stat '\(missing)'")
             #expect(mount.fileSystem.count("lookup") == 2)
         }
     }
 
-    @Test func notificationsAfterUnmountAreRefused() throws {
+    @Test func notificationsAfterUnmountAreRefused() async throws {
         let mount = try InProcessMount()
         mount.close()
         #expect(throws: FUSEKitError.notMounted) { try mount.session.invalidateInode(ExampleFileSystem.hello) }

@@ -6,7 +6,7 @@ import Testing
 /// only ``ServeHelper`` selected and the mountpoint in `FUSEKIT_SERVE_MOUNTPOINT`.
 @Suite struct SignalTests {
     @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
-    func aSignalUnmountsABusyMount(signal: Int32) throws {
+    func aSignalUnmountsABusyMount(signal: Int32) async throws {
         let directory = try makeTemporaryDirectory()
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -26,9 +26,9 @@ import Testing
             #expect(!isMounted(directory))
         }
         try server.run()
-        try #require(waitUntil(seconds: 15) { isMounted(directory) }, "the server did not mount")
+        try #require(await waitUntil(seconds: 15) { isMounted(directory) }, "the server did not mount")
         try holder.run()
-        let holding = waitUntil(seconds: 5) {
+        let holding = await waitUntil(seconds: 5) {
             let descriptors =
                 (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.processIdentifier)/fd")) ?? []
             return descriptors.contains { descriptor in
@@ -40,18 +40,19 @@ import Testing
         try #require(holding, "the holder did not open the file")
 
         kill(server.processIdentifier, signal)
-        #expect(waitUntil(seconds: 5) { !server.isRunning }, "the server did not end within 5 s")
+        #expect(await waitUntil(seconds: 5) { !server.isRunning }, "the server did not end within 5 s")
         #expect(!isMounted(directory))
         if !server.isRunning {
             #expect(server.terminationReason == .exit)
         }
     }
 
-    private func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+    /// Polls with `Task.sleep`, never blocking a thread of the cooperative pool.
+    private func waitUntil(seconds: Double, _ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition() { return true }
-            usleep(20_000)
+            try? await Task.sleep(for: .milliseconds(20))
         }
         return condition()
     }

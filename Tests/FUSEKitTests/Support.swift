@@ -10,8 +10,19 @@ struct CommandResult: Sendable {
 }
 
 /// Runs `command` with `sh -c` under `timeout`, in a child process: the serving process must never touch
-/// its own mount, or a request it waits on could need the thread it blocks.
-func shell(_ command: String, timeout: Int = 5) throws -> CommandResult {
+/// its own mount, or a request it waits on could need the thread it blocks. The wait happens on a dispatch
+/// thread, because blocking Swift's cooperative pool (two threads here) would starve the asynchronous replies
+/// and the in-process servers of every other test running in parallel.
+func shell(_ command: String, timeout: Int = 5) async throws -> CommandResult {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result { try blockingShell(command, timeout: timeout) })
+        }
+    }
+}
+
+/// ``shell(_:timeout:)`` for cleanup paths that cannot suspend.
+func blockingShell(_ command: String, timeout: Int = 5) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
     process.arguments = ["-k", "1", String(timeout), "/bin/sh", "-c", command]
@@ -45,7 +56,7 @@ func makeTemporaryDirectory() throws -> String {
 /// Lazily unmounts `directory` if something is still mounted there, then removes it.
 func removeMountpoint(_ directory: String) {
     if isMounted(directory) {
-        _ = try? shell("fusermount3 -u -z '\(directory)' || umount -l '\(directory)'")
+        _ = try? blockingShell("fusermount3 -u -z '\(directory)' || umount -l '\(directory)'")
     }
     rmdir(directory)
 }
@@ -94,8 +105,8 @@ final class InProcessMount: Sendable {
 }
 
 /// Runs `body` against a fresh in-process mount and always cleans it up.
-func withMount(kernel: KernelSettings = KernelSettings(), _ body: (InProcessMount) throws -> Void) throws {
+func withMount(kernel: KernelSettings = KernelSettings(), _ body: (InProcessMount) async throws -> Void) async throws {
     let mount = try InProcessMount(kernel: kernel)
     defer { mount.close() }
-    try body(mount)
+    try await body(mount)
 }

@@ -69,9 +69,9 @@ struct ResilienceTests {
     @Test("a stall beyond the timeout is retried, then reported as unreachable")
     func stall() async throws {
         let run = try await Self.overview(
-            after: Fault(action: .stall(milliseconds: 3_000), pathContains: Self.semesters)
+            after: Fault(action: .stall(milliseconds: 7_000), pathContains: Self.semesters)
         ) {
-            $0.requestTimeout = .milliseconds(200)
+            $0.requestTimeout = .seconds(2)
             $0.retry = RetryPolicy(attempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(10))
         }
         guard case .unreachable(_, let detail) = run.result.failure else {

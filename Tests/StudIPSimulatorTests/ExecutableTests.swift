@@ -8,8 +8,15 @@ struct ExecutableTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/debug/studip-sim")
 
-    /// Starts the simulator and returns it with the first line it printed.
-    private func launch(_ arguments: [String]) throws -> (Process, String) {
+    /// Starts the simulator and returns it with the first line it printed, read on a dispatch thread so the
+    /// cooperative pool stays free for the other tests' in-process servers.
+    private func launch(_ arguments: [String]) async throws -> (Process, String) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try launchBlocking(arguments) }) }
+        }
+    }
+
+    private func launchBlocking(_ arguments: [String]) throws -> (Process, String) {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
@@ -39,7 +46,7 @@ struct ExecutableTests {
 
     @Test(arguments: [SIGTERM, SIGINT])
     func printsItsURLServesAndStopsOnSignal(signal: Int32) async throws {
-        let (process, baseURL) = try launch(["--dataset", "small", "--port", "0", "--flavour", "6.x"])
+        let (process, baseURL) = try await launch(["--dataset", "small", "--port", "0", "--flavour", "6.x"])
         #expect(baseURL.hasPrefix("http://127.0.0.1:"))
 
         let semesters = try await HTTP.get("\(baseURL)/jsonapi.php/v1/semesters", headers: [HTTP.jsonAPIAccept])
