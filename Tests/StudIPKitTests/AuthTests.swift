@@ -141,14 +141,19 @@ struct AuthTests {
         ])
     func webLogin(api: ClientConfiguration.API) async throws {
         try await Harness.withSimulator { sim in
+            let capture = LogCapture()
             let configuration = Harness.configuration(
-                sim, api: api, credentials: .webLogin(username: "test_autor", password: "testing"))
+                sim, api: api, credentials: .webLogin(username: "test_autor", password: "testing"),
+                logger: capture.logger)
             try await Harness.withSource(configuration) { source in
                 let overview = try await source.overview()
                 #expect(overview.user.username == "test_autor")
                 #expect(overview.courses.count == 5)
             }
-            #expect(sim.statistics.snapshot().routes["web POST login"] == 1)
+            // One login shared by all concurrent requests; a login lost to a transient failure on a loaded machine
+            // is retried by the transport and logged, so it is counted, not assumed away.
+            let retriedLogins = capture.text.components(separatedBy: "retrying POST the web login").count - 1
+            #expect(sim.statistics.snapshot().routes["web POST login"] == 1 + retriedLogins)
 
             let wrong = Harness.configuration(
                 sim, api: api, credentials: .webLogin(username: "test_autor", password: "nope"))
