@@ -48,7 +48,7 @@ let package = Package(
         .executableTarget(
             name: "campusfs",
             dependencies: [
-                "CampusFS", "StudIPKit", "MetadataStore",
+                "CampusFS", "StudIPKit", "MetadataStore", "ContentCache", "StudIPSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),

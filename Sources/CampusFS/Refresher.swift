@@ -29,10 +29,11 @@ public struct Refresher: Sendable {
         public var failedCourses: [ItemProblem]
     }
 
-    /// Refreshes everything. Throws only when nothing could be refreshed (login, network, the overview itself);
-    /// a course that fails is reported in ``Report/failedCourses`` unless it failed for a reason that concerns the
-    /// whole server (login, network), which is rethrown after the other courses were applied.
-    public func refresh(now: Date = Date()) async throws(RefreshError) -> Report {
+    /// Refreshes the overview and every placed course, or only the placed courses in `courseIDs` (`campusfs
+    /// refresh PATH`). Throws only when nothing could be refreshed (login, network, the overview itself); a course
+    /// that fails is reported in ``Report/failedCourses`` unless it failed for a reason that concerns the whole
+    /// server (login, network), which is rethrown after the other courses were applied.
+    public func refresh(courseIDs: Set<String>? = nil, now: Date = Date()) async throws(RefreshError) -> Report {
         let requestsBefore = source.requestCount
         let overview: RemoteOverview
         do {
@@ -53,7 +54,7 @@ public struct Refresher: Sendable {
         } catch {
             throw .store(error)
         }
-        let courses = overview.courses.filter { placed.contains($0.id) }
+        let courses = overview.courses.filter { placed.contains($0.id) && courseIDs?.contains($0.id) ?? true }
 
         var failures: [ItemProblem] = []
         var serverError: StudIPError?

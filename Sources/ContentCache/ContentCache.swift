@@ -140,7 +140,9 @@ public actor ContentCache {
     }
 
     public func usage() -> CacheUsage {
-        CacheUsage(bytes: cachedBytes(), count: index.count, limit: configuration.sizeLimit)
+        CacheUsage(
+            bytes: cachedBytes(), count: index.count, limit: configuration.sizeLimit, downloadsInFlight: transfers.count
+        )
     }
 
     /// Evicts least recently used blobs while the cache exceeds its size limit or the disk has less than the

@@ -54,4 +54,5 @@ public struct CacheUsage: Sendable, Hashable {
     public var bytes: Int64
     public var count: Int
     public var limit: Int64
+    public var downloadsInFlight: Int
 }

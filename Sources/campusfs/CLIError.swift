@@ -52,3 +52,10 @@ extension AsyncParsableCommand {
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
+
+/// Prints a line and flushes it at once, also into a pipe or file: `demo` and `mount --foreground` say that the
+/// mount is ready and then serve for hours, and whoever reads their output needs that line now.
+func printNow(_ message: String) {
+    print(message)
+    fflush(nil)
+}

@@ -12,13 +12,19 @@ struct CampusFSCommand: AsyncParsableCommand {
             the command line: set CAMPUSFS_PASSWORD, use --password-command, or CAMPUSFS_TOKEN for OAuth2.
 
             Examples:
+              campusfs demo                  # a made-up university, mounted at ~/Uni-Demo
+              CAMPUSFS_PASSWORD=… campusfs mount --server https://studip.example.org/studip --username jdoe
+              campusfs status
               CAMPUSFS_PASSWORD=… campusfs refresh --server https://studip.example.org/studip --username jdoe
               campusfs tree --paths
               campusfs ls -l "WS 2026-27/INF-101 Einführung in die Informatik"
 
             Exit codes: 0 ok, 1 usage, 2 login failed, 3 network, 4 other.
             """,
-        subcommands: [RefreshCommand.self, ListCommand.self, TreeCommand.self])
+        subcommands: [
+            MountCommand.self, UnmountCommand.self, StatusCommand.self, RefreshCommand.self, ListCommand.self,
+            TreeCommand.self, DemoCommand.self,
+        ])
 
     /// Parses and runs like ArgumentParser does, but with the exit codes of DESIGN.md §1.1: a usage error is 1.
     static func main() async {

@@ -10,9 +10,11 @@ struct Paths: Sendable {
     var cache: URL
     var state: URL
     var runtime: URL
+    var home: URL
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         let home = URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory())
+        self.home = home
         func directory(_ variable: String, _ fallback: String) -> URL {
             if let value = environment[variable], value.hasPrefix("/") { return URL(fileURLWithPath: value) }
             return home.appendingPathComponent(fallback)
@@ -36,6 +38,24 @@ struct Paths: Sendable {
     func tokens(profile: String) -> URL {
         data.appendingPathComponent(profile).appendingPathComponent("tokens.json")
     }
+
+    /// `$XDG_CACHE_HOME/campusfs/<profile>/`: document blobs; safe to delete while nothing is mounted.
+    func cache(profile: String) -> URL {
+        cache.appendingPathComponent(profile)
+    }
+
+    /// `$XDG_RUNTIME_DIR/campusfs/<profile>.sock`: where a mounted profile's daemon listens.
+    func socket(profile: String) -> URL {
+        runtime.appendingPathComponent(profile + ".sock")
+    }
+
+    /// `$XDG_STATE_HOME/campusfs/<profile>.log`: the daemon's log (no secrets, ever).
+    func log(profile: String) -> URL {
+        state.appendingPathComponent(profile + ".log")
+    }
+
+    /// `~/Uni`, where `campusfs mount` mounts without an argument.
+    var defaultMountpoint: URL { home.appendingPathComponent("Uni") }
 
     /// Creates a directory and its missing parents with mode 0700.
     static func ensureDirectory(_ url: URL) throws(CLIError) {

@@ -27,14 +27,22 @@ struct ProfileOptions: ParsableArguments {
         try ConfigFile.load(from: paths.configFile).defaultProfile ?? "default"
     }
 
-    /// The profile's effective settings: command line over config file over defaults.
-    func resolve(paths: Paths = Paths()) throws(CLIError) -> Profile {
-        let file = try ConfigFile.load(from: paths.configFile)
-        let name = profile ?? file.defaultProfile ?? "default"
+    /// The name of the profile meant: `--profile`, else the config file's default. Enough to find a running daemon,
+    /// which already knows its server.
+    func name(paths: Paths = Paths()) throws(CLIError) -> String {
+        let name: String
+        if let profile { name = profile } else { name = try Self.defaultProfileName(paths: paths) }
         guard name.range(of: #"^[A-Za-z0-9._-]+$"#, options: .regularExpression) != nil, name != ".", name != ".."
         else {
             throw .usage("profile name \"\(name)\" may only contain letters, digits, '.', '_' and '-'")
         }
+        return name
+    }
+
+    /// The profile's effective settings: command line over config file over defaults.
+    func resolve(paths: Paths = Paths()) throws(CLIError) -> Profile {
+        let file = try ConfigFile.load(from: paths.configFile)
+        let name = try name(paths: paths)
         let settings = file.profiles[name]
         if profile != nil, settings == nil, server == nil {
             throw .usage("no profile \"\(name)\" in \(paths.configFile.path); add it or pass --server and --username")
@@ -52,11 +60,46 @@ struct ProfileOptions: ParsableArguments {
         guard let choice = APIChoice(rawValue: apiName) else {
             throw .usage("api must be auto, jsonapi or rest, not \"\(apiName)\"")
         }
+        let cacheLimit = try settings?.cacheLimit.map { (text) throws(CLIError) in
+            guard let bytes = Self.bytes(text) else {
+                throw .usage("cache_limit must be a size like \"10G\" or \"500M\", not \"\(text)\"")
+            }
+            return bytes
+        }
+        let refreshInterval = try settings?.refreshInterval.map { (text) throws(CLIError) in
+            guard let seconds = Self.seconds(text), seconds >= 60 else {
+                throw .usage(
+                    "refresh_interval must be a duration of at least 1m, like \"10m\" or \"1h\", not \"\(text)\"")
+            }
+            return Duration.seconds(seconds)
+        }
         return Profile(
             name: name, paths: paths, serverURL: url.hasSuffix("/") ? String(url.dropLast()) : url, api: choice,
             username: username ?? settings?.username, passwordCommand: passwordCommand ?? settings?.passwordCommand,
             semesters: settings?.semesters ?? [], hiddenCourses: Set(settings?.hiddenCourses ?? []),
-            courseNameTemplate: settings?.courseName ?? "{number} {title}")
+            courseNameTemplate: settings?.courseName ?? "{number} {title}", cacheLimit: cacheLimit,
+            refreshInterval: refreshInterval)
+    }
+
+    /// "10G", "500M", "64K" or plain bytes (powers of 1024).
+    static func bytes(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased().replacingOccurrences(of: "IB", with: "")
+            .replacingOccurrences(of: "B", with: "")
+        guard let last = trimmed.last else { return nil }
+        let (number, unit) = units[last].map { (trimmed.dropLast(), $0) } ?? (Substring(trimmed), 1)
+        guard let value = Int64(number), value > 0, value <= Int64.max / unit else { return nil }
+        return value * unit
+    }
+
+    /// "90s", "10m", "2h" or plain seconds.
+    static func seconds(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600]
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard let last = trimmed.last else { return nil }
+        let (number, unit) = units[last].map { (trimmed.dropLast(), $0) } ?? (Substring(trimmed), 1)
+        guard let value = Int64(number), value > 0, value <= Int64.max / unit else { return nil }
+        return value * unit
     }
 }
 
@@ -72,6 +115,10 @@ struct Profile: Sendable {
     var semesters: [String]
     var hiddenCourses: Set<String>
     var courseNameTemplate: String
+    /// Bytes the content cache may hold (`cache_limit`); nil: the default of 10 GiB.
+    var cacheLimit: Int64?
+    /// How often a mounted profile refreshes (`refresh_interval`); nil: every 10 minutes.
+    var refreshInterval: Duration?
 
     var databaseURL: URL { paths.database(profile: name) }
 }

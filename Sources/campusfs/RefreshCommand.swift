@@ -11,7 +11,9 @@ struct RefreshCommand: AsyncParsableCommand {
         abstract: "Fetch the current tree from Stud.IP and report what is new, changed or removed.",
         discussion: """
             Prints a summary and the number of HTTP requests it made. With --json, one JSON object for scripts:
-            {"api", "requests", "new", "changed", "moved", "removed", "problems"} with paths.
+            {"api", "requests", "new", "changed", "moved", "removed", "problems"} with paths. While the profile is
+            mounted, its daemon does the refresh and the mount shows the changes at once. With PATH, only the
+            courses below it are refreshed (plus the overview of semesters and courses).
             """)
 
     @OptionGroup var profile: ProfileOptions
@@ -19,49 +21,94 @@ struct RefreshCommand: AsyncParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    @Argument(help: "Refresh only the courses below this path (relative to the tree's root); default: everything.")
+    var path: String?
+
     func run() async throws {
         try await reportingErrors {
-            let profile = try profile.resolve()
-            try Paths.ensureDirectory(profile.databaseURL.deletingLastPathComponent())
-            let store: MetadataStore
-            do throws(StoreError) {
-                store = try MetadataStore(path: profile.databaseURL.path)
-            } catch {
-                throw CLIError.other(error.description)
+            let paths = Paths()
+            let socket = paths.socket(profile: try profile.name(paths: paths))
+            if ControlClient.isServing(socket.path) {
+                let outcome = try throughDaemon(socket)
+                let server = DaemonDirectory.status(socket)?.serverURL ?? "the server"
+                print(json ? Self.json(outcome) : Self.text(outcome, server: server))
+            } else {
+                let profile = try profile.resolve(paths: paths)
+                let outcome = try await directly(profile)
+                print(json ? Self.json(outcome) : Self.text(outcome, server: profile.serverURL))
             }
-            let credentials = try CredentialSource.resolve(
-                username: profile.username, passwordCommand: profile.passwordCommand)
-            let source = try await StudIP.connect(
-                ClientConfiguration(baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials))
-            let result: Result<Refresher.Report, RefreshError>
-            do throws(RefreshError) {
-                let refresher = Refresher(
-                    source: source, store: store,
-                    options: TreeOptions(
-                        courseNameTemplate: profile.courseNameTemplate, hiddenCourseIDs: profile.hiddenCourses),
-                    semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters))
-                var report = try await refresher.refresh()
-                report.requests = source.requestCount
-                result = .success(report)
-            } catch {
-                result = .failure(error)
-            }
-            await source.shutdown()
-            switch result {
-            case .success(let report): print(json ? Self.json(report) : Self.text(report, profile: profile))
-            case .failure(.studIP(let error)): throw CLIError(error)
-            case .failure(.store(let error)): throw CLIError.other(error.description)
-            }
+        }
+    }
+
+    /// While mounted, the daemon refreshes, so the mount shows the changes at once.
+    private func throughDaemon(_ socket: URL) throws(CLIError) -> RefreshOutcome {
+        let response: ControlResponse
+        do throws(ControlSocketError) {
+            response = try ControlClient.send(.refresh(path: path), to: socket.path)
+        } catch {
+            throw .other(error.description)
+        }
+        if let error = response.error { throw CLIError(exitCode: response.exitCode ?? 4, error) }
+        guard let outcome = response.refresh else { throw .other("the daemon sent no refresh result") }
+        return outcome
+    }
+
+    private func directly(_ profile: Profile) async throws -> RefreshOutcome {
+        try Paths.ensureDirectory(profile.databaseURL.deletingLastPathComponent())
+        let store: MetadataStore
+        do throws(StoreError) {
+            store = try MetadataStore(path: profile.databaseURL.path)
+        } catch {
+            throw CLIError.other(error.description)
+        }
+        let courseIDs = try courses(below: path, in: store)
+        let credentials = try CredentialSource.resolve(
+            username: profile.username, passwordCommand: profile.passwordCommand)
+        let source = try await StudIP.connect(
+            ClientConfiguration(baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials))
+        let result: Result<Refresher.Report, RefreshError>
+        do throws(RefreshError) {
+            let refresher = Refresher(
+                source: source, store: store,
+                options: TreeOptions(
+                    courseNameTemplate: profile.courseNameTemplate, hiddenCourseIDs: profile.hiddenCourses),
+                semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters))
+            var report = try await refresher.refresh(courseIDs: courseIDs)
+            report.requests = source.requestCount
+            result = .success(report)
+        } catch {
+            result = .failure(error)
+        }
+        await source.shutdown()
+        switch result {
+        case .success(let report): return RefreshOutcome(report)
+        case .failure(.studIP(let error)): throw CLIError(error)
+        case .failure(.store(let error)): throw CLIError.other(error.description)
+        }
+    }
+
+    /// The courses below `path`; nil (everything) without a path, or for a path above the courses.
+    private func courses(below path: String?, in store: MetadataStore) throws(CLIError) -> Set<String>? {
+        guard let path, !path.trimmingCharacters(in: CharacterSet(charactersIn: "/")).isEmpty else { return nil }
+        guard (try? store.syncState().lastOverviewAt) ?? nil != nil else {
+            throw .usage("nothing is known about this profile yet: run `campusfs refresh` without a path first")
+        }
+        let node = try ProfileStore.node(path, in: store)
+        if let course = node.courseID { return [course] }
+        do {
+            let below = Set(try store.walk(from: node.inode).compactMap(\.node.courseID))
+            return below.isEmpty ? nil : below
+        } catch {
+            throw .other(error.description)
         }
     }
 
     static let listLimit = 50
 
-    static func text(_ report: Refresher.Report, profile: Profile) -> String {
-        let summary = report.summary
+    static func text(_ outcome: RefreshOutcome, server: String) -> String {
         var lines = [
-            "\(summary.added.count) new, \(summary.changed.count) changed, \(summary.moved.count) moved, "
-                + "\(summary.removed.count) removed — \(report.requests) requests to \(profile.serverURL) (\(report.api))"
+            "\(outcome.new.count) new, \(outcome.changed.count) changed, \(outcome.moved.count) moved, "
+                + "\(outcome.removed.count) removed — \(outcome.requests) requests to \(server) (\(outcome.api))"
         ]
         func list(_ label: String, _ paths: [String]) {
             for path in paths.prefix(listLimit) { lines.append("  \(label) \(path)") }
@@ -69,26 +116,25 @@ struct RefreshCommand: AsyncParsableCommand {
                 lines.append("  \(label) … and \(paths.count - listLimit) more (--json lists all)")
             }
         }
-        list("new     ", summary.added.map(\.path))
-        list("changed ", summary.changed.map(\.path))
-        list("moved   ", summary.moved.map { "\($0.from) → \($0.to)" })
-        list("removed ", summary.removed.map(\.path))
-        for problem in summary.problems + report.failedCourses {
-            lines.append("  skipped  \(problem.message)")
+        list("new     ", outcome.new)
+        list("changed ", outcome.changed)
+        list("moved   ", outcome.moved.map { "\($0.from) → \($0.to)" })
+        list("removed ", outcome.removed)
+        for problem in outcome.problems {
+            lines.append("  skipped  \(problem)")
         }
         return lines.joined(separator: "\n")
     }
 
-    static func json(_ report: Refresher.Report) -> String {
-        let summary = report.summary
+    static func json(_ outcome: RefreshOutcome) -> String {
         let object: [String: Any] = [
-            "api": report.api,
-            "requests": report.requests,
-            "new": summary.added.map(\.path),
-            "changed": summary.changed.map(\.path),
-            "moved": summary.moved.map { ["from": $0.from, "to": $0.to] },
-            "removed": summary.removed.map(\.path),
-            "problems": (summary.problems + report.failedCourses).map(\.description),
+            "api": outcome.api,
+            "requests": outcome.requests,
+            "new": outcome.new,
+            "changed": outcome.changed,
+            "moved": outcome.moved.map { ["from": $0.from, "to": $0.to] },
+            "removed": outcome.removed,
+            "problems": outcome.problems,
         ]
         let data =
             (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))

@@ -121,7 +121,7 @@ import Testing
         fixture.downloader.gate.open()
         #expect(await cache.state(of: "cached", currentVersion: "v1") == .remote)
         #expect(await cache.state(of: "streaming", currentVersion: "v1") == .remote)
-        #expect(await cache.usage() == CacheUsage(bytes: 0, count: 0, limit: 1 << 40))
+        #expect(await cache.usage() == CacheUsage(bytes: 0, count: 0, limit: 1 << 40, downloadsInFlight: 0))
         #expect(fixture.files(in: "blobs").isEmpty)
         #expect(fixture.files(in: "tmp").isEmpty)
     }

@@ -1,0 +1,360 @@
+import ContentCache
+import FUSEKit
+import Foundation
+import Logging
+import MetadataStore
+import StudIPKit
+import Synchronization
+
+/// Everything a daemon needs to serve one profile (DESIGN.md §1.2 paths, §1.5 behaviour).
+public struct DaemonConfiguration: Sendable {
+    public var profile: String
+    public var mountpoint: String
+    public var databasePath: String
+    public var cacheDirectory: String
+    public var socketPath: String
+    public var client: ClientConfiguration
+    public var tree: TreeOptions
+    /// Semester titles or ids to show; nil shows all.
+    public var semesters: Set<String>?
+    public var cache: ContentCacheConfiguration
+    /// How often the poller refreshes everything (with up to 10 % jitter).
+    public var refreshInterval: Duration
+    /// How old a course's listing may be before a look into it triggers a background refresh of that course.
+    public var listingTTL: Duration
+    /// Never touch the network (`campusfs mount --offline`).
+    public var offline: Bool
+
+    public init(
+        profile: String, mountpoint: String, databasePath: String, cacheDirectory: String, socketPath: String,
+        client: ClientConfiguration, tree: TreeOptions = TreeOptions(), semesters: Set<String>? = nil,
+        cache: ContentCacheConfiguration = ContentCacheConfiguration(), refreshInterval: Duration = .seconds(600),
+        listingTTL: Duration = .seconds(600), offline: Bool = false
+    ) {
+        self.profile = profile
+        self.mountpoint = mountpoint
+        self.databasePath = databasePath
+        self.cacheDirectory = cacheDirectory
+        self.socketPath = socketPath
+        self.client = client
+        self.tree = tree
+        self.semesters = semesters
+        self.cache = cache
+        self.refreshInterval = refreshInterval
+        self.listingTTL = listingTTL
+        self.offline = offline
+    }
+}
+
+/// Why a daemon did not start; `exitCode` follows DESIGN.md §1.1.
+public enum DaemonError: Error, Sendable, CustomStringConvertible {
+    case store(StoreError)
+    case firstRefresh(RefreshError)
+    case control(ControlSocketError)
+    case mount(CampusMount.MountError)
+    /// Offline (or `--offline`) and nothing was ever fetched for this profile.
+    case nothingCached(detail: String)
+
+    public var description: String {
+        switch self {
+        case .store(let error): "metadata store: \(error)"
+        case .firstRefresh(let error): "the first refresh failed: \(error)"
+        case .control(let error): error.description
+        case .mount(let error): error.description
+        case .nothingCached(let detail):
+            "nothing is known about this profile yet and Stud.IP cannot be asked (\(detail)); mount once while online"
+        }
+    }
+
+    public var exitCode: Int32 {
+        switch self {
+        case .firstRefresh(.studIP(let error)): error.exitCode
+        case .nothingCached: 3
+        case .mount(.session(.mountFailed)): 1
+        default: 4
+        }
+    }
+}
+
+/// One profile mounted and kept fresh: the FUSE mount, the control socket, the background poller and the
+/// refreshes they trigger (DESIGN.md §1.5).
+///
+/// ## Refreshes
+/// All refreshes — the poller's, `campusfs refresh`, and the stale-while-revalidate ones a look into an old
+/// listing starts — go through ``refresh(courseIDs:)``, one at a time, so the store sees one writer and the kernel
+/// is told about each change exactly once, from a task that holds no request handler's locks.
+public final class CampusDaemon: Sendable {
+    public let configuration: DaemonConfiguration
+    public let store: MetadataStore
+    public let link: ServerLink
+    public let mount: CampusMount
+    private let control: ControlServer
+    private let logger: Logger
+    private let refreshes = RefreshQueue()
+    private let poller = Mutex<Task<Void, Never>?>(nil)
+    private let lastRefresh = Mutex<(at: Date?, error: String?)>((nil, nil))
+
+    /// Opens the store (refreshing first if it was never filled), mounts, and starts the control socket and the
+    /// poller. Returns once the mount serves requests.
+    public static func start(
+        _ configuration: DaemonConfiguration, logger: Logger = Logger(label: "campusfs.daemon")
+    ) async throws(DaemonError) -> CampusDaemon {
+        let store: MetadataStore
+        let synced: Bool
+        do throws(StoreError) {
+            store = try MetadataStore(path: configuration.databasePath)
+            synced = try store.syncState().lastOverviewAt != nil
+        } catch {
+            throw .store(error)
+        }
+        let offline = configuration.offline
+        let link = ServerLink(configuration: configuration.client) { client throws(StudIPError) in
+            if offline { throw .unreachable(server: client.baseURL, detail: "mounted with --offline") }
+            return try await StudIP.connect(client)
+        }
+        if !synced {
+            do throws(RefreshError) {
+                _ = try await Self.refresher(configuration, store: store, source: try await connected(link))
+                    .refresh()
+            } catch {
+                await link.shutdown()
+                if case .studIP(.unreachable(_, let detail)) = error { throw .nothingCached(detail: detail) }
+                throw .firstRefresh(error)
+            }
+        }
+        let mount: CampusMount
+        do throws(CampusMount.MountError) {
+            mount = try CampusMount(
+                store: store, cacheDirectory: configuration.cacheDirectory, downloader: link,
+                cacheConfiguration: configuration.cache)
+        } catch {
+            await link.shutdown()
+            throw .mount(error)
+        }
+        let daemon = Holder()
+        let control: ControlServer
+        do throws(ControlSocketError) {
+            control = try ControlServer(path: configuration.socketPath) { request in
+                guard let daemon = daemon.value else { return .failure("the daemon is starting", exitCode: 4) }
+                return await daemon.handle(request)
+            }
+        } catch {
+            await link.shutdown()
+            throw .control(error)
+        }
+        let started = CampusDaemon(
+            configuration: configuration, store: store, link: link, mount: mount, control: control, logger: logger)
+        daemon.value = started
+        do throws(CampusMount.MountError) {
+            try mount.start(at: configuration.mountpoint, exitOnSignals: true)
+        } catch {
+            control.stop()
+            await link.shutdown()
+            throw .mount(error)
+        }
+        mount.fileSystem.revalidateListings(olderThan: configuration.listingTTL) { [weak started] courseID in
+            started?.refreshInBackground(courseID)
+        }
+        control.start()
+        started.startPoller()
+        return started
+    }
+
+    private init(
+        configuration: DaemonConfiguration, store: MetadataStore, link: ServerLink, mount: CampusMount,
+        control: ControlServer, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.link = link
+        self.mount = mount
+        self.control = control
+        self.logger = logger
+    }
+
+    /// Waits until the mount ends: `campusfs unmount`, a termination signal, or an external `fusermount3 -u`.
+    public func waitUntilUnmounted() async {
+        await mount.waitUntilFinished()
+    }
+
+    /// Unmounts (if still mounted) and stops the poller, the control socket and the connections.
+    public func shutdown() async {
+        mount.stop()
+        poller.withLock { $0 }?.cancel()
+        control.stop()
+        await link.shutdown()
+    }
+
+    // MARK: - Control requests
+
+    func handle(_ request: ControlRequest) async -> ControlResponse {
+        switch request {
+        case .status:
+            return ControlResponse(status: await status())
+        case .unmount:
+            logger.info("unmount requested")
+            // Answer first; stopping waits for the loop, so it runs on a thread of its own.
+            Thread { [mount] in mount.stop() }.start()
+            return .ok
+        case .refresh(let path):
+            let courseIDs: Set<String>?
+            do throws(StoreError) {
+                courseIDs = try courses(below: path)
+            } catch {
+                return .failure("\(path ?? "/"): \(error)", exitCode: 1)
+            }
+            switch await refresh(courseIDs: courseIDs) {
+            case .success(let report): return ControlResponse(refresh: RefreshOutcome(report))
+            case .failure(.studIP(let error)): return .failure(error.description, exitCode: error.exitCode)
+            case .failure(.store(let error)): return .failure(error.description, exitCode: 4)
+            }
+        }
+    }
+
+    public func status() async -> DaemonStatus {
+        let usage = await mount.fileSystem.cache.usage()
+        let (at, error) = lastRefresh.withLock { $0 }
+        return DaemonStatus(
+            profile: configuration.profile, mountpoint: configuration.mountpoint, pid: getpid(),
+            serverURL: configuration.client.baseURL, server: await link.state, serverDetail: await link.problem,
+            api: await link.apiName, lastRefresh: at ?? (try? store.syncState().lastOverviewAt),
+            lastRefreshError: error, cacheBytes: usage.bytes, cacheLimit: usage.limit, cachedDocuments: usage.count,
+            downloadsInFlight: usage.downloadsInFlight)
+    }
+
+    /// The courses whose content lies below `path`; nil for the whole tree (a semester folder, the root).
+    private func courses(below path: String?) throws(StoreError) -> Set<String>? {
+        let trimmed = (path ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        guard !trimmed.isEmpty else { return nil }
+        let node = try store.resolve(path: trimmed)
+        if let course = node.courseID { return [course] }
+        let below = try store.walk(from: node.inode).compactMap(\.node.courseID)
+        return below.isEmpty ? nil : Set(below)
+    }
+
+    // MARK: - Refreshing
+
+    /// Refreshes (everything, or some courses), then tells the kernel and the cache what changed.
+    public func refresh(courseIDs: Set<String>? = nil) async -> Result<Refresher.Report, RefreshError> {
+        await refreshes.run { [self] in
+            let result: Result<Refresher.Report, RefreshError>
+            do throws(RefreshError) {
+                let source: any DocumentSource
+                do throws(StudIPError) {
+                    source = try await link.connected()
+                } catch {
+                    throw .studIP(error)
+                }
+                let report = try await Self.refresher(configuration, store: store, source: source)
+                    .refresh(courseIDs: courseIDs)
+                await link.record(success: source.apiName)
+                result = .success(report)
+            } catch {
+                if case .studIP(let studIPError) = error { await link.record(studIPError) }
+                result = .failure(error)
+            }
+            switch result {
+            case .success(let report):
+                lastRefresh.withLock { $0 = (Date(), nil) }
+                mount.apply(report.summary)
+                let removed = report.summary.removed.filter { $0.item == .document }.compactMap(\.studipID)
+                if !removed.isEmpty { await mount.fileSystem.cache.remove(documentIDs: removed) }
+                logger.info(
+                    "refreshed: \(report.summary.added.count) new, \(report.summary.changed.count) changed, \(report.summary.removed.count) removed, \(report.requests) requests"
+                )
+            case .failure(let error):
+                lastRefresh.withLock { $0.error = error.description }
+                logger.warning("refresh failed: \(error)")
+            }
+            return result
+        }
+    }
+
+    /// Stale-while-revalidate: the listing was answered from the store; this brings the course up to date.
+    private func refreshInBackground(_ courseID: String) {
+        guard refreshes.claimBackground(courseID) else { return }
+        Task { [self] in
+            _ = await refresh(courseIDs: [courseID])
+            refreshes.releaseBackground(courseID)
+        }
+    }
+
+    private func startPoller() {
+        let interval = configuration.refreshInterval
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                let jitter = Double.random(in: 0...0.1) * Double(interval.components.seconds)
+                try? await Task.sleep(for: interval + .seconds(jitter))
+                guard !Task.isCancelled, let self else { return }
+                _ = await self.refresh()
+            }
+        }
+        poller.withLock { $0 = task }
+    }
+
+    private static func refresher(
+        _ configuration: DaemonConfiguration, store: MetadataStore, source: any DocumentSource
+    ) -> Refresher {
+        Refresher(source: source, store: store, options: configuration.tree, semesters: configuration.semesters)
+    }
+
+    private static func connected(_ link: ServerLink) async throws(RefreshError) -> any DocumentSource {
+        do throws(StudIPError) {
+            return try await link.connected()
+        } catch {
+            throw .studIP(error)
+        }
+    }
+}
+
+/// Lets the control socket's handler reach the daemon it is created before.
+private final class Holder: Sendable {
+    private let daemon = Mutex<CampusDaemon?>(nil)
+    var value: CampusDaemon? {
+        get { daemon.withLock { $0 } }
+        set { daemon.withLock { $0 = newValue } }
+    }
+}
+
+/// Runs refreshes one after another and remembers which courses have a background refresh pending.
+private final class RefreshQueue: Sendable {
+    private struct State {
+        var running = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var background: Set<String> = []
+    }
+
+    private let state = Mutex(State())
+
+    func run<T: Sendable>(_ body: @Sendable () async -> T) async -> T {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let proceed = state.withLock { state -> Bool in
+                guard state.running else {
+                    state.running = true
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if proceed { continuation.resume() }
+        }
+        let result = await body()
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiting.isEmpty else {
+                state.running = false
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
+        return result
+    }
+
+    func claimBackground(_ courseID: String) -> Bool {
+        state.withLock { $0.background.insert(courseID).inserted }
+    }
+
+    func releaseBackground(_ courseID: String) {
+        _ = state.withLock { $0.background.remove(courseID) }
+    }
+}

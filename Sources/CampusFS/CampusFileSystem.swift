@@ -1,0 +1,366 @@
+import ContentCache
+import FUSEKit
+import Foundation
+import Glibc
+import Logging
+import MetadataStore
+import Synchronization
+
+/// The filesystem of DESIGN.md §1.3–1.5: FUSE operations answered from the metadata store (names, attributes,
+/// listings) and the content cache (bytes).
+///
+/// ## Caching model (notes/FUSE.md §3.3)
+/// The daemon runs every refresh itself, so it knows when metadata changes and can let the kernel cache
+/// everything for a long time, then drop exactly what a refresh changed (``apply(_:session:)``):
+/// - names and attributes: every entry and attribute reply carries ``Timeouts/entry``/``Timeouts/attributes``
+///   (a day by default); names that do not exist are cached as negative entries for ``Timeouts/negative``;
+/// - listings: READDIRPLUS carries each child's attributes, so a listing costs no LOOKUP per name, and OPENDIR is
+///   answered with `ENOSYS` (``CampusMount``'s kernel settings), so the kernel caches every listing until
+///   `invalidateInode(dir)`;
+/// - content: `open` answers `keep_cache` while the version it serves is the one the kernel saw last for that
+///   inode, so a warm `cat` sends no READ;
+/// - symlink targets: cached by the kernel (``KernelSettings/cacheSymlinks``).
+///
+/// ## Threads
+/// Metadata requests are local SQLite reads and are answered on the FUSE worker. `open` and `read` may wait for
+/// the network, so they start a task and return; the worker goes back to `/dev/fuse` at once.
+public final class CampusFileSystem: FileSystemOperations {
+    /// How long the kernel may trust its answers.
+    public struct Timeouts: Sendable, Hashable {
+        public var entry: Duration
+        public var attributes: Duration
+        /// For names that do not exist (desktops probe `.hidden`, `autorun.inf`, … constantly).
+        public var negative: Duration
+
+        public init(
+            entry: Duration = .seconds(86_400), attributes: Duration = .seconds(86_400),
+            negative: Duration = .seconds(300)
+        ) {
+            self.entry = entry
+            self.attributes = attributes
+            self.negative = negative
+        }
+    }
+
+    /// One open document: the cache handle it reads through.
+    private struct OpenFile: Sendable {
+        let handle: ContentHandle
+        let inode: Inode
+        /// Whether a read already cleared the document's `new`/`changed` highlight (once per handle).
+        var wasRead = false
+    }
+
+    private struct OpenFiles: Sendable {
+        var lastID: UInt64 = 0
+        var files: [UInt64: OpenFile] = [:]
+        /// The version the kernel's page cache holds for an inode: the last one an open served.
+        var servedVersions: [Inode: String] = [:]
+    }
+
+    public let store: MetadataStore
+    public let cache: ContentCache
+    public let counters = RequestCounters()
+    public let timeouts: Timeouts
+    private let owner: (user: uid_t, group: gid_t)
+    private let openFiles = Mutex(OpenFiles())
+    private let revalidation = Mutex<(ttl: Duration, refresh: @Sendable (String) -> Void)?>(nil)
+    let logger: Logger
+
+    /// Readdir pages fetched from the store at a time; a kernel buffer holds about this many entries.
+    private static let pageSize = 128
+
+    public init(
+        store: MetadataStore, cache: ContentCache, timeouts: Timeouts = Timeouts(),
+        logger: Logger = Logger(label: "campusfs.filesystem")
+    ) {
+        self.store = store
+        self.cache = cache
+        self.timeouts = timeouts
+        self.logger = logger
+        owner = (getuid(), getgid())
+    }
+
+    /// Stale-while-revalidate (DESIGN.md §1.5): a listing inside a course whose last refresh is older than `ttl`
+    /// is answered from the store at once, and `refresh` is called with the course's id to bring it up to date.
+    public func revalidateListings(olderThan ttl: Duration, refresh: @escaping @Sendable (String) -> Void) {
+        revalidation.withLock { $0 = (ttl, refresh) }
+    }
+
+    // MARK: - Metadata (store only)
+
+    public func lookup(parent: Inode, name: String, reply: EntryReply) {
+        counters.countLookup()
+        do throws(StoreError) {
+            guard let node = try store.lookup(parent: Int64(parent), name: name) else {
+                reply.negative(timeout: timeouts.negative)
+                return
+            }
+            reply.entry(entry(for: node))
+        } catch {
+            fail(reply, error)
+        }
+    }
+
+    /// Inodes are stable store rows that are never reused, so the kernel's reference counts need no bookkeeping.
+    public func forget(_ inode: Inode, lookups: UInt64) {}
+
+    public func getAttributes(_ inode: Inode, file: FileInfo?, reply: AttributesReply) {
+        counters.countGetattr()
+        do throws(StoreError) {
+            guard let node = try store.node(inode: Int64(inode)) else {
+                reply.error(ENOENT)
+                return
+            }
+            reply.attributes(attributes(of: node), timeout: timeouts.attributes)
+        } catch {
+            fail(reply, error)
+        }
+    }
+
+    public func readLink(_ inode: Inode, reply: LinkReply) {
+        do throws(StoreError) {
+            guard let node = try store.node(inode: Int64(inode)) else {
+                reply.error(ENOENT)
+                return
+            }
+            guard let target = node.symlinkTarget else {
+                reply.error(EINVAL)
+                return
+            }
+            reply.target(target)
+        } catch {
+            fail(reply, error)
+        }
+    }
+
+    /// Only reached when the kernel cannot skip OPENDIR; then the listing is cached as it would be without.
+    public func openDirectory(_ inode: Inode, file: FileInfo, reply: OpenReply) {
+        reply.open(keepCache: true, cacheDirectory: true)
+    }
+
+    public func readDirectory(_ inode: Inode, offset: Int64, file: FileInfo, reply: DirectoryReply) {
+        counters.countReaddir()
+        var buffer = DirectoryBuffer(for: reply)
+        do throws(StoreError) {
+            let listed = try listEntries(of: inode, from: offset) { name, node, nextOffset in
+                buffer.append(name: name, inode: Inode(node.inode), mode: mode(of: node), nextOffset: nextOffset)
+            }
+            if let listed {
+                reply.error(listed)
+            } else {
+                reply.entries(buffer)
+            }
+        } catch {
+            fail(reply, error)
+        }
+    }
+
+    public func readDirectoryPlus(_ inode: Inode, offset: Int64, file: FileInfo, reply: DirectoryPlusReply) {
+        counters.countReaddir()
+        var buffer = DirectoryBuffer(for: reply)
+        do throws(StoreError) {
+            let listed = try listEntries(of: inode, from: offset) { name, node, nextOffset in
+                buffer.append(name: name, entry: entry(for: node), nextOffset: nextOffset)
+            }
+            if let listed {
+                reply.error(listed)
+            } else {
+                reply.entries(buffer)
+            }
+        } catch {
+            fail(reply, error)
+        }
+    }
+
+    /// Sizes live on the server, not here: report no blocks (like other network filesystems) and the name limit.
+    public func statistics(_ inode: Inode, reply: StatisticsReply) {
+        reply.statistics(FileSystemStatistics(blockSize: 4096, maximumNameLength: 255))
+    }
+
+    /// The `user.` attributes of DESIGN.md §1.4 are not served yet; `security.*`/`system.*` (asked on every
+    /// `ls -l`) are answered from memory.
+    public func getExtendedAttribute(_ inode: Inode, name: String, reply: ExtendedAttributeReply) {
+        if name.hasPrefix("user.") || name.hasPrefix("security.") || name.hasPrefix("system.") {
+            reply.error(ENODATA)
+        } else {
+            reply.error(ENOTSUP)
+        }
+    }
+
+    public func listExtendedAttributes(_ inode: Inode, reply: ExtendedAttributeNamesReply) {
+        reply.names([])
+    }
+
+    // MARK: - Content (cache, asynchronous)
+
+    /// Answers once the cache has the document or its download has started: the cache coalesces concurrent
+    /// opens into one download and fails offline opens within its start deadline.
+    public func open(_ inode: Inode, file: FileInfo, reply: OpenReply) {
+        counters.countOpen()
+        guard file.flags & O_ACCMODE == O_RDONLY, file.flags & O_TRUNC == 0 else {
+            reply.error(EROFS)
+            return
+        }
+        let document: DocumentInfo
+        do throws(StoreError) {
+            guard let found = try store.document(inode: Int64(inode)) else {
+                reply.error(ENOENT)
+                return
+            }
+            document = found
+        } catch {
+            fail(reply, error)
+            return
+        }
+        guard document.isDownloadable else {
+            reply.error(EACCES)
+            return
+        }
+        let wanted = CacheDocument(id: document.id, version: document.version)
+        Task { [cache, logger] in
+            let handle: ContentHandle
+            do throws(ContentCacheError) {
+                handle = try await cache.open(wanted)
+            } catch {
+                logger.warning("open of \(document.id) failed: \(error)")
+                reply.error(error.errorNumber)
+                return
+            }
+            let (id, keepCache) = register(handle, inode: inode, current: wanted.version)
+            if !reply.open(handle: id, keepCache: keepCache) {
+                openFiles.withLock { _ = $0.files.removeValue(forKey: id) }
+                await cache.release(handle)
+            }
+        }
+    }
+
+    public func read(_ inode: Inode, offset: Int64, file: FileInfo, reply: DataReply) {
+        counters.countRead()
+        let claimed = openFiles.withLock { state -> (handle: ContentHandle, isFirst: Bool)? in
+            guard let open = state.files[file.handle] else { return nil }
+            state.files[file.handle]?.wasRead = true
+            return (open.handle, !open.wasRead)
+        }
+        guard let claimed else {
+            reply.error(EBADF)
+            return
+        }
+        Task { [cache, store, logger] in
+            do throws(ContentCacheError) {
+                reply.data(try await cache.read(claimed.handle, offset: offset, length: reply.size))
+            } catch {
+                logger.warning("read of \(claimed.handle.documentID) failed: \(error)")
+                reply.error(error.errorNumber)
+                return
+            }
+            guard claimed.isFirst else { return }
+            do throws(StoreError) {
+                try store.markRead(inode: Int64(inode))
+            } catch {
+                logger.warning("cannot clear the highlight of inode \(inode): \(error)")
+            }
+        }
+    }
+
+    public func release(_ inode: Inode, file: FileInfo, reply: StatusReply) {
+        let open = openFiles.withLock { $0.files.removeValue(forKey: file.handle) }
+        reply.ok()
+        guard let open else { return }
+        Task { [cache] in await cache.release(open.handle) }
+    }
+
+    // MARK: - Invalidation
+
+    /// Tells the kernel what a refresh changed, so the long timeouts stay correct. Call it from the refresh task,
+    /// never from a request handler (the kernel may wait for that very request).
+    public func apply(_ summary: RefreshSummary, session: FUSESession) {
+        for entry in summary.invalidatedEntries {
+            do throws(FUSEKitError) {
+                try session.invalidateEntry(parent: Inode(entry.parent), name: entry.name)
+            } catch {
+                logger.warning("cannot invalidate \(entry.name) in inode \(entry.parent): \(error)")
+            }
+        }
+        for inode in summary.invalidatedInodes {
+            do throws(FUSEKitError) {
+                try session.invalidateInode(Inode(inode))
+            } catch {
+                logger.warning("cannot invalidate inode \(inode): \(error)")
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Records an open handle and decides whether the kernel's page cache for the inode still holds its bytes.
+    private func register(_ handle: ContentHandle, inode: Inode, current: String) -> (id: UInt64, keepCache: Bool) {
+        openFiles.withLock { state in
+            state.lastID += 1
+            state.files[state.lastID] = OpenFile(handle: handle, inode: inode)
+            let previous = state.servedVersions.updateValue(handle.version, forKey: inode)
+            let keepCache = handle.version == current && (previous ?? handle.version) == handle.version
+            return (state.lastID, keepCache)
+        }
+    }
+
+    /// Feeds `.`, `..` and the children after `offset` to `append` until it reports a full buffer. Offsets 1 and
+    /// 2 are `.` and `..`; the store's cursors (always > 2) follow.
+    /// - Returns: the errno to answer instead of the entries, nil when the listing is in the buffer.
+    private func listEntries(
+        of inode: Inode, from offset: Int64, _ append: (String, Node, Int64) -> Bool
+    ) throws(StoreError) -> Int32? {
+        guard let directory = try store.node(inode: Int64(inode)) else { return ENOENT }
+        guard directory.kind == .directory else { return ENOTDIR }
+        if offset == 0 { try revalidateIfStale(directory) }
+        if offset < 1, !append(".", directory, 1) { return nil }
+        if offset < 2 {
+            let parent = try directory.parentInode.flatMap { (id) throws(StoreError) in try store.node(inode: id) }
+            if !append("..", parent ?? directory, 2) { return nil }
+        }
+        var cursor = max(offset, 2)
+        while true {
+            let page = try store.children(of: Int64(inode), after: cursor, limit: Self.pageSize)
+            for child in page {
+                guard append(child.node.name, child.node, child.offset) else { return nil }
+                cursor = child.offset
+            }
+            if page.count < Self.pageSize { return nil }
+        }
+    }
+
+    private func revalidateIfStale(_ directory: Node) throws(StoreError) {
+        guard let courseID = directory.courseID, let (ttl, refresh) = revalidation.withLock({ $0 }) else { return }
+        let (seconds, attoseconds) = ttl.components
+        let age = Double(seconds) + Double(attoseconds) / 1e18
+        let listed = try store.listedAt(inode: directory.inode)
+        if listed.map({ Date().timeIntervalSince($0) > age }) ?? true { refresh(courseID) }
+    }
+
+    private func entry(for node: Node) -> Entry {
+        Entry(attributes: attributes(of: node), entryTimeout: timeouts.entry, attributeTimeout: timeouts.attributes)
+    }
+
+    private func mode(of node: Node) -> mode_t {
+        switch node.kind {
+        case .directory: S_IFDIR | 0o555
+        case .file: S_IFREG | 0o444
+        case .symlink: S_IFLNK | 0o777
+        }
+    }
+
+    /// Directories report one link: the conventional "subdirectory count unknown", which keeps `find` from
+    /// skipping subdirectories by counting links.
+    private func attributes(of node: Node) -> Attributes {
+        let seconds = node.mtime.timeIntervalSince1970.rounded(.down)
+        let time = timespec(
+            tv_sec: Int(seconds), tv_nsec: Int((node.mtime.timeIntervalSince1970 - seconds) * 1_000_000_000))
+        return Attributes(
+            inode: Inode(node.inode), mode: mode(of: node), linkCount: 1, userID: owner.user, groupID: owner.group,
+            size: node.size, accessed: time, modified: time, changed: time)
+    }
+
+    private func fail<Kind>(_ reply: Reply<Kind>, _ error: StoreError) {
+        logger.error("metadata store: \(error)")
+        reply.error(EIO)
+    }
+}

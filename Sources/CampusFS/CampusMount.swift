@@ -1,0 +1,140 @@
+import ContentCache
+import FUSEKit
+import Foundation
+import Glibc
+import MetadataStore
+import StudIPKit
+import Synchronization
+
+/// A mounted CampusFS: the store and the cache served through one FUSE session whose loop runs on a thread of
+/// its own.
+///
+/// ```swift
+/// let mount = try CampusMount(store: store, cacheDirectory: dir, downloader: downloader)
+/// try mount.start(at: "/home/me/Uni")
+/// mount.apply(report.summary)   // after each refresh
+/// mount.stop()
+/// ```
+public final class CampusMount: Sendable {
+    public enum MountError: Error, Sendable, CustomStringConvertible {
+        case alreadyStarted
+        case session(FUSEKitError)
+        case cache(ContentCacheError)
+        case threadStartFailed
+
+        public var description: String {
+            switch self {
+            case .alreadyStarted: "this mount was started before"
+            case .session(let error): "FUSE: \(error)"
+            case .cache(let error): "content cache: \(error)"
+            case .threadStartFailed: "cannot start the FUSE loop's thread"
+            }
+        }
+    }
+
+    /// The kernel settings of notes/FUSE.md §3.3: READDIRPLUS always (attributes with every listing), OPENDIR
+    /// skipped (listings cached until invalidated), cached symlinks and "no ACL", more background requests for
+    /// readahead that waits on downloads.
+    public static let kernelSettings = KernelSettings(
+        readDirectoryPlus: .always, cacheSymlinks: true, posixACL: true, skipsOpenDirectory: true, maxBackground: 64)
+
+    public let fileSystem: CampusFileSystem
+    private let running = Mutex<(session: FUSESession, finished: DispatchSemaphore)?>(nil)
+
+    public init(fileSystem: CampusFileSystem) {
+        self.fileSystem = fileSystem
+    }
+
+    /// A mount whose content cache lives in `cacheDirectory` and downloads through `downloader`.
+    public convenience init(
+        store: MetadataStore, cacheDirectory: String, downloader: any DocumentDownloader,
+        cacheConfiguration: ContentCacheConfiguration = ContentCacheConfiguration()
+    ) throws(MountError) {
+        let cache: ContentCache
+        do throws(ContentCacheError) {
+            cache = try ContentCache(
+                directory: cacheDirectory, downloader: downloader, configuration: cacheConfiguration)
+        } catch {
+            throw .cache(error)
+        }
+        self.init(fileSystem: CampusFileSystem(store: store, cache: cache))
+    }
+
+    /// What reached the filesystem so far.
+    public var counters: RequestCounters { fileSystem.counters }
+
+    /// Mounts at `mountpoint` and starts serving; returns once the mount exists (requests that arrive before the
+    /// loop runs wait in the kernel). With `exitOnSignals`, SIGINT, SIGTERM and SIGHUP unmount cleanly (one mount
+    /// per process may own them: the daemon's).
+    public func start(
+        at mountpoint: String, fileSystemName: String = "campusfs", exitOnSignals: Bool = false,
+        loop: LoopConfiguration = LoopConfiguration(maxThreads: 16)
+    ) throws(MountError) {
+        let session: FUSESession
+        do throws(FUSEKitError) {
+            session = try FUSESession(
+                fileSystem: fileSystem,
+                options: MountOptions(fileSystemName: fileSystemName, subtype: "campusfs", kernel: Self.kernelSettings))
+        } catch {
+            throw .session(error)
+        }
+        let finished = DispatchSemaphore(value: 0)
+        try running.withLock { running throws(MountError) in
+            guard running == nil else { throw .alreadyStarted }
+            do throws(FUSEKitError) {
+                try session.mount(at: mountpoint)
+                if exitOnSignals { try session.exitOnTerminationSignals() }
+            } catch {
+                throw .session(error)
+            }
+            running = (session, finished)
+        }
+        let logger = fileSystem.logger
+        let thread = Thread {
+            do {
+                try session.run(loop)
+            } catch {
+                logger.error("the FUSE loop ended with \(error)")
+            }
+            // A latch: every waiter puts the signal back for the next one.
+            finished.signal()
+        }
+        thread.name = "campusfs-fuse"
+        thread.start()
+    }
+
+    /// Unmounts and waits (up to `timeout`) for the loop to end. Clients still holding files get `ENOTCONN`.
+    /// - Returns: whether the loop ended in time.
+    @discardableResult
+    public func stop(timeout: Duration = .seconds(5)) -> Bool {
+        guard let (session, finished) = running.withLock({ $0 }) else { return true }
+        session.exit()
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+        guard finished.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return false }
+        finished.signal()
+        return true
+    }
+
+    /// Waits, without holding a Swift concurrency thread, until the loop has ended (``stop(timeout:)``, a signal,
+    /// or an external unmount). Returns at once when the mount never started.
+    public func waitUntilFinished() async {
+        guard let finished = running.withLock({ $0?.finished }) else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                finished.wait()
+                finished.signal()
+                continuation.resume()
+            }
+            thread.name = "campusfs-wait"
+            thread.start()
+        }
+    }
+
+    /// Tells the kernel what a refresh changed (see ``CampusFileSystem/apply(_:session:)``); a no-op before
+    /// ``start(at:fileSystemName:loop:)``.
+    public func apply(_ summary: RefreshSummary) {
+        guard let session = running.withLock({ $0?.session }) else { return }
+        fileSystem.apply(summary, session: session)
+    }
+}

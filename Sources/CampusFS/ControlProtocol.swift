@@ -1,0 +1,140 @@
+import Foundation
+
+/// What the `campusfs` command asks a running daemon over its control socket
+/// (`$XDG_RUNTIME_DIR/campusfs/<profile>.sock`, DESIGN.md §1.2): one JSON object per line each way, one request
+/// per connection.
+///
+/// ```
+/// → {"command":"refresh","path":"WS 2026-27/INF-101 Einführung in die Informatik"}
+/// ← {"refresh":{"api":"JSON:API","requests":3,"new":[…],…}}
+/// ```
+public enum ControlRequest: Codable, Sendable, Hashable {
+    case status
+    /// Refresh the whole tree (`path` nil or empty) or the courses below `path`.
+    case refresh(path: String?)
+    /// Unmount and end the daemon.
+    case unmount
+}
+
+/// The daemon's answer: exactly one of the payloads, or an error a user can act on.
+public struct ControlResponse: Codable, Sendable, Hashable {
+    public var status: DaemonStatus?
+    public var refresh: RefreshOutcome?
+    /// Set when the request failed; `exitCode` follows DESIGN.md §1.1 (2 login, 3 network, 4 other).
+    public var error: String?
+    public var exitCode: Int32?
+
+    public init(
+        status: DaemonStatus? = nil, refresh: RefreshOutcome? = nil, error: String? = nil, exitCode: Int32? = nil
+    ) {
+        self.status = status
+        self.refresh = refresh
+        self.error = error
+        self.exitCode = exitCode
+    }
+
+    public static let ok = ControlResponse()
+
+    public static func failure(_ message: String, exitCode: Int32) -> ControlResponse {
+        ControlResponse(error: message, exitCode: exitCode)
+    }
+}
+
+/// `campusfs status` (DESIGN.md §1.1).
+public struct DaemonStatus: Codable, Sendable, Hashable {
+    public enum Server: String, Codable, Sendable {
+        /// Not asked yet (`--offline`, or nothing has needed it since the start).
+        case unknown
+        case online
+        case offline
+        case loginNeeded = "login needed"
+    }
+
+    public var profile: String
+    public var mountpoint: String
+    public var pid: Int32
+    public var serverURL: String
+    public var server: Server
+    /// The last problem talking to the server, for the user to act on.
+    public var serverDetail: String?
+    public var api: String?
+    public var lastRefresh: Date?
+    public var lastRefreshError: String?
+    public var cacheBytes: Int64
+    public var cacheLimit: Int64
+    public var cachedDocuments: Int
+    public var downloadsInFlight: Int
+
+    public init(
+        profile: String, mountpoint: String, pid: Int32, serverURL: String, server: Server, serverDetail: String?,
+        api: String?, lastRefresh: Date?, lastRefreshError: String?, cacheBytes: Int64, cacheLimit: Int64,
+        cachedDocuments: Int, downloadsInFlight: Int
+    ) {
+        self.profile = profile
+        self.mountpoint = mountpoint
+        self.pid = pid
+        self.serverURL = serverURL
+        self.server = server
+        self.serverDetail = serverDetail
+        self.api = api
+        self.lastRefresh = lastRefresh
+        self.lastRefreshError = lastRefreshError
+        self.cacheBytes = cacheBytes
+        self.cacheLimit = cacheLimit
+        self.cachedDocuments = cachedDocuments
+        self.downloadsInFlight = downloadsInFlight
+    }
+}
+
+/// What a refresh did, as `campusfs refresh` prints it.
+public struct RefreshOutcome: Codable, Sendable, Hashable {
+    public struct Move: Codable, Sendable, Hashable {
+        public var from: String
+        public var to: String
+    }
+
+    public var api: String
+    public var requests: Int
+    public var new: [String]
+    public var changed: [String]
+    public var moved: [Move]
+    public var removed: [String]
+    public var problems: [String]
+
+    public init(_ report: Refresher.Report) {
+        let summary = report.summary
+        api = report.api
+        requests = report.requests
+        new = summary.added.map(\.path)
+        changed = summary.changed.map(\.path)
+        moved = summary.moved.map { Move(from: $0.from, to: $0.to) }
+        removed = summary.removed.map(\.path)
+        problems = (summary.problems + report.failedCourses).map(\.description)
+    }
+}
+
+extension ControlRequest {
+    /// One line of JSON, without the newline.
+    public func encoded() -> Data { ControlCoding.encode(self) }
+}
+
+extension ControlResponse {
+    public func encoded() -> Data { ControlCoding.encode(self) }
+}
+
+/// The wire format: JSON, ISO 8601 dates, sorted keys (stable for tests and people reading `socat` output).
+enum ControlCoding {
+    static func encode(_ value: some Encodable) -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Every type here encodes without failing (no floats that could be NaN, no custom encoders).
+        return (try? encoder.encode(value)) ?? Data("{}".utf8)
+    }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(type, from: data)
+    }
+}

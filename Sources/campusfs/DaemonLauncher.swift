@@ -1,0 +1,148 @@
+import Foundation
+import Glibc
+
+/// Starts the daemon for `campusfs mount` and waits until it reports the mount ready or failed.
+///
+/// The daemon is this executable again, started with `posix_spawn` — never `fork` after threads exist (notes/
+/// FUSE.md §1.6) — with standard input from `/dev/null`, its output appended to the profile's log and no other
+/// inherited descriptor but the readiness pipe; it then starts a session of its own (`setsid`), so closing the
+/// terminal does not end it. It inherits the environment, so `CAMPUSFS_PASSWORD` or `CAMPUSFS_TOKEN` reach it
+/// without ever being on a command line. It reports on file descriptor 3 with one line: `ok`, or
+/// `<exit code> <message>` (``ReadinessPipe``).
+enum DaemonLauncher {
+    /// How long the first mount of a profile may take: it fetches the whole tree before it is ready.
+    static let readinessTimeout: Int32 = 600_000
+
+    static func launch(arguments: [String], log: URL) throws(CLIError) {
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else { throw .other("cannot create a pipe: \(errnoText())") }
+        let readEnd = pipeEnds[0]
+        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        // Never 3 itself: dup2 onto the same number would keep FD_CLOEXEC and the daemon would not see it.
+        let writeEnd = fcntl(pipeEnds[1], F_DUPFD_CLOEXEC, 10)
+        close(pipeEnds[1])
+        defer { close(readEnd) }
+        guard writeEnd >= 0 else { throw .other("cannot create a pipe: \(errnoText())") }
+
+        closeOnExecEverythingInherited()
+        let pid = try spawn(arguments: arguments, readiness: writeEnd, log: log)
+        close(writeEnd)
+        let line = readLine(readEnd)
+        switch ReadinessPipe.parse(line) {
+        case .ready:
+            return
+        case .failed(let code, let message):
+            throw CLIError(exitCode: code, message)
+        case nil:
+            var status: Int32 = 0
+            let exited = waitpid(pid, &status, WNOHANG) == pid
+            let detail = exited ? "the daemon exited (status \(status >> 8 & 0xff))" : "the daemon did not report"
+            throw .other("\(detail) before the mount was ready; see \(log.path)")
+        }
+    }
+
+    private static func spawn(arguments: [String], readiness: Int32, log: URL) throws(CLIError) -> pid_t {
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawnattr_init(&attributes)
+        defer {
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+        }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_adddup2(&actions, readiness, ReadinessPipe.descriptor)
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        guard result == 0 else {
+            throw .other("cannot start the daemon \(executable): \(String(cString: strerror(result)))")
+        }
+        return pid
+    }
+
+    /// Marks every descriptor above standard error close-on-exec, so nothing this command inherited crosses over
+    /// to the daemon: a pipe of the caller's, or the socket Foundation's `Process` watches to learn that this command
+    /// exited, would stay open for the daemon's lifetime and `$(campusfs mount)` or a test harness would wait
+    /// forever. (Glibc's `posix_spawn_file_actions_addclosefrom_np` is not visible to Swift.)
+    private static func closeOnExecEverythingInherited() {
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for case let fd? in open.map({ Int32($0) }) where fd > 2 {
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        }
+    }
+
+    /// Reads one line, waiting at most ``readinessTimeout``; nil on EOF, error or timeout.
+    private static func readLine(_ fd: Int32) -> String? {
+        var data = [UInt8]()
+        var byte: UInt8 = 0
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while data.count < 4096 {
+            let ready = poll(&poller, 1, readinessTimeout)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            let count = read(fd, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            guard count == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { break }
+            data.append(byte)
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func errnoText() -> String { String(cString: strerror(errno)) }
+}
+
+/// The daemon's one-line report to the command that started it.
+enum ReadinessPipe {
+    static let descriptor: Int32 = 3
+
+    enum Report: Equatable {
+        case ready
+        case failed(exitCode: Int32, message: String)
+    }
+
+    static func parse(_ line: String?) -> Report? {
+        guard let line else { return nil }
+        if line == "ok" { return .ready }
+        let parts = line.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, let code = Int32(parts[0]) else { return nil }
+        return .failed(exitCode: code, message: String(parts[1]))
+    }
+
+    /// Writes the report and closes the descriptor (the command stops waiting).
+    static func send(_ report: Report, to fd: Int32) {
+        let line: String
+        switch report {
+        case .ready: line = "ok\n"
+        case .failed(let code, let message):
+            line = "\(code) \(message.replacingOccurrences(of: "\n", with: " "))\n"
+        }
+        var bytes = Array(line.utf8)
+        _ = write(fd, &bytes, bytes.count)
+        close(fd)
+    }
+}
+
+extension CLIError {
+    init(exitCode: Int32, _ message: String) {
+        switch exitCode {
+        case 1: self = .usage(message)
+        case 2: self = .auth(message)
+        case 3: self = .network(message)
+        default: self = .other(message)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import CampusFS
+import Foundation
+import StudIPKit
+import StudIPSimulator
+
+/// `campusfs demo`: the zero-setup first run — a made-up university served by the built-in simulator, mounted.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Mount a demo university (the built-in Stud.IP simulator): no account, no network needed.",
+        discussion: """
+            Serves the demo university on 127.0.0.1 as the student test_autor and mounts it, in the foreground:
+            Ctrl-C unmounts. Everything works as with a real Stud.IP: lazy downloads, refresh, status. The demo keeps
+            its state in the profile "demo".
+
+            Examples:
+              campusfs demo                  # mounts at ~/Uni-Demo
+              campusfs demo /tmp/uni --dataset fixtures-5.0.7
+            """)
+
+    @Argument(help: "An empty directory to mount on (default: ~/Uni-Demo, created if missing).")
+    var mountpoint: String?
+
+    @Option(help: "The simulator's dataset: \(Dataset.names.joined(separator: ", ")).")
+    var dataset = "demo"
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let chosen = Dataset(name: dataset) else {
+                throw CLIError.usage("unknown dataset \"\(dataset)\"; one of \(Dataset.names.joined(separator: ", "))")
+            }
+            let paths = Paths()
+            let mountpoint = try Mountpoint.prepare(
+                mountpoint, default: paths.home.appendingPathComponent("Uni-Demo"))
+            let simulator: Simulator
+            do {
+                simulator = try await Simulator.start(SimulatorConfiguration(dataset: chosen, flavour: .v55))
+            } catch {
+                throw CLIError.other("cannot start the simulator: \(error)")
+            }
+            let profile = Profile(
+                name: "demo", paths: paths, serverURL: simulator.baseURL, api: .auto, username: "test_autor",
+                passwordCommand: nil, semesters: [], hiddenCourses: [], courseNameTemplate: "{number} {title}")
+            for directory in [
+                profile.databaseURL.deletingLastPathComponent(), paths.cache(profile: "demo"), paths.runtime,
+                paths.state,
+            ] {
+                try Paths.ensureDirectory(directory)
+            }
+            let daemon: CampusDaemon
+            do throws(CLIError) {
+                daemon = try await DaemonRunner.start(
+                    profile, mountpoint: mountpoint,
+                    credentials: .basic(username: "test_autor", password: "testing"), offline: false)
+            } catch {
+                await simulator.stop()
+                throw error
+            }
+            printNow(
+                """
+                The demo university is mounted at \(mountpoint) (Stud.IP simulator at \(simulator.baseURL)).
+                Try, in another terminal:
+                  ls "\(mountpoint)"
+                  find "\(mountpoint)" -name '*.pdf' | head
+                  campusfs status --profile demo
+                Press Ctrl-C to unmount.
+                """)
+            await daemon.waitUntilUnmounted()
+            await daemon.shutdown()
+            await simulator.stop()
+            printNow("unmounted \(mountpoint)")
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import ArgumentParser
+import CampusFS
+import ContentCache
+import Foundation
+import MetadataStore
+import StudIPKit
+
+/// `campusfs mount`: the profile's tree as a folder, served by a daemon until `campusfs unmount`.
+struct MountCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mount",
+        abstract: "Mount your Stud.IP as a folder (default ~/Uni).",
+        discussion: """
+            Starts a daemon in the background and returns once the mount is ready, or says why it is not. The first
+            mount of a profile fetches the whole tree first; later ones start from the metadata cache at once, also
+            offline. The daemon refreshes every refresh_interval (default 10m), logs to
+            $XDG_STATE_HOME/campusfs/<profile>.log and answers `campusfs status`, `refresh` and `unmount`.
+
+            Examples:
+              CAMPUSFS_PASSWORD=… campusfs mount --server https://studip.example.org/studip --username jdoe
+              campusfs mount ~/Uni --profile uni
+              campusfs mount --foreground      # stay attached; Ctrl-C unmounts (for systemd)
+            """)
+
+    @OptionGroup var profile: ProfileOptions
+
+    @Argument(help: "An empty directory to mount on (default: ~/Uni, created if missing).")
+    var mountpoint: String?
+
+    @Flag(help: "Serve in this process instead of a background daemon; Ctrl-C or SIGTERM unmounts.")
+    var foreground = false
+
+    @Flag(help: "Never touch the network: browse and open what is cached.")
+    var offline = false
+
+    @Option(help: .hidden)
+    var readyFD: Int32?
+
+    func run() async throws {
+        try await reportingErrors {
+            let profile = try profile.resolve()
+            let mountpoint = try Mountpoint.prepare(mountpoint, default: profile.paths.defaultMountpoint)
+            let socket = profile.paths.socket(profile: profile.name)
+            if ControlClient.isServing(socket.path) {
+                throw CLIError.usage(
+                    "profile \"\(profile.name)\" is already mounted (see `campusfs status`); unmount it first")
+            }
+            for directory in [
+                profile.databaseURL.deletingLastPathComponent(), profile.paths.cache(profile: profile.name),
+                profile.paths.runtime, profile.paths.state,
+            ] {
+                try Paths.ensureDirectory(directory)
+            }
+            if foreground || readyFD != nil {
+                try await serve(profile, at: mountpoint)
+            } else {
+                try DaemonLauncher.launch(
+                    arguments: daemonArguments(mountpoint: mountpoint), log: profile.paths.log(profile: profile.name))
+                print("mounted \"\(profile.name)\" at \(mountpoint)")
+            }
+        }
+    }
+
+    /// This command line again, for the daemon: the same options, an absolute mountpoint, and the pipe to report on.
+    private func daemonArguments(mountpoint: String) -> [String] {
+        var arguments = ["mount", mountpoint, "--ready-fd", String(ReadinessPipe.descriptor)]
+        let options: [(String, String?)] = [
+            ("--profile", profile.profile), ("--server", profile.server), ("--username", profile.username),
+            ("--password-command", profile.passwordCommand), ("--api", profile.api?.rawValue),
+        ]
+        for case (let name, let value?) in options { arguments += [name, value] }
+        if offline { arguments.append("--offline") }
+        return arguments
+    }
+
+    /// The daemon itself: mounts, reports, serves until unmounted.
+    private func serve(_ profile: Profile, at mountpoint: String) async throws {
+        // Started by `campusfs mount`: leave its session, so the terminal closing does not end the mount.
+        if readyFD != nil { setsid() }
+        do throws(CLIError) {
+            let credentials = try CredentialSource.resolve(
+                username: profile.username, passwordCommand: profile.passwordCommand)
+            let daemon = try await DaemonRunner.start(
+                profile, mountpoint: mountpoint, credentials: credentials, offline: offline)
+            if let readyFD {
+                ReadinessPipe.send(.ready, to: readyFD)
+            } else {
+                printNow("mounted \"\(profile.name)\" at \(mountpoint); Ctrl-C unmounts")
+            }
+            await daemon.waitUntilUnmounted()
+            await daemon.shutdown()
+        } catch {
+            if let readyFD {
+                ReadinessPipe.send(.failed(exitCode: error.exitCode, message: error.description), to: readyFD)
+            }
+            throw error
+        }
+    }
+}
+
+/// Builds a daemon's configuration from a profile and starts it.
+enum DaemonRunner {
+    static func start(
+        _ profile: Profile, mountpoint: String, credentials: Credentials, offline: Bool
+    ) async throws(CLIError) -> CampusDaemon {
+        var cache = ContentCacheConfiguration()
+        if let limit = profile.cacheLimit { cache.sizeLimit = limit }
+        let configuration = DaemonConfiguration(
+            profile: profile.name, mountpoint: mountpoint, databasePath: profile.databaseURL.path,
+            cacheDirectory: profile.paths.cache(profile: profile.name).path,
+            socketPath: profile.paths.socket(profile: profile.name).path,
+            client: ClientConfiguration(
+                baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials),
+            tree: TreeOptions(courseNameTemplate: profile.courseNameTemplate, hiddenCourseIDs: profile.hiddenCourses),
+            semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters), cache: cache,
+            refreshInterval: profile.refreshInterval ?? .seconds(600), offline: offline)
+        do throws(DaemonError) {
+            return try await CampusDaemon.start(configuration)
+        } catch {
+            throw CLIError(exitCode: error.exitCode, "cannot mount at \(mountpoint): \(error)")
+        }
+    }
+}
+
+/// Checks a mountpoint before anything starts, so the user hears about it in plain words.
+enum Mountpoint {
+    /// The absolute path to mount on: an existing, empty directory that nothing is mounted on. The default
+    /// (`~/Uni`) is created when missing; a named one must exist.
+    static func prepare(_ given: String?, default fallback: URL) throws(CLIError) -> String {
+        let url = given.map { URL(fileURLWithPath: $0) } ?? fallback
+        let path = url.standardizedFileURL.path
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard given == nil else { throw .usage("mountpoint \(path) does not exist: mkdir -p \"\(path)\" first") }
+            try Paths.ensureDirectory(url)
+            isDirectory = true
+        }
+        guard isDirectory.boolValue else { throw .usage("mountpoint \(path) is not a directory") }
+        if isMounted(path) {
+            throw .usage("something is already mounted at \(path); `campusfs unmount \"\(path)\"` first")
+        }
+        let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        guard contents.isEmpty else {
+            throw .usage("mountpoint \(path) is not empty; mounting would hide its \(contents.count) entries")
+        }
+        return path
+    }
+
+    /// Whether the kernel's mount table lists `path` (octal escapes as in /proc/self/mounts).
+    static func isMounted(_ path: String) -> Bool {
+        mounts().contains { $0.path == path }
+    }
+
+    /// The kernel's mount table: mountpoints and filesystem types.
+    static func mounts() -> [(path: String, type: String)] {
+        let table = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        return table.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 2 else { return nil }
+            return (unescape(String(fields[1])), String(fields[2]))
+        }
+    }
+
+    private static func unescape(_ field: String) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(field.utf8)[...]
+        while let byte = iterator.popFirst() {
+            if byte == UInt8(ascii: "\\"), iterator.count >= 3,
+                let value = UInt8(String(decoding: iterator.prefix(3), as: UTF8.self), radix: 8)
+            {
+                bytes.append(value)
+                iterator = iterator.dropFirst(3)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

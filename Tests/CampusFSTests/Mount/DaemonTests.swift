@@ -1,0 +1,206 @@
+import Foundation
+import MetadataStore
+import Testing
+
+@testable import StudIPSimulator
+
+/// `campusfs mount`, `status`, `refresh` and `unmount` as a user runs them: the daemon is a separate process, every
+/// client command runs under `timeout`, and every test unmounts and kills only the daemon it started.
+@Suite(.serialized)
+struct DaemonTests {
+    static let course = "WS 2026-27/INF-101 Einführung in die Informatik"
+    static let readme = course + "/README.txt"
+    static let slides = course + "/Vorlesungsfolien/Kapitel 1 - Einleitung.pdf"
+
+    /// A home, a mountpoint, and the simulator the daemon talks to.
+    struct Setup {
+        var cli: CLI
+        var mountpoint: String
+        var sim: Simulator
+
+        func campusfs(_ arguments: [String], timeout: Double = 120) async throws -> CLI.Result {
+            try await cli.run(arguments, timeout: timeout)
+        }
+
+        func mount(_ extra: [String] = []) async throws -> CLI.Result {
+            try await campusfs(["mount", mountpoint, "--server", sim.baseURL, "--username", "test_autor"] + extra)
+        }
+
+        func path(_ relative: String) -> String { MountHarness.quoted(mountpoint + "/" + relative) }
+
+        /// The document at `relative`, from the daemon's store (WAL: readers beside the daemon are fine).
+        func document(_ relative: String) throws -> DocumentInfo {
+            let store = try MetadataStore(path: cli.database().path)
+            return try #require(try store.document(inode: try store.resolve(path: relative).inode))
+        }
+
+        func status() async throws -> [String: Any] {
+            let result = try await campusfs(["status", "--json"], timeout: 20)
+            return (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
+        }
+
+        /// Unmounts whatever is left and kills the daemon if it is still there; asserts nothing stays mounted.
+        func cleanUp() async throws {
+            let pid = try await status()["pid"] as? Int
+            _ = try? await campusfs(["unmount", mountpoint], timeout: 20)
+            if MountHarness.isMounted(mountpoint) {
+                _ = try await MountHarness.shell("fusermount3 -u -z \(MountHarness.quoted(mountpoint))")
+            }
+            if let pid { kill(pid_t(pid), SIGKILL) }
+            #expect(!MountHarness.isMounted(mountpoint), "a mount was left behind at \(mountpoint)")
+            rmdir(mountpoint)
+            cli.removeHome()
+        }
+    }
+
+    static func with(
+        port: Int = 0, password: String = "testing", _ body: (inout Setup) async throws -> Void
+    ) async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: .v55, port: port))
+        var setup = Setup(
+            cli: try CLI(password: password), mountpoint: try MountHarness.temporaryDirectory("campusfs-daemon"),
+            sim: sim)
+        do {
+            try await body(&setup)
+        } catch {
+            try await setup.cleanUp()
+            await setup.sim.stop()
+            throw error
+        }
+        try await setup.cleanUp()
+        await setup.sim.stop()
+    }
+
+    @Test func mountRefreshStatusUnmount() async throws {
+        try await Self.with { setup in
+            let mounted = try await setup.mount()
+            #expect(mounted.status == 0, "\(mounted.stderr)")
+            #expect(MountHarness.isMounted(setup.mountpoint))
+
+            let find = try await MountHarness.shell("cd \(setup.path("")) && find . -mindepth 1 | cut -c3-")
+            #expect(find.lines.sorted() == FixtureTreeTests.autorTree.sorted())
+
+            let status = try await setup.status()
+            #expect(status["mounted"] as? Bool == true)
+            #expect(status["mountpoint"] as? String == setup.mountpoint)
+            #expect(status["server"] as? String == "online")
+
+            // Changes on the server reach the mount through `campusfs refresh`, although the kernel caches for a day.
+            let readme = try setup.document(Self.readme)
+            let before = try await MountHarness.shell("cat \(setup.path(Self.readme)); ls \(setup.path(Self.course))")
+            #expect(before.status == 0)
+            let control = setup.sim.controlURL
+            let text = "Version zwei.\n"
+            let changes = try await MountHarness.shell(
+                """
+                curl -sf -X PATCH -d '{"text": "Version zwei.\\n"}' \(control)/documents/\(readme.id) >/dev/null &&
+                curl -sf -X POST -d '{"folder_id": "\(readme.folderID)", "name": "Neu.txt", "text": "neu\\n"}' \
+                  \(control)/documents >/dev/null
+                """)
+            #expect(changes.status == 0, "\(changes.stderr)")
+            let refresh = try await setup.campusfs(["refresh", "--json"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            let outcome = try JSONSerialization.jsonObject(with: Data(refresh.stdout.utf8)) as? [String: Any]
+            #expect(outcome?["new"] as? [String] == [Self.course + "/Neu.txt"])
+            #expect(outcome?["changed"] as? [String] == [Self.readme])
+
+            let after = try await MountHarness.shell(
+                "cat \(setup.path(Self.readme)); cat \(setup.path(Self.course + "/Neu.txt"))")
+            #expect(after.stdout == text + "neu\n", "\(after.stderr)")
+
+            let unmount = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
+            #expect(unmount.status == 0, "\(unmount.stderr)")
+            #expect(!MountHarness.isMounted(setup.mountpoint))
+            let gone = try await setup.status()
+            #expect(gone["mounted"] as? Bool == false)
+        }
+    }
+
+    /// Server gone, daemon restarted: the tree and the cached documents are there, an uncached document fails
+    /// fast with ENETDOWN, and once the server is back it opens without a remount.
+    @Test func offlineStartAndRecovery() async throws {
+        let port = Int.random(in: 20_000..<30_000)
+        try await Self.with(port: port) { setup in
+            #expect(try await setup.mount().status == 0)
+            let slides = try setup.document(Self.slides)
+            let cached = try await MountHarness.shell("sha256sum < \(setup.path(Self.readme))")
+            #expect(cached.status == 0)
+            #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
+            await setup.sim.stop()
+
+            let mounted = try await setup.mount()
+            #expect(mounted.status == 0, "mounting offline should work from the store: \(mounted.stderr)")
+            let find = try await MountHarness.shell("cd \(setup.path("")) && find . -mindepth 1 | cut -c3-")
+            #expect(find.lines.sorted() == FixtureTreeTests.autorTree.sorted())
+            let again = try await MountHarness.shell("sha256sum < \(setup.path(Self.readme))")
+            #expect(again.stdout == cached.stdout)
+            let script = """
+                import errno, os, sys, time
+                start = time.monotonic()
+                try:
+                    os.close(os.open(sys.argv[1], os.O_RDONLY))
+                    print("ok")
+                except OSError as error:
+                    print(errno.errorcode[error.errno])
+                print(time.monotonic() - start < 5)
+                """
+            let offline = try await MountHarness.shell(
+                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 20)
+            #expect(offline.lines == ["ENETDOWN", "True"], "\(offline.stderr)")
+            #expect(try await setup.status()["server"] as? String == "offline")
+
+            setup.sim = try await Simulator.start(
+                SimulatorConfiguration(dataset: .fixtures507, flavour: .v55, port: port))
+            let online = try await MountHarness.shell(
+                "sha256sum < \(setup.path(Self.slides)); curl -sf \(setup.sim.controlURL)/documents/\(slides.id)/content "
+                    + "| sha256sum")
+            #expect(online.lines.count == 2 && online.lines[0] == online.lines[1], "\(online.stderr)")
+        }
+    }
+
+    @Test func mountFailuresSayWhatToDo() async throws {
+        try await Self.with(password: "wrong") { setup in
+            let missing = try await setup.campusfs([
+                "mount", setup.mountpoint + "/nowhere", "--server", setup.sim.baseURL, "--username", "test_autor",
+            ])
+            #expect(missing.status == 1)
+            #expect(missing.stderr.contains("does not exist"), "\(missing.stderr)")
+
+            let login = try await setup.mount()
+            #expect(login.status == 2, "\(login.stderr)")
+            #expect(!MountHarness.isMounted(setup.mountpoint))
+
+            setup.cli.environment["CAMPUSFS_PASSWORD"] = "testing"
+            #expect(try await setup.mount().status == 0)
+            let busy = try await setup.mount()
+            #expect(busy.status == 1)
+            #expect(busy.stderr.contains("already mounted"), "\(busy.stderr)")
+        }
+    }
+
+    /// SIGTERM unmounts cleanly; after `kill -9`, `campusfs unmount` detaches the dead mount and a new mount works.
+    @Test func signalsAndAKilledDaemon() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let pid = try #require(try await setup.status()["pid"] as? Int)
+            kill(pid_t(pid), SIGTERM)
+            for _ in 0..<100 where MountHarness.isMounted(setup.mountpoint) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(!MountHarness.isMounted(setup.mountpoint), "SIGTERM should unmount")
+
+            #expect(try await setup.mount().status == 0)
+            let killed = try #require(try await setup.status()["pid"] as? Int)
+            kill(pid_t(killed), SIGKILL)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(MountHarness.isMounted(setup.mountpoint))
+            let detach = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
+            #expect(detach.status == 0, "\(detach.stderr)")
+            #expect(!MountHarness.isMounted(setup.mountpoint))
+
+            #expect(try await setup.mount().status == 0)
+            let cat = try await MountHarness.shell("head -c 10 \(setup.path(Self.readme)) | wc -c")
+            #expect(cat.stdout == "10\n")
+        }
+    }
+}

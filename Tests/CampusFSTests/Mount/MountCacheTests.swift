@@ -1,0 +1,135 @@
+import CampusFS
+import Foundation
+import MetadataStore
+import Testing
+
+@testable import StudIPSimulator
+
+/// What the kernel's caches and the content cache spare: requests to the filesystem and to the server.
+@Suite(.serialized)
+struct MountCacheTests {
+    static let dataFile = "WS 2026-27/INF-101 Einführung in die Informatik/Übungsblätter/daten (groß).bin"
+    static let readme = "WS 2026-27/INF-101 Einführung in die Informatik/README.txt"
+    static let slides = "WS 2026-27/INF-101 Einführung in die Informatik/Vorlesungsfolien/Kapitel 1 - Einleitung.pdf"
+
+    /// The kernel marks a directory's atime stale after listing it from the filesystem (`fuse_invalidate_atime`,
+    /// skipped only on `ro` mounts, and this one stays read-write for tags), so the second `find` still sends one
+    /// GETATTR per directory; the third sends nothing at all.
+    @Test func aSecondFindIsAnsweredByTheKernel() async throws {
+        try await MountedCampus.with { campus in
+            let find = "find \(campus.path("")) -printf '%p %s %T@\\n'"
+            let first = try await MountHarness.shell(find)
+            #expect(first.status == 0, "\(first.stderr)")
+            let counted = campus.mount.counters.snapshot()
+            let served = campus.sim.statistics.snapshot().total
+            let second = try await MountHarness.shell(find)
+            #expect(second.stdout == first.stdout)
+            let afterSecond = campus.mount.counters.snapshot()
+            #expect(afterSecond.lookups == counted.lookups)
+            #expect(afterSecond.readdirs == counted.readdirs)
+            let directories = try FixtureTreeTests.autorTree.filter {
+                try campus.store.resolve(path: $0, followSymlinks: false).kind == .directory
+            }
+            #expect(afterSecond.getattrs - counted.getattrs <= directories.count + 1)
+            let third = try await MountHarness.shell(find)
+            #expect(third.stdout == first.stdout)
+            #expect(campus.mount.counters.snapshot() == afterSecond, "the third find should send nothing")
+            #expect(campus.sim.statistics.snapshot().total == served, "find must not reach the server")
+            #expect(counted.opens == 0 && counted.reads == 0, "find must not touch content")
+        }
+    }
+
+    @Test func aWarmReadSendsNoRead() async throws {
+        try await MountedCampus.with { campus in
+            let first = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            let reads = campus.mount.counters.snapshot().reads
+            let second = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            #expect(first.status == 0 && second.stdout == first.stdout)
+            #expect(campus.mount.counters.snapshot().reads == reads, "keep_cache should serve the second cat")
+        }
+    }
+
+    @Test func concurrentReadersShareOneDownload() async throws {
+        try await MountedCampus.with { campus in
+            let document = try #require(try campus.document(Self.dataFile))
+            // About a second per download, so the readers' opens overlap it.
+            _ = campus.sim.settings.update { $0.bandwidthBytesPerSecond = Int(document.size) }
+            let readers = (0..<32).map { _ in "cat \(campus.path(Self.dataFile)) | sha256sum &" }
+            let result = try await MountHarness.shell(readers.joined(separator: "\n") + "\nwait", timeout: 60)
+            let expected = try await MountHarness.shell(
+                "curl -sf \(MountHarness.quoted(campus.contentURL(document.id))) | sha256sum")
+            #expect(result.lines.count == 32)
+            #expect(Set(result.lines) == [expected.stdout.trimmingCharacters(in: .newlines)])
+            #expect(campus.sim.statistics.snapshot().downloadsCompleted[document.id] == 1)
+            #expect(campus.mount.counters.snapshot().opens == 32)
+        }
+    }
+
+    @Test func offlineUncachedOpensFailFastAndCachedOnesStillRead() async throws {
+        try await MountedCampus.with { campus in
+            let cached = try await MountHarness.shell("cat \(campus.path(Self.readme)) | sha256sum")
+            #expect(cached.status == 0)
+            await campus.sim.stop()
+            let script = """
+                import errno, os, sys, time
+                start = time.monotonic()
+                try:
+                    os.close(os.open(sys.argv[1], os.O_RDONLY))
+                    print("ok")
+                except OSError as error:
+                    print(errno.errorcode[error.errno])
+                print(time.monotonic() - start < 5)
+                """
+            let offline = try await MountHarness.shell(
+                "python3 -c \(MountHarness.quoted(script)) \(campus.path(Self.slides))")
+            #expect(offline.lines == ["ENETDOWN", "True"], "\(offline.stderr)")
+            let again = try await MountHarness.shell("cat \(campus.path(Self.readme)) | sha256sum")
+            #expect(again.stdout == cached.stdout)
+            let listing = try await MountHarness.shell("ls \(campus.path("WS 2026-27"))")
+            #expect(listing.lines.count == 2, "the tree stays browsable offline")
+        }
+    }
+
+    /// Long kernel timeouts stay correct because a refresh's summary drops exactly what changed.
+    @Test func aRefreshShowsNewVersionsAndNamesOnceApplied() async throws {
+        try await MountedCampus.with { campus in
+            let readme = try #require(try campus.document(Self.readme))
+            let renamed = "WS 2026-27/INF-101 Einführung in die Informatik/Übungsblätter/leer.txt"
+            let empty = try #require(try campus.document(renamed))
+            let before = try await MountHarness.shell(
+                "stat -c %s \(campus.path(Self.readme)); cat \(campus.path(Self.readme)) >/dev/null; "
+                    + "stat -c %s \(campus.path(renamed))")
+            #expect(before.lines == ["\(readme.size)", "0"])
+
+            let text = "A new version of the README.\n"
+            let change = try await MountHarness.shell(
+                "curl -sf -X PATCH -d \(MountHarness.quoted("{\"text\": \"A new version of the README.\\n\"}")) "
+                    + MountHarness.quoted(campus.sim.controlURL + "/documents/" + readme.id) + " >/dev/null && "
+                    + "curl -sf -X PATCH -d '{\"name\": \"Umbenannt.txt\"}' "
+                    + MountHarness.quoted(campus.sim.controlURL + "/documents/" + empty.id) + " >/dev/null")
+            #expect(change.status == 0, "\(change.stderr)")
+            let report = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
+                .refresh()
+            let cached = try await MountHarness.shell("stat -c %s \(campus.path(Self.readme))")
+            #expect(cached.stdout == "\(readme.size)\n", "the kernel should trust its cache until told")
+
+            campus.mount.apply(report.summary)
+            let readmeInode = try campus.store.resolve(path: Self.readme).inode
+            #expect(try campus.store.info(inode: readmeInode)?.highlight == .changed)
+            let after = try await MountHarness.shell(
+                "stat -c %s \(campus.path(Self.readme)); cat \(campus.path(Self.readme)); "
+                    + "ls \(campus.path("WS 2026-27/INF-101 Einführung in die Informatik/Übungsblätter"))")
+            #expect(after.stdout.hasPrefix("\(text.utf8.count)\n" + text), "\(after.stdout)")
+            #expect(after.lines.contains("Umbenannt.txt") && !after.lines.contains("leer.txt"))
+            let gone = try await MountHarness.shell("stat \(campus.path(renamed))")
+            #expect(gone.status != 0)
+
+            var highlight = try campus.store.info(inode: readmeInode)?.highlight
+            for _ in 0..<50 where highlight != nil {
+                try await Task.sleep(for: .milliseconds(20))
+                highlight = try campus.store.info(inode: readmeInode)?.highlight
+            }
+            #expect(highlight == nil, "reading a changed document clears its highlight")
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import CampusFS
+import Foundation
+import MetadataStore
+import StudIPKit
+import Synchronization
+import Testing
+
+@testable import StudIPSimulator
+
+/// Real kernel mounts of ``CampusFileSystem`` served in this process, filled by a refresh against the simulator.
+/// Every client command runs in a child process under `timeout`: the serving process never touches its own mount.
+enum MountHarness {
+    struct Output: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    enum Failure: Error {
+        case noDownloader
+        case temporaryDirectory
+    }
+
+    /// Runs `command` with `sh -c` under `timeout` on a thread of its own: blocking a Swift concurrency thread
+    /// while the mount's `open`/`read` tasks need one could deadlock a small pool.
+    static func shell(_ command: String, timeout: Int = 20) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try runBlocking(command, timeout: timeout) })
+            }.start()
+        }
+    }
+
+    private static func runBlocking(_ command: String, timeout: Int) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-k", "1", String(timeout), "/bin/sh", "-c", command]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let errors = Thread.detachedRead(err)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: errors.wait(), as: UTF8.self))
+    }
+
+    /// Whether anything is mounted at `directory`, from the kernel's own table.
+    static func isMounted(_ directory: String) -> Bool {
+        let table = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        return table.split(separator: "\n").contains {
+            $0.split(separator: " ").dropFirst().first == Substring(directory)
+        }
+    }
+
+    /// A fresh directory under the system's temporary directory (`mktemp -d`).
+    static func temporaryDirectory(_ prefix: String) throws -> String {
+        var template = Array((NSTemporaryDirectory() + prefix + "-XXXXXX").utf8CString)
+        guard let pointer = mkdtemp(&template) else { throw Failure.temporaryDirectory }
+        return String(cString: pointer)
+    }
+
+    /// Quotes `text` for `sh`.
+    static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+extension Thread {
+    /// Reads a pipe to its end on another thread, so a child filling both pipes cannot block.
+    fileprivate static func detachedRead(_ pipe: Pipe) -> PendingRead {
+        let pending = PendingRead()
+        Thread { pending.finish(pipe.fileHandleForReading.readDataToEndOfFile()) }.start()
+        return pending
+    }
+}
+
+/// The result of ``Thread/detachedRead(_:)``.
+private final class PendingRead: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let data = Mutex(Data())
+
+    func finish(_ value: Data) {
+        data.withLock { $0 = value }
+        done.signal()
+    }
+
+    func wait() -> Data {
+        done.wait()
+        return data.withLock { $0 }
+    }
+}
+
+/// A simulator, a refreshed store and CampusFS mounted on them.
+struct MountedCampus: Sendable {
+    let sim: Simulator
+    let source: any DocumentSource
+    let store: MetadataStore
+    let mount: CampusMount
+    let directory: String
+    let cacheDirectory: String
+
+    /// The path of `relative` inside the mount, quoted for `sh`.
+    func path(_ relative: String) -> String {
+        MountHarness.quoted(directory + "/" + relative)
+    }
+
+    /// The document at `relative` (a path below the mount).
+    func document(_ relative: String) throws -> DocumentInfo? {
+        try store.document(inode: try store.resolve(path: relative).inode)
+    }
+
+    /// The bytes a download of `documentID` must produce (`GET /__sim/documents/{id}/content`).
+    func contentURL(_ documentID: String) -> String {
+        sim.controlURL + "/documents/" + documentID + "/content"
+    }
+
+    /// Starts everything, runs `body`, and always unmounts, checking that no mount is left behind.
+    static func with(
+        _ dataset: Dataset = .fixtures507, flavour: Flavour = .v50, user: String = "test_autor",
+        _ body: (MountedCampus) async throws -> Void
+    ) async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: dataset, flavour: flavour))
+        let source = try await StudIP.connect(
+            ClientConfiguration(baseURL: sim.baseURL, credentials: .basic(username: user, password: "testing")))
+        let directory = try MountHarness.temporaryDirectory("campusfs-mount")
+        let cacheDirectory = try MountHarness.temporaryDirectory("campusfs-cache")
+        defer {
+            rmdir(directory)
+            try? FileManager.default.removeItem(atPath: cacheDirectory)
+        }
+        do {
+            let store = try MetadataStore.temporary()
+            _ = try await Refresher(source: source, store: store, options: TreeOptions()).refresh()
+            guard let downloader = source.downloader else { throw MountHarness.Failure.noDownloader }
+            let mount = try CampusMount(store: store, cacheDirectory: cacheDirectory, downloader: downloader)
+            try mount.start(at: directory)
+            let campus = MountedCampus(
+                sim: sim, source: source, store: store, mount: mount, directory: directory,
+                cacheDirectory: cacheDirectory)
+            do {
+                try await body(campus)
+            } catch {
+                await campus.unmount()
+                throw error
+            }
+            await campus.unmount()
+        } catch {
+            await source.shutdown()
+            await sim.stop()
+            throw error
+        }
+        await source.shutdown()
+        await sim.stop()
+    }
+
+    private func unmount() async {
+        #expect(mount.stop(), "the FUSE loop did not end within 5 s")
+        if MountHarness.isMounted(directory) {
+            let quoted = MountHarness.quoted(directory)
+            _ = try? await MountHarness.shell("fusermount3 -u -z \(quoted) || umount -l \(quoted)")
+        }
+        #expect(!MountHarness.isMounted(directory), "a mount was left behind at \(directory)")
+    }
+}
