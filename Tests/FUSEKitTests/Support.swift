@@ -13,7 +13,7 @@ struct CommandResult: Sendable {
 /// its own mount, or a request it waits on could need the thread it blocks. The wait happens on a dispatch
 /// thread, because blocking Swift's cooperative pool (two threads here) would starve the asynchronous replies
 /// and the in-process servers of every other test running in parallel.
-func shell(_ command: String, timeout: Int = 5) async throws -> CommandResult {
+func shell(_ command: String, timeout: Int = 30) async throws -> CommandResult {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async {
             continuation.resume(with: Result { try blockingShell(command, timeout: timeout) })
@@ -22,7 +22,7 @@ func shell(_ command: String, timeout: Int = 5) async throws -> CommandResult {
 }
 
 /// ``shell(_:timeout:)`` for cleanup paths that cannot suspend.
-func blockingShell(_ command: String, timeout: Int = 5) throws -> CommandResult {
+func blockingShell(_ command: String, timeout: Int = 30) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
     process.arguments = ["-k", "1", String(timeout), "/bin/sh", "-c", command]
@@ -97,8 +97,8 @@ final class InProcessMount: Sendable {
     /// Ends the loop, which unmounts; never leaves a mount behind, even if the loop does not end.
     func close() {
         session.exit()
-        let ended = finished.wait(timeout: .now() + 5) == .success
-        #expect(ended, "the loop did not end within 5 s")
+        let ended = finished.wait(timeout: .now() + 15) == .success
+        #expect(ended, "the loop did not end within 15 s")
         removeMountpoint(directory)
         #expect(!isMounted(directory))
     }

@@ -21,6 +21,8 @@ enum MountHarness {
     enum Failure: Error {
         case noDownloader
         case temporaryDirectory
+        case backgroundJob(String)
+        case noSuchDocument
     }
 
     /// Runs `command` with `sh -c` under `timeout` on a thread of its own: blocking a Swift concurrency thread
@@ -49,6 +51,23 @@ enum MountHarness {
         return Output(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
             stderr: String(decoding: errors.wait(), as: UTF8.self))
+    }
+
+    /// Starts `sh -c command` in the background and returns its pid; the caller kills it. Python starts it, with
+    /// every inherited descriptor closed: a background job of ``shell(_:timeout:)`` would inherit the socket
+    /// Foundation's `Process` watches, and the shell would not count as finished until the job ends.
+    static func background(_ command: String) async throws -> pid_t {
+        let script = """
+            import subprocess, sys
+            child = subprocess.Popen(["sh", "-c", sys.argv[1]], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+            print(child.pid)
+            """
+        let started = try await shell("python3 -c \(quoted(script)) \(quoted(command))")
+        guard let pid = pid_t(started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw Failure.backgroundJob(started.stderr)
+        }
+        return pid
     }
 
     /// Whether anything is mounted at `directory`, from the kernel's own table.
@@ -161,7 +180,7 @@ struct MountedCampus: Sendable {
     }
 
     private func unmount() async {
-        #expect(mount.stop(), "the FUSE loop did not end within 5 s")
+        #expect(mount.stop(timeout: .seconds(15)), "the FUSE loop did not end within 15 s")
         if MountHarness.isMounted(directory) {
             let quoted = MountHarness.quoted(directory)
             _ = try? await MountHarness.shell("fusermount3 -u -z \(quoted) || umount -l \(quoted)")
