@@ -177,20 +177,6 @@ public final class CampusFileSystem: FileSystemOperations {
         reply.statistics(FileSystemStatistics(blockSize: 4096, maximumNameLength: 255))
     }
 
-    /// The `user.` attributes of DESIGN.md §1.4 are not served yet; `security.*`/`system.*` (asked on every
-    /// `ls -l`) are answered from memory.
-    public func getExtendedAttribute(_ inode: Inode, name: String, reply: ExtendedAttributeReply) {
-        if name.hasPrefix("user.") || name.hasPrefix("security.") || name.hasPrefix("system.") {
-            reply.error(ENODATA)
-        } else {
-            reply.error(ENOTSUP)
-        }
-    }
-
-    public func listExtendedAttributes(_ inode: Inode, reply: ExtendedAttributeNamesReply) {
-        reply.names([])
-    }
-
     // MARK: - Content (cache, asynchronous)
 
     /// Answers once the cache has the document or its download has started: the cache coalesces concurrent

@@ -101,6 +101,11 @@ public final class CampusMount: Sendable {
         }
         thread.name = "campusfs-fuse"
         thread.start()
+        do throws(StoreError) {
+            try fileSystem.restorePins()
+        } catch {
+            logger.warning("cannot restore the pins; pinned documents may be evicted: \(error)")
+        }
     }
 
     /// Unmounts and waits (up to `timeout`) for the loop to end. Clients still holding files get `ENOTCONN`.

@@ -11,6 +11,8 @@ public final class RequestCounters: Sendable {
         public var readdirs = 0
         public var opens = 0
         public var reads = 0
+        /// getxattr and listxattr calls that reached the store (`security.*`/`system.*` never do).
+        public var attributeReads = 0
     }
 
     private let lookups = Atomic<Int>(0)
@@ -18,6 +20,7 @@ public final class RequestCounters: Sendable {
     private let readdirs = Atomic<Int>(0)
     private let opens = Atomic<Int>(0)
     private let reads = Atomic<Int>(0)
+    private let attributeReads = Atomic<Int>(0)
 
     public init() {}
 
@@ -25,7 +28,7 @@ public final class RequestCounters: Sendable {
         Snapshot(
             lookups: lookups.load(ordering: .relaxed), getattrs: getattrs.load(ordering: .relaxed),
             readdirs: readdirs.load(ordering: .relaxed), opens: opens.load(ordering: .relaxed),
-            reads: reads.load(ordering: .relaxed))
+            reads: reads.load(ordering: .relaxed), attributeReads: attributeReads.load(ordering: .relaxed))
     }
 
     func countLookup() { lookups.add(1, ordering: .relaxed) }
@@ -33,4 +36,5 @@ public final class RequestCounters: Sendable {
     func countReaddir() { readdirs.add(1, ordering: .relaxed) }
     func countOpen() { opens.add(1, ordering: .relaxed) }
     func countRead() { reads.add(1, ordering: .relaxed) }
+    func countAttributeRead() { attributeReads.add(1, ordering: .relaxed) }
 }

@@ -156,6 +156,20 @@ extension MetadataStore {
         }
     }
 
+    /// The documents that must stay cached: pinned themselves, or below a pinned folder, course or semester.
+    public func pinnedDocumentInodes() throws(StoreError) -> [Int64] {
+        try read("listing pinned documents") { db in
+            try Int64.fetchAll(db.cachedStatement(sql: QuerySQL.pinnedDocuments))
+        }
+    }
+
+    /// Whether the item at `inode` or anything above it is pinned.
+    public func isPinnedOrBelowAPin(inode: Int64) throws(StoreError) -> Bool {
+        try read("reading the pins above inode \(inode)") { db in
+            try db.row(QuerySQL.pinnedAbove, [inode]) != nil
+        }
+    }
+
     /// The courses that have a directory, for the refresher to list (`applyCourse` refuses the others).
     public func placedCourses() throws(StoreError) -> [PlacedCourse] {
         try read("listing the courses") { db in

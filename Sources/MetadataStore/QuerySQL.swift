@@ -15,6 +15,29 @@ enum QuerySQL {
     static let userState = "SELECT rating, flagged, pinned FROM user_state WHERE item_kind = ? AND studip_id = ?"
     static let tags = "SELECT tag FROM user_tag WHERE item_kind = ? AND studip_id = ? ORDER BY position"
 
+    /// Pinned items (a course link shares its course's state, and has nothing below it), then everything below.
+    static let pinnedDocuments = """
+        WITH RECURSIVE pinned(inode) AS (
+            SELECT node.inode FROM node
+            JOIN user_state ON user_state.item_kind = node.item_kind AND user_state.studip_id = node.studip_id
+            WHERE user_state.pinned = 1
+            UNION
+            SELECT node.inode FROM node JOIN pinned ON node.parent = pinned.inode
+        )
+        SELECT document.inode FROM pinned JOIN document ON document.inode = pinned.inode ORDER BY document.inode
+        """
+
+    static let pinnedAbove = """
+        WITH RECURSIVE up(inode, parent) AS (
+            SELECT inode, parent FROM node WHERE inode = ?
+            UNION ALL
+            SELECT node.inode, node.parent FROM node JOIN up ON node.inode = up.parent
+        )
+        SELECT 1 FROM up JOIN node ON node.inode = up.inode
+        JOIN user_state ON user_state.item_kind = node.item_kind AND user_state.studip_id = node.studip_id
+        WHERE user_state.pinned = 1 LIMIT 1
+        """
+
     /// Names from the node up to the root, nearest last; the root itself (no parent) has no name.
     static let path = """
         WITH RECURSIVE up(inode, parent, name, depth) AS (

@@ -277,4 +277,45 @@ struct DaemonTests {
             #expect(cat.stdout == "10\n")
         }
     }
+    /// Tags and pins are the user's data: they survive a remount, `kill -9` right after the write, and a rename
+    /// plus move of the document on the server.
+    @Test func tagsAndPinsSurviveRemountsCrashesAndServerSideMoves() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let slides = try setup.document(Self.slides)
+            let sheets = try setup.document(Self.course + "/Übungsblätter/leer.txt")
+            let write = try await MountHarness.shell(
+                "setfattr -n user.xdg.tags -v 'exam,week 3' \(setup.path(Self.slides)) && "
+                    + "setfattr -n user.campusfs.pinned -v 1 \(setup.path(Self.slides))")
+            #expect(write.status == 0, "\(write.stderr)")
+            func attributes(_ relative: String) async throws -> String {
+                try await MountHarness.shell(
+                    "getfattr --only-values -n user.xdg.tags \(setup.path(relative)); echo; "
+                        + "getfattr --only-values -n user.campusfs.pinned \(setup.path(relative))"
+                ).stdout
+            }
+            let expected = "exam,week 3\n1"
+
+            let killed = try #require(try await setup.status()["pid"] as? Int)
+            kill(pid_t(killed), SIGKILL)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
+            #expect(try await setup.mount().status == 0)
+            #expect(try await attributes(Self.slides) == expected, "after kill -9 and a new mount")
+
+            #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
+            #expect(try await setup.mount().status == 0)
+            #expect(try await attributes(Self.slides) == expected, "after unmount and mount")
+
+            let move = try await MountHarness.shell(
+                "curl -sf -X PATCH -d '{\"name\": \"Einleitung.pdf\", \"folder_id\": \"\(sheets.folderID)\"}' "
+                    + "\(setup.sim.controlURL)/documents/\(slides.id) >/dev/null")
+            #expect(move.status == 0, "\(move.stderr)")
+            #expect(try await setup.campusfs(["refresh"]).status == 0)
+            let moved = Self.course + "/Übungsblätter/Einleitung.pdf"
+            #expect(try await attributes(moved) == expected, "after a rename and move on the server")
+            let old = try await MountHarness.shell("stat \(setup.path(Self.slides))")
+            #expect(old.status != 0)
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import CampusFS
+import ContentCache
 import Foundation
 import MetadataStore
 import StudIPKit
@@ -143,7 +144,7 @@ struct MountedCampus: Sendable {
     /// Starts everything, runs `body`, and always unmounts, checking that no mount is left behind.
     static func with(
         _ dataset: Dataset = .fixtures507, flavour: Flavour = .v50, user: String = "test_autor",
-        _ body: (MountedCampus) async throws -> Void
+        cache: ContentCacheConfiguration = ContentCacheConfiguration(), _ body: (MountedCampus) async throws -> Void
     ) async throws {
         let sim = try await Simulator.start(SimulatorConfiguration(dataset: dataset, flavour: flavour))
         let source = try await StudIP.connect(
@@ -158,7 +159,8 @@ struct MountedCampus: Sendable {
             let store = try MetadataStore.temporary()
             _ = try await Refresher(source: source, store: store, options: TreeOptions()).refresh()
             guard let downloader = source.downloader else { throw MountHarness.Failure.noDownloader }
-            let mount = try CampusMount(store: store, cacheDirectory: cacheDirectory, downloader: downloader)
+            let mount = try CampusMount(
+                store: store, cacheDirectory: cacheDirectory, downloader: downloader, cacheConfiguration: cache)
             try mount.start(at: directory)
             let campus = MountedCampus(
                 sim: sim, source: source, store: store, mount: mount, directory: directory,
