@@ -23,6 +23,7 @@ let package = Package(
         // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "FUSEKit", dependencies: ["CFuse3"]),
+        .systemLibrary(name: "CXattr"),
         .target(
             name: "StudIPKit",
             dependencies: [
@@ -48,7 +49,7 @@ let package = Package(
         .executableTarget(
             name: "campusfs",
             dependencies: [
-                "CampusFS", "StudIPKit", "MetadataStore", "ContentCache", "StudIPSimulator",
+                "CampusFS", "StudIPKit", "MetadataStore", "ContentCache", "StudIPSimulator", "CXattr",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),

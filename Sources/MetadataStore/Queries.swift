@@ -156,6 +156,26 @@ extension MetadataStore {
         }
     }
 
+    /// Every tagged item in the tree with its tags (a course once, under its directory, not its links), by path;
+    /// with `tag`, only the items carrying it.
+    public func taggedItems(tag: String? = nil) throws(StoreError) -> [(path: String, tags: [String])] {
+        try read("listing tagged items") { db in
+            var result: [(path: String, tags: [String])] = []
+            for row in try db.rows(QuerySQL.taggedNodes) {
+                let inode: Int64 = try row.decode(forColumn: "inode")
+                let tags = try String.fetchAll(
+                    db.cachedStatement(sql: QuerySQL.tags),
+                    arguments: [
+                        try row.decode(String.self, forColumn: "item_kind"),
+                        try row.decode(String.self, forColumn: "studip_id"),
+                    ])
+                if let tag, !tags.contains(tag) { continue }
+                if let path = try Paths.path(of: inode, db) { result.append((path, tags)) }
+            }
+            return result.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        }
+    }
+
     /// The documents that must stay cached: pinned themselves, or below a pinned folder, course or semester.
     public func pinnedDocumentInodes() throws(StoreError) -> [Int64] {
         try read("listing pinned documents") { db in

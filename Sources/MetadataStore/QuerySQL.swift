@@ -15,6 +15,13 @@ enum QuerySQL {
     static let userState = "SELECT rating, flagged, pinned FROM user_state WHERE item_kind = ? AND studip_id = ?"
     static let tags = "SELECT tag FROM user_tag WHERE item_kind = ? AND studip_id = ? ORDER BY position"
 
+    /// Nodes whose item has tags; course links are left out, their course directory stands for them.
+    static let taggedNodes = """
+        SELECT node.inode, node.item_kind, node.studip_id FROM node
+        WHERE node.item_kind != 'courseLink' AND EXISTS (
+            SELECT 1 FROM user_tag WHERE user_tag.item_kind = node.item_kind AND user_tag.studip_id = node.studip_id)
+        """
+
     /// Pinned items (a course link shares its course's state, and has nothing below it), then everything below.
     static let pinnedDocuments = """
         WITH RECURSIVE pinned(inode) AS (

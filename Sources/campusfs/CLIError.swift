@@ -49,6 +49,18 @@ extension AsyncParsableCommand {
     }
 }
 
+extension ParsableCommand {
+    /// ``AsyncParsableCommand/reportingErrors(_:)`` for commands that never wait for the network.
+    func reportingErrorsNow(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as CLIError {
+            printError("campusfs: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }

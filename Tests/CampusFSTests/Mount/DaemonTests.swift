@@ -318,4 +318,45 @@ struct DaemonTests {
             #expect(old.status != 0)
         }
     }
+    /// `tag`, `tags`, `new`, `pin` and `unpin` through the mount while mounted, and on the store alone after.
+    @Test func userStateCommandsMountedAndUnmounted() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let inMount = setup.mountpoint + "/" + Self.slides
+            let tag = try await setup.campusfs(["tag", inMount, "+exam", "+week 3"])
+            #expect(tag.stdout == Self.slides + ": exam, week 3\n", "\(tag.stderr)")
+            let tags = "getfattr --only-values -n user.xdg.tags \(setup.path(Self.slides))"
+            #expect(try await MountHarness.shell(tags).stdout == "exam,week 3")
+            #expect(try await setup.campusfs(["tags"]).lines == ["exam (1)", "week 3 (1)"])
+            #expect(try await setup.campusfs(["tags", "exam"]).lines == [Self.slides])
+
+            let folder = Self.course + "/Vorlesungsfolien"
+            let pin = try await setup.campusfs(["pin", setup.mountpoint + "/" + folder], timeout: 60)
+            #expect(pin.status == 0, "\(pin.stderr)")
+            #expect(pin.stderr.contains("pinning: 3/3 documents cached"), "\(pin.stderr)")
+            let state = try await MountHarness.shell(
+                "getfattr --only-values -n user.campusfs.state \(setup.path(folder + "/Kapitel 2 - Grundlagen.pdf"))")
+            #expect(state.stdout == "cached")
+
+            let readme = try setup.document(Self.readme)
+            let add = try await MountHarness.shell(
+                "curl -sf -X POST -d '{\"folder_id\": \"\(readme.folderID)\", \"name\": \"Neu.txt\", \"text\": \"neu\"}' "
+                    + "\(setup.sim.controlURL)/documents >/dev/null")
+            #expect(add.status == 0)
+            #expect(try await setup.campusfs(["refresh"]).status == 0)
+            let new = try await setup.campusfs(["new"])
+            #expect(new.lines.first?.hasPrefix("new\t") == true, "\(new.stdout)")
+            #expect(new.lines.first?.hasSuffix("\t" + Self.course + "/Neu.txt") == true, "\(new.stdout)")
+
+            #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
+            let untag = try await setup.campusfs(["tag", Self.slides, "-exam"])
+            #expect(untag.stdout == Self.slides + ": week 3\n", "\(untag.stderr)")
+            let unpin = try await setup.campusfs(["unpin", folder])
+            #expect(unpin.status == 0, "\(unpin.stderr)")
+            #expect(try await setup.mount().status == 0)
+            #expect(try await MountHarness.shell(tags).stdout == "week 3")
+            let pinned = try await MountHarness.shell("getfattr -n user.campusfs.pinned \(setup.path(folder))")
+            #expect(pinned.stderr.contains("No such attribute"), "\(pinned.stderr)")
+        }
+    }
 }

@@ -1,0 +1,299 @@
+import ArgumentParser
+import CXattr
+import Foundation
+import Glibc
+import MetadataStore
+
+/// `campusfs tag`: add and remove tags (`user.xdg.tags`).
+struct TagCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tag",
+        abstract: "Add (+TAG) or remove (-TAG) tags on documents and folders.",
+        discussion: """
+            PATH is a path inside the mount, or relative to the tree's root. Tags are yours: they survive refreshes,
+            remounts and renames on Stud.IP. While the profile is mounted, the change goes through the mount (the
+            same as setfattr -n user.xdg.tags); otherwise straight into the metadata cache.
+
+            Examples:
+              campusfs tag ~/Uni/"WS 2026-27"/*/Vorlesungsfolien/*.pdf +exam
+              campusfs tag "WS 2026-27/INF-101 Einführung in die Informatik" +wichtig -später
+            """)
+
+    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    var profile: String?
+
+    @Argument(parsing: .allUnrecognized, help: "PATH… followed by +TAG to add and -TAG to remove.")
+    var items: [String] = []
+
+    func run() throws {
+        try reportingErrorsNow {
+            let adds = items.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) }
+            let removes = items.filter { $0.hasPrefix("-") }.map { String($0.dropFirst()) }
+            let paths = items.filter { !$0.hasPrefix("+") && !$0.hasPrefix("-") }
+            guard !paths.isEmpty, !(adds + removes).isEmpty else {
+                throw CLIError.usage("name at least one PATH and one +TAG or -TAG")
+            }
+            let tree = try UserTree(profile: profile)
+            for path in paths {
+                let (node, treePath) = try tree.node(path)
+                var tags = try tree.info(node).user.tags.filter { !removes.contains($0) }
+                for tag in adds where !tags.contains(tag) { tags.append(tag) }
+                try tree.set(.tags, tags.isEmpty ? nil : tags.joined(separator: ","), on: treePath, node: node)
+                print("\(treePath): \(tags.isEmpty ? "(no tags)" : tags.joined(separator: ", "))")
+            }
+        }
+    }
+}
+
+/// `campusfs tags`: the tags in use, or what carries one.
+struct TagsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tags",
+        abstract: "List tags and how often they are used, or the items that carry TAG.",
+        discussion: """
+            Examples:
+              campusfs tags            # exam (12), wichtig (3)
+              campusfs tags exam       # the paths tagged "exam", one per line
+            """)
+
+    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    var profile: String?
+
+    @Argument(help: "A tag: list the paths that carry it.")
+    var tag: String?
+
+    func run() throws {
+        try reportingErrorsNow {
+            let tree = try UserTree(profile: profile)
+            let items: [(path: String, tags: [String])]
+            do throws(StoreError) {
+                items = try tree.store.taggedItems(tag: tag)
+            } catch {
+                throw CLIError.other(error.description)
+            }
+            if tag != nil {
+                for item in items { print(item.path) }
+                return
+            }
+            var counts: [String: Int] = [:]
+            for item in items { for tag in item.tags { counts[tag, default: 0] += 1 } }
+            for (tag, count) in counts.sorted(by: { $0.key < $1.key }) { print("\(tag) (\(count))") }
+        }
+    }
+}
+
+/// `campusfs new`: what is new, changed or flagged.
+struct NewCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "new",
+        abstract: "List new, changed and flagged documents, newest first.",
+        discussion: """
+            A document is new when it appeared since the last refresh, changed when a new version was uploaded;
+            reading it clears both. Flagged ones (setfattr -n user.campusfs.highlight -v flagged) stay until you
+            remove the flag. Prints HIGHLIGHT, DATE, COURSE and the path, tab-separated.
+            """)
+
+    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    var profile: String?
+
+    @Option(help: "Show at most this many.")
+    var limit = 1000
+
+    func run() throws {
+        try reportingErrorsNow {
+            let tree = try UserTree(profile: profile)
+            let documents: [HighlightedDocument]
+            do throws(StoreError) {
+                documents = try tree.store.highlightedDocuments(limit: limit)
+            } catch {
+                throw CLIError.other(error.description)
+            }
+            for document in documents {
+                let date = document.node.mtime.formatted(.iso8601.year().month().day())
+                print([document.highlight.rawValue, date, document.courseTitle, document.path].joined(separator: "\t"))
+            }
+        }
+    }
+}
+
+/// `campusfs pin` and `unpin`: keep documents offline.
+struct PinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pin",
+        abstract: "Keep documents and folders offline: download now, never evict.",
+        discussion: """
+            While the profile is mounted, the documents download at once and a progress line counts them; a pin on a
+            folder covers everything below it, also what appears later. Without a mount, the pin is recorded and the
+            next mount downloads.
+
+            Examples:
+              campusfs pin ~/Uni/"WS 2026-27"/"INF-101 Einführung in die Informatik"
+              campusfs unpin ~/Uni/"WS 2026-27"/"INF-101 Einführung in die Informatik"
+            """)
+
+    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    var profile: String?
+
+    @Option(help: "Give up waiting for the downloads after this many seconds without progress.")
+    var patience = 60
+
+    @Argument(help: "Documents or folders: paths inside the mount, or relative to the tree's root.")
+    var paths: [String] = []
+
+    func run() throws {
+        try reportingErrorsNow {
+            guard !paths.isEmpty else { throw CLIError.usage("name at least one PATH to pin") }
+            let tree = try UserTree(profile: profile)
+            var pinned: [(node: Node, path: String)] = []
+            for path in paths {
+                let (node, treePath) = try tree.node(path)
+                try tree.set(.pinned, "1", on: treePath, node: node)
+                pinned.append((node, treePath))
+            }
+            guard tree.mountpoint != nil else {
+                print("pinned \(pinned.count) item(s); they download when the profile is mounted")
+                return
+            }
+            try tree.waitForDownloads(below: pinned, patience: patience)
+        }
+    }
+}
+
+struct UnpinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unpin",
+        abstract: "Let pinned documents and folders be evicted again.")
+
+    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    var profile: String?
+
+    @Argument(help: "Documents or folders: paths inside the mount, or relative to the tree's root.")
+    var paths: [String] = []
+
+    func run() throws {
+        try reportingErrorsNow {
+            guard !paths.isEmpty else { throw CLIError.usage("name at least one PATH to unpin") }
+            let tree = try UserTree(profile: profile)
+            for path in paths {
+                let (node, treePath) = try tree.node(path)
+                try tree.set(.pinned, nil, on: treePath, node: node)
+                print("unpinned \(treePath)")
+            }
+        }
+    }
+}
+
+/// The profile's tree for the user-state commands: the store to read, and the mount to write through while one
+/// runs (so the daemon, which downloads pins, hears of every change), else the store itself.
+struct UserTree {
+    enum Attribute: String {
+        case tags = "user.xdg.tags"
+        case pinned = "user.campusfs.pinned"
+    }
+
+    let store: MetadataStore
+    let mountpoint: String?
+
+    init(profile: String?) throws(CLIError) {
+        let paths = Paths()
+        let name: String
+        if let profile { name = profile } else { name = try ProfileOptions.defaultProfileName(paths: paths) }
+        store = try ProfileStore.open(name, paths: paths)
+        mountpoint = DaemonDirectory.status(paths.socket(profile: name))?.mountpoint
+    }
+
+    /// A path inside the mount, or relative to the tree's root.
+    func node(_ argument: String) throws(CLIError) -> (Node, String) {
+        var treePath = argument
+        if let mountpoint {
+            let absolute = URL(fileURLWithPath: argument).standardizedFileURL.path
+            if absolute == mountpoint || absolute.hasPrefix(mountpoint + "/") {
+                treePath = String(absolute.dropFirst(mountpoint.count))
+            }
+        }
+        let node = try ProfileStore.node(treePath, in: store)
+        return (node, try ProfileStore.path(of: node, in: store))
+    }
+
+    func info(_ node: Node) throws(CLIError) -> NodeInfo {
+        do throws(StoreError) {
+            if let info = try store.info(inode: node.inode) { return info }
+        } catch {
+            throw .other(error.description)
+        }
+        throw .other("\(node.name) is no longer in the tree; run `campusfs refresh`")
+    }
+
+    /// Sets (or, with nil, removes) an attribute: through the mount while mounted, else in the store.
+    func set(_ attribute: Attribute, _ value: String?, on treePath: String, node: Node) throws(CLIError) {
+        if let mountpoint {
+            let path = mountpoint + "/" + treePath
+            let result: Int32
+            if let value {
+                result = setxattr(path, attribute.rawValue, value, value.utf8.count, 0)
+            } else {
+                result = removexattr(path, attribute.rawValue)
+            }
+            guard result == 0 || (value == nil && errno == ENODATA) else {
+                throw .other("\(treePath): \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        do throws(StoreError) {
+            switch attribute {
+            case .tags:
+                try store.setTags(value?.split(separator: ",").map(String.init) ?? [], inode: node.inode)
+            case .pinned:
+                try store.setPinned(value != nil, inode: node.inode)
+            }
+        } catch {
+            throw .other("\(treePath): \(error)")
+        }
+    }
+
+    /// Counts the pinned documents that are cached (from `user.campusfs.state` in the mount) until all are, or
+    /// until nothing moved for `patience` seconds.
+    func waitForDownloads(below items: [(node: Node, path: String)], patience: Int) throws(CLIError) {
+        guard let mountpoint else { return }
+        var documents: [String] = []
+        do throws(StoreError) {
+            for item in items {
+                if item.node.kind == .file {
+                    documents.append(item.path)
+                    continue
+                }
+                for entry in try store.walk(from: item.node.inode) where entry.node.kind == .file {
+                    if let document = try store.document(inode: entry.node.inode), document.isDownloadable {
+                        documents.append(entry.path)
+                    }
+                }
+            }
+        } catch {
+            throw .other(error.description)
+        }
+        var cached = 0
+        var lastProgress = Date()
+        while true {
+            let now = documents.filter { Self.state(mountpoint + "/" + $0) == "cached" }.count
+            if now != cached { lastProgress = Date() }
+            cached = now
+            FileHandle.standardError.write(Data("\rpinning: \(cached)/\(documents.count) documents cached".utf8))
+            if cached == documents.count || Date().timeIntervalSince(lastProgress) > Double(patience) { break }
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        FileHandle.standardError.write(Data("\n".utf8))
+        guard cached == documents.count else {
+            throw .network(
+                "\(documents.count - cached) pinned document(s) could not be downloaded yet; they stay pinned and "
+                    + "download once Stud.IP answers (see `campusfs status`)")
+        }
+        print("pinned \(items.count) item(s): \(documents.count) document(s) cached")
+    }
+
+    private static func state(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let length = getxattr(path, "user.campusfs.state", &buffer, buffer.count)
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[..<length], as: UTF8.self)
+    }
+}
