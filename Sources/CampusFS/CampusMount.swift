@@ -141,5 +141,12 @@ public final class CampusMount: Sendable {
     public func apply(_ summary: RefreshSummary) {
         guard let session = running.withLock({ $0?.session }) else { return }
         fileSystem.apply(summary, session: session)
+        // Documents that appeared below a pinned folder, and new versions of pinned ones, download now.
+        guard !summary.isEmpty else { return }
+        do throws(StoreError) {
+            try fileSystem.restorePins()
+        } catch {
+            fileSystem.logger.warning("cannot refresh the pins after a refresh: \(error)")
+        }
     }
 }

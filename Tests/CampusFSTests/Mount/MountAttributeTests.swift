@@ -180,6 +180,24 @@ struct MountAttributeTests {
             let still = try await MountHarness.shell(states)
             #expect(Set(still.lines) == ["cached"], "pinned documents are never evicted: \(still.lines)")
 
+            // A document that appears below the pinned folder downloads with the refresh that brings it.
+            let topLevel = try #require(files.lines.first { !$0.contains("/") })
+            let sibling = try #require(try campus.document(pinned + "/" + topLevel))
+            let add = try await MountHarness.shell(
+                "curl -sf -X POST -d '{\"folder_id\": \"\(sibling.folderID)\", \"name\": \"Nachtrag.txt\", "
+                    + "\"text\": \"neu\"}' \(MountHarness.quoted(campus.sim.controlURL + "/documents")) >/dev/null")
+            #expect(add.status == 0, "\(add.stderr)")
+            let report = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
+                .refresh()
+            campus.mount.apply(report.summary)
+            let added = "getfattr --only-values -n user.campusfs.state \(campus.path(pinned + "/Nachtrag.txt"))"
+            var state = try await MountHarness.shell(added)
+            for _ in 0..<100 where state.stdout != "cached" {
+                try await Task.sleep(for: .milliseconds(50))
+                state = try await MountHarness.shell(added)
+            }
+            #expect(state.stdout == "cached", "a new document below a pin downloads at once")
+
             let unpin = try await MountHarness.shell(
                 "setfattr -x user.campusfs.pinned \(campus.path(pinned)) && "
                     + "getfattr -n user.campusfs.pinned \(campus.path(pinned))")
