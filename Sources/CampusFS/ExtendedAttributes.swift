@@ -228,6 +228,7 @@ extension CampusFileSystem {
     private static func errorNumber(_ error: StoreError) -> Int32 {
         switch error {
         case .invalidTag, .invalidRating, .notADocument: EINVAL
+        case .notAnItem: EPERM
         case .noSuchNode: ENOENT
         default: EIO
         }

@@ -77,6 +77,27 @@ struct MountAttributeTests {
         }
     }
 
+    /// Semesters, courses and folders keep tags and ratings like documents; the root is no Stud.IP item.
+    @Test func foldersCoursesAndSemestersTooButNotTheRoot() async throws {
+        try await MountedCampus.with { campus in
+            let semester = "WS 2026-27"
+            let result = try await MountHarness.shell(
+                """
+                for item in \(campus.path(semester)) \(campus.path(Self.course)) \(campus.path(Self.sheets)); do
+                  setfattr -n user.xdg.tags -v wichtig "$item" && setfattr -n user.baloo.rating -v 9 "$item" &&
+                  getfattr --only-values -n user.xdg.tags "$item" && getfattr --only-values -n user.baloo.rating "$item" &&
+                  echo
+                done
+                setfattr -n user.xdg.tags -v x \(campus.path("")) 2>&1 | grep -c 'Operation not permitted'
+                setfattr -n user.campusfs.highlight -v flagged \(campus.path(Self.sheets)) 2>&1 | grep -c 'Invalid argument'
+                """)
+            #expect(result.lines == ["wichtig9", "wichtig9", "wichtig9", "1", "1"], "\(result.stderr)")
+            let semesterID = try await MountHarness.shell(
+                "getfattr --only-values -n user.campusfs.id \(campus.path(semester))")
+            #expect(!semesterID.stdout.isEmpty)
+        }
+    }
+
     /// `getfattr -d` on a document and a folder; `security.*` lookups of `ls -l` never reach the store.
     @Test func getfattrShowsTheAttributesAndSecurityLookupsStayInMemory() async throws {
         try await MountedCampus.with { campus in
