@@ -44,13 +44,26 @@ struct RefreshCommand: AsyncParsableCommand {
     private func throughDaemon(_ socket: URL) throws(CLIError) -> RefreshOutcome {
         let response: ControlResponse
         do throws(ControlSocketError) {
-            response = try ControlClient.send(.refresh(path: path), to: socket.path)
+            response = try ControlClient.send(
+                .refresh(path: treePath(mountpoint: Self.mountpoint(socket))), to: socket.path)
         } catch {
             throw .other(error.description)
         }
         if let error = response.error { throw CLIError(exitCode: response.exitCode ?? 4, error) }
         guard let outcome = response.refresh else { throw .other("the daemon sent no refresh result") }
         return outcome
+    }
+
+    /// PATH relative to the tree's root; a path inside the mount (`~/Uni/WS 2026-27/…`) is accepted too.
+    private func treePath(mountpoint: String?) -> String? {
+        guard let path, let mountpoint else { return path }
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        guard absolute == mountpoint || absolute.hasPrefix(mountpoint + "/") else { return path }
+        return String(absolute.dropFirst(mountpoint.count))
+    }
+
+    private static func mountpoint(_ socket: URL) -> String? {
+        DaemonDirectory.status(socket)?.mountpoint
     }
 
     private func directly(_ profile: Profile) async throws -> RefreshOutcome {

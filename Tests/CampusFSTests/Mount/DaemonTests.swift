@@ -359,4 +359,87 @@ struct DaemonTests {
             #expect(pinned.stderr.contains("No such attribute"), "\(pinned.stderr)")
         }
     }
+    /// `campusfs refresh PATH` refreshes only the courses below PATH; the others change at the next full refresh.
+    @Test func refreshOfOnePathLeavesOtherCoursesAlone() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let other = "WS 2026-27/BS-202 Betriebssysteme & Dateisysteme"
+            let here = try setup.document(Self.readme)
+            let there = try setup.document(other + "/README.txt")
+            let add = try await MountHarness.shell(
+                """
+                curl -sf -X POST -d '{"folder_id": "\(here.folderID)", "name": "Hier.txt", "text": "1"}' \
+                  \(setup.sim.controlURL)/documents >/dev/null &&
+                curl -sf -X POST -d '{"folder_id": "\(there.folderID)", "name": "Dort.txt", "text": "2"}' \
+                  \(setup.sim.controlURL)/documents >/dev/null
+                """)
+            #expect(add.status == 0, "\(add.stderr)")
+            let one = try await setup.campusfs(["refresh", "--json", setup.mountpoint + "/" + Self.course])
+            let outcome = try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any]
+            #expect(outcome?["new"] as? [String] == [Self.course + "/Hier.txt"], "\(one.stdout) \(one.stderr)")
+            let listing = try await MountHarness.shell(
+                "ls \(setup.path(Self.course)) | grep -c Hier.txt; ls \(setup.path(other)) | grep -c Dort.txt")
+            #expect(listing.lines == ["1", "0"])
+
+            let all = try await setup.campusfs(["refresh", "--json"])
+            let rest = try JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [String: Any]
+            #expect(rest?["new"] as? [String] == [other + "/Dort.txt"], "\(all.stdout)")
+        }
+    }
+
+    /// A server that stops accepting the login: opens of uncached documents fail with EACCES, `status` says
+    /// "login needed", cached documents still read, and it all recovers once the server accepts again.
+    @Test func aRejectedLoginIsEACCESAndLoginNeeded() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let cached = try await MountHarness.shell("cat \(setup.path(Self.readme)) | wc -c")
+            setup.sim.faults.add(Fault(action: .status(401)))
+            let script = """
+                import errno, os, sys
+                try:
+                    os.close(os.open(sys.argv[1], os.O_RDONLY))
+                    print("ok")
+                except OSError as error:
+                    print(errno.errorcode[error.errno])
+                """
+            let denied = try await MountHarness.shell(
+                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 30)
+            #expect(denied.lines == ["EACCES"], "\(denied.stderr)")
+            #expect(try await setup.status()["server"] as? String == "login needed")
+            let again = try await MountHarness.shell("cat \(setup.path(Self.readme)) | wc -c")
+            #expect(again.stdout == cached.stdout, "cached documents need no login")
+
+            setup.sim.faults.clear()
+            let allowed = try await MountHarness.shell(
+                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 30)
+            #expect(allowed.lines == ["ok"], "\(allowed.stderr)")
+            #expect(try await setup.status()["server"] as? String == "online")
+        }
+    }
+
+    /// One document the server fails on gives EIO; its neighbours read.
+    @Test func oneBrokenDocumentIsEIOAndTheOthersRead() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let broken = try setup.document(Self.slides)
+            setup.sim.faults.add(Fault(action: .status(500), pathContains: broken.id))
+            let result = try await MountHarness.shell(
+                "cat \(setup.path(Self.slides)) >/dev/null 2>&1; echo $?; "
+                    + "cat \(setup.path(Self.course + "/Vorlesungsfolien/Kapitel 2 - Grundlagen.pdf")) | wc -c",
+                timeout: 60)
+            let good = try setup.document(Self.course + "/Vorlesungsfolien/Kapitel 2 - Grundlagen.pdf")
+            #expect(result.lines == ["1", "\(good.size)"], "\(result.stderr)")
+            let script = """
+                import errno, os, sys
+                try:
+                    os.close(os.open(sys.argv[1], os.O_RDONLY))
+                    print("ok")
+                except OSError as error:
+                    print(errno.errorcode[error.errno])
+                """
+            let errno = try await MountHarness.shell(
+                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 60)
+            #expect(errno.lines == ["EIO"], "\(errno.stderr)")
+        }
+    }
 }

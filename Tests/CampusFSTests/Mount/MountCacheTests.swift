@@ -1,6 +1,7 @@
 import CampusFS
 import Foundation
 import MetadataStore
+import Synchronization
 import Testing
 
 @testable import StudIPSimulator
@@ -132,4 +133,33 @@ struct MountCacheTests {
             #expect(highlight == nil, "reading a changed document clears its highlight")
         }
     }
+    /// Stale-while-revalidate: a course listing older than the TTL is answered from the store at once and asks for
+    /// a refresh of that course; a fresh one asks for nothing.
+    @Test func aStaleListingIsAnsweredAndRevalidated() async throws {
+        try await MountedCampus.with { campus in
+            let stale = CourseRecorder()
+            campus.mount.fileSystem.revalidateListings(olderThan: .zero) { stale.record($0) }
+            let listing = try await MountHarness.shell(
+                "ls \(campus.path("WS 2026-27/INF-101 Einführung in die Informatik"))")
+            #expect(listing.status == 0 && listing.lines.contains("README.txt"), "answered from the store at once")
+            let readme = try #require(try campus.document(Self.readme))
+            #expect(stale.courseIDs == [readme.courseID])
+
+            let fresh = CourseRecorder()
+            campus.mount.fileSystem.revalidateListings(olderThan: .seconds(3600)) { fresh.record($0) }
+            let other = try await MountHarness.shell(
+                "ls \(campus.path("WS 2026-27/BS-202 Betriebssysteme & Dateisysteme"))")
+            #expect(other.status == 0)
+            #expect(fresh.courseIDs.isEmpty, "a listing refreshed within the TTL needs no refresh")
+        }
+    }
+}
+
+/// The course ids a filesystem asked to refresh.
+final class CourseRecorder: Sendable {
+    private let ids = Mutex<[String]>([])
+
+    var courseIDs: [String] { ids.withLock { $0 } }
+
+    func record(_ courseID: String) { ids.withLock { $0.append(courseID) } }
 }
