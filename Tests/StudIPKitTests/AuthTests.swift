@@ -27,11 +27,13 @@ struct AuthTests {
         ])
     func basicFailure(api: ClientConfiguration.API) async throws {
         try await Harness.withSimulator { sim in
-            let configuration = Harness.configuration(sim, password: "wrong", api: api)
+            let capture = LogCapture()
+            let configuration = Harness.configuration(sim, password: "wrong", api: api, logger: capture.logger)
             let error = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(configuration) }
             #expect(error == .authenticationFailed(server: sim.baseURL))
             #expect(error?.exitCode == 2)
-            #expect(sim.served == 1)
+            #expect(sim.served == 1 + capture.retries, "\(sim.statistics.snapshot().routes)")
+            #expect(!capture.text.contains("retrying GET"), "a 401 is never retried")
         }
     }
 

@@ -53,7 +53,7 @@ struct DownloadTests {
             try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
                 let downloader = try #require(source.downloader)
                 let body = try await Self.content(downloader, DownloadRequest(documentID: id))
-                var iterator = body.makeAsyncIterator()
+                let iterator = body.makeAsyncIterator()
                 let first = try #require(try await iterator.next())
                 #expect(!first.isEmpty)
                 let stats = sim.statistics.snapshot()

@@ -89,6 +89,10 @@ final class LogCapture: Sendable {
 
     var text: String { lines.withLock { $0.joined(separator: "\n") } }
 
+    /// Requests the transport sent again after a transient failure (it logs each one). A loaded machine makes
+    /// them happen; request-count assertions add them instead of assuming none.
+    var retries: Int { lines.withLock { $0.filter { $0.contains("retrying ") }.count } }
+
     fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
 
     private struct Handler: LogHandler {

@@ -6,7 +6,8 @@ import NIOCore
 /// hands the request to the API it belongs to.
 ///
 /// `<base>/jsonapi.php/v1/…` → ``JSONAPIHandler``, `<base>/api.php/…` → ``LegacyRESTHandler`` (404 on 6.x),
-/// `<base>/dispatch.php/…` → ``WebRoutes``; `/__sim/…` → ``ControlAPI`` (never counted, never faulted).
+/// `<base>/dispatch.php/…` → ``WebRoutes``; `/__sim/…` → ``ControlAPI`` (never counted, never faulted);
+/// `/__files/…` → ``FileIndex`` (the benchmark's plain HTTP baseline: counted, delayed, never faulted).
 struct InstallationResponder: HTTPResponder {
     typealias Context = BasicRequestContext
 
@@ -37,6 +38,15 @@ struct InstallationResponder: HTTPResponder {
                 store: store, statistics: statistics, faults: faults, authenticator: authenticator, settings: settings)
             let segments = path.split(separator: "/").dropFirst().map { Self.decode($0) }
             let response = control.handle(method: request.method.rawValue, segments: segments, body: bodyData)
+            return Streamer(statistics: statistics, settings: settings).response(response, resetAfter: nil)
+        }
+
+        if path == "/__files" || path.hasPrefix("/__files/") {
+            let latency = settings.get().latencyMilliseconds
+            if latency > 0 { try await Task.sleep(for: .milliseconds(latency)) }
+            let segments = path.split(separator: "/").dropFirst().map { Self.decode($0) }
+            let response = FileIndex(university: store.snapshot()).respond(to: segments)
+            statistics.count(route: response.route)
             return Streamer(statistics: statistics, settings: settings).response(response, resetAfter: nil)
         }
 
