@@ -5,8 +5,8 @@ import Foundation
 /// as the API's downloads; no authentication, no Stud.IP semantics.
 ///
 /// Layout: `<semester>/<number title>/<folders…>/<document>`, courses without a semester under `Ongoing`, a
-/// course in several semesters under its latest. Names have `/` replaced by `-`; of two equal names in one
-/// directory the first wins. Requests are counted under the route `files`.
+/// course in several semesters under its latest. Names have `/` replaced by `-` (CampusFS cleans up more, so a
+/// hostile name may differ); of two equal names in one directory the first wins. Requests are counted under the route `files`.
 struct FileIndex: Sendable {
     /// Whose view of the university the index shows.
     static let username = "test_autor"
@@ -22,7 +22,7 @@ struct FileIndex: Sendable {
             switch directory.entries[segment] {
             case .semester(let courses):
                 directory = Directory()
-                for course in courses { directory.add("\(course.number) \(course.title)", .folder(course.topFolderID)) }
+                for course in courses { directory.add(Self.name(of: course), .folder(course.topFolderID)) }
             case .folder(let id):
                 directory = folder(id, user)
             case .document(let ref):
@@ -39,6 +39,11 @@ struct FileIndex: Sendable {
             }
         }
         return listing(directory)
+    }
+
+    /// `number title` with blanks collapsed, as CampusFS names course directories by default.
+    static func name(of course: Course) -> String {
+        "\(course.number) \(course.title)".split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     private static let notFound = SimResponse.text("Not Found", status: 404, route: "files")
