@@ -152,7 +152,7 @@ import Testing
 
     @Test func notificationsAfterUnmountAreRefused() async throws {
         let mount = try InProcessMount()
-        mount.close()
+        await mount.close()
         #expect(throws: FUSEKitError.notMounted) { try mount.session.invalidateInode(ExampleFileSystem.hello) }
     }
 }

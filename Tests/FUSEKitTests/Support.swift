@@ -94,12 +94,19 @@ final class InProcessMount: Sendable {
         directory + "/" + name
     }
 
-    /// Ends the loop, which unmounts; never leaves a mount behind, even if the loop does not end.
-    func close() {
-        session.exit()
-        let ended = finished.wait(timeout: .now() + 15) == .success
+    /// Ends the loop, which unmounts; never leaves a mount behind, even if the loop does not end. The wait runs
+    /// on a thread of its own: blocking Swift's cooperative pool (two threads here) would starve the asynchronous
+    /// replies the loop may still wait for, and every in-process server of the tests running beside this one.
+    func close() async {
+        let ended = await withCheckedContinuation { continuation in
+            Thread { [self] in
+                session.exit()
+                let ended = finished.wait(timeout: .now() + 15) == .success
+                removeMountpoint(directory)
+                continuation.resume(returning: ended)
+            }.start()
+        }
         #expect(ended, "the loop did not end within 15 s")
-        removeMountpoint(directory)
         #expect(!isMounted(directory))
     }
 }
@@ -107,6 +114,11 @@ final class InProcessMount: Sendable {
 /// Runs `body` against a fresh in-process mount and always cleans it up.
 func withMount(kernel: KernelSettings = KernelSettings(), _ body: (InProcessMount) async throws -> Void) async throws {
     let mount = try InProcessMount(kernel: kernel)
-    defer { mount.close() }
-    try await body(mount)
+    do {
+        try await body(mount)
+    } catch {
+        await mount.close()
+        throw error
+    }
+    await mount.close()
 }

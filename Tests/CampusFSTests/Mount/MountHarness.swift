@@ -182,7 +182,11 @@ struct MountedCampus: Sendable {
     }
 
     private func unmount() async {
-        #expect(mount.stop(timeout: .seconds(15)), "the FUSE loop did not end within 15 s")
+        // On a thread of its own: the loop may wait for reply tasks that need Swift's cooperative pool.
+        let stopped = await withCheckedContinuation { continuation in
+            Thread { [mount] in continuation.resume(returning: mount.stop(timeout: .seconds(15))) }.start()
+        }
+        #expect(stopped, "the FUSE loop did not end within 15 s")
         if MountHarness.isMounted(directory) {
             let quoted = MountHarness.quoted(directory)
             _ = try? await MountHarness.shell("fusermount3 -u -z \(quoted) || umount -l \(quoted)")
