@@ -10,14 +10,15 @@ struct CommandResult: Sendable {
 }
 
 /// Runs `command` with `sh -c` under `timeout`, in a child process: the serving process must never touch
-/// its own mount, or a request it waits on could need the thread it blocks. The wait happens on a dispatch
-/// thread, because blocking Swift's cooperative pool (two threads here) would starve the asynchronous replies
-/// and the in-process servers of every other test running in parallel.
+/// its own mount, or a request it waits on could need the thread it blocks. The wait happens on a thread of its
+/// own: on Linux Swift's tasks run on the same dispatch worker threads as `DispatchQueue.global()`, so blocking
+/// one of those (or the cooperative pool) would starve the asynchronous replies and the in-process servers of
+/// every other test running in parallel.
 func shell(_ command: String, timeout: Int = 30) async throws -> CommandResult {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
+        Thread {
             continuation.resume(with: Result { try blockingShell(command, timeout: timeout) })
-        }
+        }.start()
     }
 }
 

@@ -137,14 +137,14 @@ import Testing
         let writing = DispatchSemaphore(value: 0)
         let finish = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        Thread {
             try? store.pool.write { db in
                 try db.execute(sql: "UPDATE node SET size = 4242 WHERE parent = ?", arguments: [directory])
                 writing.signal()
                 finish.wait()
             }
             done.signal()
-        }
+        }.start()
         writing.wait()
         // Readers are not blocked by the open write transaction and see the last committed state.
         let start = Date()

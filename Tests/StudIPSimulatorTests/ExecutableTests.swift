@@ -8,11 +8,12 @@ struct ExecutableTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/debug/studip-sim")
 
-    /// Starts the simulator and returns it with the first line it printed, read on a dispatch thread so the
-    /// cooperative pool stays free for the other tests' in-process servers.
+    /// Starts the simulator and returns it with the first line it printed, read on a thread of its own: on Linux
+    /// Swift's tasks run on the same dispatch worker threads as `DispatchQueue.global()`, so a read blocking one
+    /// of those would starve the other tests' in-process servers.
     private func launch(_ arguments: [String]) async throws -> (Process, String) {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try launchBlocking(arguments) }) }
+            Thread { continuation.resume(with: Result { try launchBlocking(arguments) }) }.start()
         }
     }
 

@@ -77,13 +77,12 @@ struct CLI: Sendable {
             stderr: String(decoding: await errors, as: UTF8.self))
     }
 
-    /// Reads a pipe on a dispatch thread: a blocking read on Swift's cooperative pool (two threads on this
-    /// machine) would starve the in-process simulator the child is talking to.
+    /// Reads a pipe on a thread of its own. Not on a dispatch queue: on Linux Swift's tasks run on the same
+    /// dispatch worker threads as `DispatchQueue.global()`, and a dozen children talking to in-process simulators
+    /// would block every one of them, leaving no thread for the simulators to answer on (measured: a 30 s stall).
     static func readToEnd(_ pipe: Pipe) async -> Data {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile())
-            }
+            Thread { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }.start()
         }
     }
 }
