@@ -295,31 +295,29 @@ public final class CampusFileSystem: FileSystemOperations {
     private func listEntries(
         of inode: Inode, from offset: Int64, _ append: (String, Node, Int64) -> Bool
     ) throws(StoreError) -> Int32? {
-        guard let directory = try store.node(inode: Int64(inode)) else { return ENOENT }
-        guard directory.kind == .directory else { return ENOTDIR }
-        if offset == 0 { try revalidateIfStale(directory) }
-        if offset < 1, !append(".", directory, 1) { return nil }
-        if offset < 2 {
-            let parent = try directory.parentInode.flatMap { (id) throws(StoreError) in try store.node(inode: id) }
-            if !append("..", parent ?? directory, 2) { return nil }
+        guard let listing = try store.listing(of: Int64(inode), after: max(offset, 2), limit: Self.pageSize) else {
+            return ENOENT
         }
-        var cursor = max(offset, 2)
+        let directory = listing.directory
+        guard directory.kind == .directory else { return ENOTDIR }
+        if offset == 0 { revalidateIfStale(directory, listedAt: listing.listedAt) }
+        if offset < 1, !append(".", directory, 1) { return nil }
+        if offset < 2, !append("..", listing.parent ?? directory, 2) { return nil }
+        var page = listing.children
         while true {
-            let page = try store.children(of: Int64(inode), after: cursor, limit: Self.pageSize)
             for child in page {
                 guard append(child.node.name, child.node, child.offset) else { return nil }
-                cursor = child.offset
             }
-            if page.count < Self.pageSize { return nil }
+            guard page.count == Self.pageSize, let last = page.last else { return nil }
+            page = try store.children(of: Int64(inode), after: last.offset, limit: Self.pageSize)
         }
     }
 
-    private func revalidateIfStale(_ directory: Node) throws(StoreError) {
+    private func revalidateIfStale(_ directory: Node, listedAt: Date?) {
         guard let courseID = directory.courseID, let (ttl, refresh) = revalidation.withLock({ $0 }) else { return }
         let (seconds, attoseconds) = ttl.components
         let age = Double(seconds) + Double(attoseconds) / 1e18
-        let listed = try store.listedAt(inode: directory.inode)
-        if listed.map({ Date().timeIntervalSince($0) > age }) ?? true { refresh(courseID) }
+        if listedAt.map({ Date().timeIntervalSince($0) > age }) ?? true { refresh(courseID) }
     }
 
     private func entry(for node: Node) -> Entry {

@@ -25,12 +25,31 @@ extension MetadataStore {
     public func children(of parent: Int64, after offset: Int64 = 0, limit: Int = 1024) throws(StoreError)
         -> [DirectoryEntry]
     {
-        try readStatement("listing inode \(parent)") { db in
-            try db.rows(QuerySQL.children, [parent, max(offset - Self.offsetBias, 0), limit])
-                .map { row in
-                    let node = try Node(row: row)
-                    return DirectoryEntry(node: node, offset: node.inode + Self.offsetBias)
-                }
+        try readStatement("listing inode \(parent)") { db in try Self.children(of: parent, after: offset, limit, db) }
+    }
+
+    /// readdir in one read transaction: the directory, its parent for `..`, when it was listed, and the first page
+    /// of children. One transaction instead of four is most of what a cold `find` costs the daemon (a transaction
+    /// takes a reader from the pool and a WAL lock).
+    public func listing(of directory: Int64, after offset: Int64 = 0, limit: Int = 1024) throws(StoreError)
+        -> Listing?
+    {
+        try read("listing inode \(directory)") { db in
+            guard let node = try Node.fetch(directory, db) else { return nil }
+            return Listing(
+                directory: node,
+                parent: try node.parentInode.flatMap { try Node.fetch($0, db) },
+                listedAt: try Self.listedAt(of: node, db),
+                children: node.kind == .directory ? try Self.children(of: directory, after: offset, limit, db) : [])
+        }
+    }
+
+    private static func children(of parent: Int64, after offset: Int64, _ limit: Int, _ db: Database) throws
+        -> [DirectoryEntry]
+    {
+        try db.rows(QuerySQL.children, [parent, max(offset - offsetBias, 0), limit]).map { row in
+            let node = try Node(row: row)
+            return DirectoryEntry(node: node, offset: node.inode + offsetBias)
         }
     }
 
@@ -206,15 +225,18 @@ extension MetadataStore {
     /// whose own listing failed keeps its previous time; its course's time moves on.
     public func listedAt(inode: Int64) throws(StoreError) -> Date? {
         try read("reading the listing time of inode \(inode)") { db in
-            guard let node = try Node.fetch(inode, db) else { return nil }
-            switch node.item {
-            case .course, .courseLink:
-                return try db.row(QuerySQL.courseInfo, [node.studipID])?.optionalDate("listed_at")
-            case .folder:
-                return try db.row(QuerySQL.folderInfo, [inode])?.optionalDate("listed_at")
-            default:
-                return nil
-            }
+            try Node.fetch(inode, db).flatMap { try Self.listedAt(of: $0, db) }
+        }
+    }
+
+    private static func listedAt(of node: Node, _ db: Database) throws -> Date? {
+        switch node.item {
+        case .course, .courseLink:
+            try db.row(QuerySQL.courseInfo, [node.studipID])?.optionalDate("listed_at")
+        case .folder:
+            try db.row(QuerySQL.folderInfo, [node.inode])?.optionalDate("listed_at")
+        default:
+            nil
         }
     }
 

@@ -38,30 +38,32 @@ extension Row {
 }
 
 extension Node {
-    /// The columns `init(row:)` reads, qualified by the table alias `n`.
+    /// The columns `init(row:)` reads, qualified by the table alias `n`. Every query that builds nodes selects
+    /// them first and in this order: `init(row:)` reads by index, because looking columns up by name was a tenth
+    /// of the daemon's time in a cold `find`.
     static let columns =
         "n.inode, n.parent, n.name, n.kind, n.item_kind, n.studip_id, n.course_id, n.size, n.mtime, "
         + "n.symlink_target, n.highlighted_below"
 
     init(row: Row) throws {
-        let inode = try row.decode(Int64.self, forColumn: "inode")
-        let kind = try row.decode(String.self, forColumn: "kind")
-        let item = try row.decode(String.self, forColumn: "item_kind")
+        let inode = try row.decode(Int64.self, atIndex: 0)
+        let kind = try row.decode(String.self, atIndex: 3)
+        let item = try row.decode(String.self, atIndex: 4)
         guard let nodeKind = NodeKind(rawValue: kind), let itemKind = ItemKind(rawValue: item) else {
             throw CorruptRow(detail: "node \(inode) has kind \(kind)/\(item)")
         }
         self.init(
             inode: inode,
-            parentInode: try row.decode(forColumn: "parent"),
-            name: try row.decode(forColumn: "name"),
+            parentInode: try row.decode(atIndex: 1),
+            name: try row.decode(atIndex: 2),
             kind: nodeKind,
             item: itemKind,
-            studipID: try row.decode(forColumn: "studip_id"),
-            courseID: try row.decode(forColumn: "course_id"),
-            size: try row.decode(forColumn: "size"),
-            mtime: try row.date("mtime"),
-            symlinkTarget: try row.decode(forColumn: "symlink_target"),
-            highlightedBelow: try row.decode(forColumn: "highlighted_below"))
+            studipID: try row.decode(atIndex: 5),
+            courseID: try row.decode(atIndex: 6),
+            size: try row.decode(atIndex: 7),
+            mtime: Date(timeIntervalSince1970: try row.decode(Double.self, atIndex: 8)),
+            symlinkTarget: try row.decode(atIndex: 9),
+            highlightedBelow: try row.decode(atIndex: 10))
     }
 
     static func fetch(_ inode: Int64, _ db: Database) throws -> Node? {

@@ -62,6 +62,17 @@ public struct Node: Sendable, Hashable {
 }
 
 /// A child of a directory, with the cursor `readdir` resumes from.
+/// A directory as readdir needs it, read in one transaction.
+public struct Listing: Sendable, Hashable {
+    public var directory: Node
+    /// nil for the root.
+    public var parent: Node?
+    /// See `MetadataStore.listedAt(inode:)`.
+    public var listedAt: Date?
+    /// The first page; empty when `directory` is not a directory.
+    public var children: [DirectoryEntry]
+}
+
 public struct DirectoryEntry: Sendable, Hashable {
     public var node: Node
     /// Stable and strictly increasing within a directory: pass it back as `after` to continue behind this entry.
