@@ -12,31 +12,18 @@ enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    /// Parses a response body; the error names what was being read.
+    /// Parses a response body (``JSONReader``); the error names what was being read and where it broke.
     static func parse(_ data: Data, what: String) throws(StudIPError) -> JSONValue {
-        do {
-            return JSONValue(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
-        } catch {
-            let preview = String(decoding: data.prefix(60), as: UTF8.self)
-            throw .malformedResponse(what: what, detail: "not JSON (starts with \"\(preview)\")")
+        let parsed = data.withUnsafeBytes { raw in
+            Result { () throws(JSONReader.SyntaxError) in try JSONReader.parse(raw.bindMemory(to: UInt8.self)) }
         }
-    }
-
-    /// Converts what `JSONSerialization` returns. Containers are matched before `NSNumber`: casting a Swift
-    /// dictionary to a class bridges it to an `NSDictionary` first, which made this conversion half of a cold
-    /// refresh's CPU time. Booleans arrive as `NSNumber`s of type `c` (char).
-    private init(_ value: Any) {
-        switch value {
-        case let text as String:
-            self = .string(text)
-        case let object as [String: Any]:
-            self = .object(object.mapValues(JSONValue.init))
-        case let list as [Any]:
-            self = .array(list.map(JSONValue.init))
-        case let number as NSNumber:
-            self = String(cString: number.objCType) == "c" ? .bool(number.boolValue) : .number(number.doubleValue)
-        default:
-            self = .null
+        switch parsed {
+        case .success(let value):
+            return value
+        case .failure(let syntax):
+            let preview = String(decoding: data.prefix(60), as: UTF8.self)
+            throw .malformedResponse(
+                what: what, detail: "not JSON: \(syntax.reason) at byte \(syntax.offset) (starts with \"\(preview)\")")
         }
     }
 

@@ -1,0 +1,254 @@
+/// Reads JSON (RFC 8259) straight from a response's bytes into ``JSONValue``.
+///
+/// Why not `JSONSerialization`: it builds Foundation objects (`Any`, `NSNumber`) that then have to be converted,
+/// and parsing plus conversion were over a third of the daemon's CPU during a cold refresh
+/// (docs/performance.md). Reading into the enum directly does one pass and one allocation per value.
+///
+/// Lenient where servers are sloppy and a client loses nothing by accepting: a UTF-8 byte order mark, invalid
+/// UTF-8 and lone surrogates in strings (replaced by U+FFFD). Strict where a wrong answer would follow:
+/// anything that is not JSON, trailing garbage, and nesting deeper than ``maximumDepth`` (a hostile body must
+/// not exhaust the stack).
+struct JSONReader: ~Copyable {
+    struct SyntaxError: Error {
+        let offset: Int
+        let reason: String
+    }
+
+    static let maximumDepth = 512
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var position = 0
+    private var depth = 0
+
+    /// Parses one complete document; `bytes` must stay valid for the call only.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> JSONValue {
+        var reader = JSONReader(bytes: bytes)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.position = 3 }
+        let value = try reader.value()
+        reader.skipWhitespace()
+        guard reader.position == bytes.count else { throw reader.error("unexpected data after the value") }
+        return value
+    }
+
+    private init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    // MARK: - Values
+
+    private mutating func value() throws(SyntaxError) -> JSONValue {
+        skipWhitespace()
+        guard let byte = peek() else { throw error("unexpected end of data") }
+        switch byte {
+        case UInt8(ascii: "{"): return try object()
+        case UInt8(ascii: "["): return try array()
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): return try literal("true", .bool(true))
+        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "n"): return try literal("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        default: throw error("unexpected character")
+        }
+    }
+
+    private mutating func object() throws(SyntaxError) -> JSONValue {
+        try enter()
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if consume(UInt8(ascii: "}")) {
+            depth -= 1
+            return .object(members)
+        }
+        repeat {
+            skipWhitespace()
+            guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
+            let key = try string()
+            skipWhitespace()
+            guard consume(UInt8(ascii: ":")) else { throw error("expected ':' after a member name") }
+            members[key] = try value()
+            skipWhitespace()
+        } while consume(UInt8(ascii: ","))
+        guard consume(UInt8(ascii: "}")) else { throw error("expected ',' or '}' in an object") }
+        depth -= 1
+        return .object(members)
+    }
+
+    private mutating func array() throws(SyntaxError) -> JSONValue {
+        try enter()
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if consume(UInt8(ascii: "]")) {
+            depth -= 1
+            return .array(elements)
+        }
+        repeat {
+            elements.append(try value())
+            skipWhitespace()
+        } while consume(UInt8(ascii: ","))
+        guard consume(UInt8(ascii: "]")) else { throw error("expected ',' or ']' in an array") }
+        depth -= 1
+        return .array(elements)
+    }
+
+    /// Consumes the opening bracket.
+    private mutating func enter() throws(SyntaxError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw error("nested deeper than \(Self.maximumDepth) levels") }
+        position += 1
+    }
+
+    private mutating func literal(_ word: StaticString, _ value: JSONValue) throws(SyntaxError) -> JSONValue {
+        let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        guard position + expected.count <= bytes.count,
+            expected.elementsEqual(bytes[position..<position + expected.count])
+        else { throw error("unexpected character") }
+        position += expected.count
+        return value
+    }
+
+    // MARK: - Numbers
+
+    /// Checks the grammar (`-? int frac? exp?`), then converts: small integers exactly by hand, the rest with
+    /// the standard library's correctly rounded parser.
+    private mutating func number() throws(SyntaxError) -> Double {
+        let start = position
+        _ = consume(UInt8(ascii: "-"))
+        guard let first = peek(), isDigit(first) else { throw error("expected a digit") }
+        var integer: Int64 = 0
+        var digits = 0
+        if first == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            while let byte = peek(), isDigit(byte) {
+                if digits < 18 { integer = integer * 10 + Int64(byte - UInt8(ascii: "0")) }
+                digits += 1
+                position += 1
+            }
+        }
+        var isInteger = true
+        if consume(UInt8(ascii: ".")) {
+            isInteger = false
+            try digitRun()
+        }
+        if consume(UInt8(ascii: "e")) || consume(UInt8(ascii: "E")) {
+            isInteger = false
+            if !consume(UInt8(ascii: "+")) { _ = consume(UInt8(ascii: "-")) }
+            try digitRun()
+        }
+        let negative = bytes[start] == UInt8(ascii: "-")
+        if isInteger && digits <= 15 { return negative ? -Double(integer) : Double(integer) }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        guard let parsed = Double(text) else { throw error("unreadable number") }
+        return parsed
+    }
+
+    private mutating func digitRun() throws(SyntaxError) {
+        guard let byte = peek(), isDigit(byte) else { throw error("expected a digit") }
+        while let byte = peek(), isDigit(byte) { position += 1 }
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    // MARK: - Strings
+
+    /// A string starting at its opening quote. Runs without escapes are decoded in one piece.
+    private mutating func string() throws(SyntaxError) -> String {
+        position += 1
+        let start = position
+        while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+            guard byte >= 0x20 else { throw error("control character in a string") }
+            position += 1
+        }
+        guard let stop = peek() else { throw error("unterminated string") }
+        if stop == UInt8(ascii: "\"") {
+            position += 1
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position - 1]), as: UTF8.self)
+        }
+        var scalars = Array(bytes[start..<position])
+        try escapedRemainder(into: &scalars)
+        return String(decoding: scalars, as: UTF8.self)
+    }
+
+    /// Continues a string at its first backslash, appending UTF-8 to `output`, through the closing quote.
+    private mutating func escapedRemainder(into output: inout [UInt8]) throws(SyntaxError) {
+        while let byte = peek() {
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return
+            case UInt8(ascii: "\\"):
+                guard let escaped = peek() else { throw error("unterminated string") }
+                position += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output.append(escaped)
+                case UInt8(ascii: "b"): output.append(0x08)
+                case UInt8(ascii: "f"): output.append(0x0C)
+                case UInt8(ascii: "n"): output.append(0x0A)
+                case UInt8(ascii: "r"): output.append(0x0D)
+                case UInt8(ascii: "t"): output.append(0x09)
+                case UInt8(ascii: "u"): output.append(contentsOf: String(try unicodeEscape()).utf8)
+                default: throw error("unknown escape sequence")
+                }
+            case 0..<0x20:
+                throw error("control character in a string")
+            default:
+                output.append(byte)
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    /// `\uXXXX` after its `u`, joining a surrogate pair written as two escapes.
+    private mutating func unicodeEscape() throws(SyntaxError) -> Character {
+        let unit = try hexQuad()
+        if (0xD800..<0xDC00).contains(unit), bytes[position...].starts(with: [UInt8(ascii: "\\"), UInt8(ascii: "u")]) {
+            let resume = position
+            position += 2
+            let low = try hexQuad()
+            if (0xDC00..<0xE000).contains(low) {
+                let scalar = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                return Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")
+            }
+            position = resume
+        }
+        return Character(Unicode.Scalar(UInt32(unit)) ?? "\u{FFFD}")
+    }
+
+    private mutating func hexQuad() throws(SyntaxError) -> UInt16 {
+        guard position + 4 <= bytes.count else { throw error("unterminated \\u escape") }
+        var value: UInt16 = 0
+        for byte in bytes[position..<position + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("bad \\u escape")
+            }
+            value = value << 4 | UInt16(digit)
+        }
+        position += 4
+        return value
+    }
+
+    // MARK: - Bytes
+
+    private func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
+
+    private mutating func consume(_ byte: UInt8) -> Bool {
+        guard peek() == byte else { return false }
+        position += 1
+        return true
+    }
+
+    private mutating func skipWhitespace() {
+        while let byte = peek(),
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+                || byte == UInt8(ascii: "\t")
+        {
+            position += 1
+        }
+    }
+
+    private func error(_ reason: String) -> SyntaxError { SyntaxError(offset: position, reason: reason) }
+}
