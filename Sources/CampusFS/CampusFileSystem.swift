@@ -220,6 +220,8 @@ public final class CampusFileSystem: FileSystemOperations {
         }
     }
 
+    /// Bytes already on disk are read on the FUSE worker that asked (it may block; Swift's pool may not), so
+    /// reads of cached documents cost no task and no thread hop. Only a range still downloading waits in a task.
     public func read(_ inode: Inode, offset: Int64, file: FileInfo, reply: DataReply) {
         counters.countRead()
         let claimed = openFiles.withLock { state -> (handle: ContentHandle, isFirst: Bool)? in
@@ -231,7 +233,18 @@ public final class CampusFileSystem: FileSystemOperations {
             reply.error(EBADF)
             return
         }
-        Task { [cache, store, logger] in
+        do throws(ContentCacheError) {
+            if let bytes = try cache.readIfAvailable(claimed.handle, offset: offset, length: reply.size) {
+                reply.data(bytes)
+                if claimed.isFirst { clearHighlight(of: inode) }
+                return
+            }
+        } catch {
+            logger.warning("read of \(claimed.handle.documentID) failed: \(error)")
+            reply.error(error.errorNumber)
+            return
+        }
+        Task { [cache, logger] in
             do throws(ContentCacheError) {
                 reply.data(try await cache.read(claimed.handle, offset: offset, length: reply.size))
             } catch {
@@ -239,12 +252,7 @@ public final class CampusFileSystem: FileSystemOperations {
                 reply.error(error.errorNumber)
                 return
             }
-            guard claimed.isFirst else { return }
-            do throws(StoreError) {
-                try store.markRead(inode: Int64(inode))
-            } catch {
-                logger.warning("cannot clear the highlight of inode \(inode): \(error)")
-            }
+            if claimed.isFirst { clearHighlight(of: inode) }
         }
     }
 
@@ -277,6 +285,15 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     // MARK: - Helpers
+
+    /// The first successful read of an open clears `new`/`changed` (DESIGN.md §1.4); called after the reply.
+    private func clearHighlight(of inode: Inode) {
+        do throws(StoreError) {
+            try store.markRead(inode: Int64(inode))
+        } catch {
+            logger.warning("cannot clear the highlight of inode \(inode): \(error)")
+        }
+    }
 
     /// Records an open handle and decides whether the kernel's page cache for the inode still holds its bytes.
     private func register(_ handle: ContentHandle, inode: Inode, current: String) -> (id: UInt64, keepCache: Bool) {

@@ -10,9 +10,9 @@ import StudIPKit
 /// most one per document, which is what coalesces concurrent opens), open handles, pins and LRU order — and
 /// every change to the directory's committed state (sidecars, eviction, removal) happens on it, so those
 /// decisions never race. The expensive work stays off it: each download runs in its own task
-/// (``DownloadJob``), and reads never touch the actor: ``read(_:offset:length:)`` is `nonisolated` and goes
-/// from the handle to `pread`, waiting on the download's ``Transfer`` (a `Mutex` plus continuations) only when
-/// its range has not arrived yet. Downloads are unstructured tasks, not children of the first opener, so a
+/// (``DownloadJob``), and reads never touch the actor: ``readIfAvailable(_:offset:length:)`` and
+/// ``read(_:offset:length:)`` are `nonisolated` and go from the handle to `pread`; only the second waits, on the
+/// download's ``Transfer`` (a `Mutex` plus continuations), when the range has not arrived yet. Downloads are unstructured tasks, not children of the first opener, so a
 /// cancelled open does not cancel a download others share; ``remove(documentIDs:)`` cancels them.
 public actor ContentCache {
     private struct Indexed {
@@ -97,6 +97,15 @@ public actor ContentCache {
         _ handle: ContentHandle, offset: Int64, length: Int
     ) async throws(ContentCacheError) -> [UInt8] {
         try await handle.read(offset: offset, length: length)
+    }
+
+    /// Reads without waiting: the bytes when the range is on disk, nil while the download has not reached it.
+    /// It blocks the calling thread on disk I/O, so call it from threads that may block (the FUSE loop's
+    /// workers), not from Swift's cooperative pool, where two blocked reads stall every task on a 2-core machine.
+    public nonisolated func readIfAvailable(
+        _ handle: ContentHandle, offset: Int64, length: Int
+    ) throws(ContentCacheError) -> [UInt8]? {
+        try handle.readIfAvailable(offset: offset, length: length)
     }
 
     /// Ends a handle's claim on its document (evictable again once no handle is left). Idempotent.

@@ -23,6 +23,14 @@ public final class ContentHandle: Sendable {
         self.transfer = transfer
     }
 
+    /// Reads the range if it is on disk now, nil if the download has not written it yet.
+    func readIfAvailable(offset: Int64, length: Int) throws(ContentCacheError) -> [UInt8]? {
+        guard offset >= 0, offset < size, length > 0 else { return [] }
+        let count = Int(min(Int64(length), size - offset))
+        if let transfer, !transfer.hasBytes(upTo: offset + Int64(count)) { return nil }
+        return try descriptor.read(at: offset, count: count)
+    }
+
     /// Returns once the range is on disk: at once for a complete blob, otherwise as soon as the download has
     /// written it, without waiting for the rest.
     func read(offset: Int64, length: Int) async throws(ContentCacheError) -> [UInt8] {

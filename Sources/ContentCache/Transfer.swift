@@ -119,6 +119,14 @@ final class Transfer: Sendable {
         if Task.isCancelled { throw .cancelled }
     }
 
+    /// Whether the first `end` bytes are on disk now.
+    func hasBytes(upTo end: Int64) -> Bool {
+        state.withLock { state in
+            if case .completed = state.phase { return true }
+            return state.written >= end
+        }
+    }
+
     /// Waits until the first `end` bytes are on disk; throws if the download fails before it gets there.
     func awaitBytes(upTo end: Int64) async throws(ContentCacheError) {
         await wait(for: .bytes(end))

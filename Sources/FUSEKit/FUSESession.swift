@@ -48,6 +48,7 @@ public final class FUSESession: Sendable {
     private struct State: Sendable {
         var handle: SessionHandle?
         var mounted = false
+        var mountpoint: String?
         var phase = Phase.idle
         var exitRequested = false
         var waking = false
@@ -90,6 +91,36 @@ public final class FUSESession: Sendable {
             guard let handle = state.handle, !state.mounted, case .idle = state.phase else { throw .notRunnable }
             guard fuse_session_mount(handle.raw, mountpoint) == 0 else { throw .mountFailed(mountpoint: mountpoint) }
             state.mounted = true
+            state.mountpoint = mountpoint
+        }
+    }
+
+    /// Sets how far the kernel reads ahead in files of this mount: the `read_ahead_kb` of the mount's BDI,
+    /// 128 KiB by default, which also caps the size of READ requests. A daemon can only lower it through INIT,
+    /// so raising it takes a write to sysfs after INIT, which only root may do.
+    ///
+    /// Call it once ``run(_:)`` serves, from outside request handlers: it waits for the kernel's INIT with a
+    /// `statvfs` of the mountpoint (INIT would lower the value again), then finds the BDI by `st_dev`.
+    public func setReadahead(kibibytes: Int) throws(FUSEKitError) {
+        guard let mountpoint = state.withLock({ $0.mounted ? $0.mountpoint : nil }) else { throw .notMounted }
+        var fileSystem = statvfs()
+        var status = stat()
+        // Only the wait matters: a filesystem without statfs answers ENOSYS after INIT all the same.
+        _ = statvfs(mountpoint, &fileSystem)
+        guard stat(mountpoint, &status) == 0 else {
+            throw .readaheadFailed(path: mountpoint, errno: errno)
+        }
+        // glibc's major()/minor() are macros Swift does not import.
+        let device = UInt64(status.st_dev)
+        let major = (device >> 8) & 0xfff | (device >> 32) & ~0xfff
+        let minor = device & 0xff | (device >> 12) & ~0xff
+        let path = "/sys/class/bdi/\(major):\(minor)/read_ahead_kb"
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .readaheadFailed(path: path, errno: errno) }
+        defer { close(descriptor) }
+        let line = Array("\(kibibytes)\n".utf8)
+        guard write(descriptor, line, line.count) == line.count else {
+            throw .readaheadFailed(path: path, errno: errno)
         }
     }
 

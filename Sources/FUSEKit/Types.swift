@@ -198,6 +198,8 @@ public enum FUSEKitError: Error, Hashable {
     case notifyFailed(errno: Int32)
     /// Installing the termination signal handlers failed with this errno.
     case signalSetupFailed(errno: Int32)
+    /// The readahead of the mount could not be set: `path` failed with this errno (`EACCES` without root).
+    case readaheadFailed(path: String, errno: Int32)
 }
 
 extension Duration {

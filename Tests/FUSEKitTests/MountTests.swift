@@ -150,6 +150,31 @@ import Testing
         }
     }
 
+    /// The kernel lets a daemon only lower readahead at INIT; raising it is a sysfs write that needs root.
+    @Test func readaheadIsRaisedThroughTheMountsBDI() async throws {
+        try await withMount { mount async throws in
+            let file = "/sys/class/bdi/$(mountpoint -d '\(mount.directory)')/read_ahead_kb"
+            let before = try await shell("cat \(file)").stdout
+            let outcome = await withCheckedContinuation { continuation in
+                Thread { [session = mount.session] in
+                    continuation.resume(
+                        returning: Result { () throws(FUSEKitError) in
+                            try session.setReadahead(kibibytes: 1024)
+                        })
+                }.start()
+            }
+            let after = try await shell("cat \(file)").stdout
+            if geteuid() == 0 {
+                #expect(throws: Never.self) { try outcome.get() }
+                #expect(before != "1024\n")
+                #expect(after == "1024\n")
+            } else {
+                #expect(throws: FUSEKitError.self) { try outcome.get() }
+                #expect(after == before)
+            }
+        }
+    }
+
     @Test func notificationsAfterUnmountAreRefused() async throws {
         let mount = try InProcessMount()
         await mount.close()
