@@ -387,6 +387,37 @@ struct DaemonTests {
         }
     }
 
+    /// The background poller: with `refresh_interval = "1m"` (the shortest the config accepts), a document added
+    /// on the server appears in the mount without `campusfs refresh`, one interval (+ ≤ 10 % jitter) after mounting.
+    @Test func thePollerBringsChangesWithoutARefreshCommand() async throws {
+        try await Self.with { setup in
+            let config = setup.cli.home.appendingPathComponent("config/campusfs/config.toml")
+            try FileManager.default.createDirectory(
+                at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("[profiles.default]\nrefresh_interval = \"1m\"\n".utf8).write(to: config)
+            #expect(try await setup.mount().status == 0)
+            let mounted = ContinuousClock.now
+            let here = try setup.document(Self.readme)
+            let add = try await MountHarness.shell(
+                """
+                curl -sf -X POST -d '{"folder_id": "\(here.folderID)", "name": "Abgefragt.txt", "text": "1"}' \
+                  \(setup.sim.controlURL)/documents >/dev/null
+                """)
+            #expect(add.status == 0, "\(add.stderr)")
+            var appeared: Duration?
+            while appeared == nil, ContinuousClock.now - mounted < .seconds(100) {
+                try await Task.sleep(for: .seconds(2))
+                let listing = try await MountHarness.shell("ls \(setup.path(Self.course))")
+                if listing.lines.contains("Abgefragt.txt") { appeared = ContinuousClock.now - mounted }
+            }
+            let after = try #require(appeared, "the poller did not bring the new document within 100 s")
+            #expect(after >= .seconds(50), "it appeared after \(after), before the first interval ended")
+            let highlight = try await MountHarness.shell(
+                "getfattr --only-values -n user.campusfs.highlight \(setup.path(Self.course + "/Abgefragt.txt"))")
+            #expect(highlight.stdout == "new")
+        }
+    }
+
     /// A server that stops accepting the login: opens of uncached documents fail with EACCES, `status` says
     /// "login needed", cached documents still read, and it all recovers once the server accepts again.
     @Test func aRejectedLoginIsEACCESAndLoginNeeded() async throws {
