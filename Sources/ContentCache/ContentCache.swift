@@ -12,8 +12,9 @@ import StudIPKit
 /// decisions never race. The expensive work stays off it: each download runs in its own task
 /// (``DownloadJob``), and reads never touch the actor: ``readIfAvailable(_:offset:length:)`` and
 /// ``read(_:offset:length:)`` are `nonisolated` and go from the handle to `pread`; only the second waits, on the
-/// download's ``Transfer`` (a `Mutex` plus continuations), when the range has not arrived yet. Downloads are unstructured tasks, not children of the first opener, so a
-/// cancelled open does not cancel a download others share; ``remove(documentIDs:)`` cancels them.
+/// download's ``Transfer`` (a `Mutex` plus continuations), when the range has not arrived yet. Downloads are
+/// unstructured tasks, not children of the first opener, so a cancelled open does not cancel a download others
+/// share; ``remove(documentIDs:)`` cancels them.
 public actor ContentCache {
     private struct Indexed {
         var entry: CacheEntry

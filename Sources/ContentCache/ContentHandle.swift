@@ -25,8 +25,7 @@ public final class ContentHandle: Sendable {
 
     /// Reads the range if it is on disk now, nil if the download has not written it yet.
     func readIfAvailable(offset: Int64, length: Int) throws(ContentCacheError) -> [UInt8]? {
-        guard offset >= 0, offset < size, length > 0 else { return [] }
-        let count = Int(min(Int64(length), size - offset))
+        guard let count = readable(offset: offset, length: length) else { return [] }
         if let transfer, !transfer.hasBytes(upTo: offset + Int64(count)) { return nil }
         return try descriptor.read(at: offset, count: count)
     }
@@ -34,11 +33,14 @@ public final class ContentHandle: Sendable {
     /// Returns once the range is on disk: at once for a complete blob, otherwise as soon as the download has
     /// written it, without waiting for the rest.
     func read(offset: Int64, length: Int) async throws(ContentCacheError) -> [UInt8] {
-        guard offset >= 0, offset < size, length > 0 else { return [] }
-        let count = Int(min(Int64(length), size - offset))
-        if let transfer {
-            try await transfer.awaitBytes(upTo: offset + Int64(count))
-        }
+        guard let count = readable(offset: offset, length: length) else { return [] }
+        try await transfer?.awaitBytes(upTo: offset + Int64(count))
         return try descriptor.read(at: offset, count: count)
+    }
+
+    /// How many bytes a read gets, like `pread(2)`: nil when none (past the end, or an empty request).
+    private func readable(offset: Int64, length: Int) -> Int? {
+        guard offset >= 0, offset < size, length > 0 else { return nil }
+        return Int(min(Int64(length), size - offset))
     }
 }

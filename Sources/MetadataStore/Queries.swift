@@ -220,15 +220,7 @@ extension MetadataStore {
         }
     }
 
-    /// When the listing that filled this directory last ran, for TTLs: course directories (and their links) and
-    /// folders; nil when never listed (then the filesystem fetches before answering) or for other nodes. A folder
-    /// whose own listing failed keeps its previous time; its course's time moves on.
-    public func listedAt(inode: Int64) throws(StoreError) -> Date? {
-        try read("reading the listing time of inode \(inode)") { db in
-            try Node.fetch(inode, db).flatMap { try Self.listedAt(of: $0, db) }
-        }
-    }
-
+    /// ``Listing/listedAt``.
     private static func listedAt(of node: Node, _ db: Database) throws -> Date? {
         switch node.item {
         case .course, .courseLink:

@@ -28,6 +28,10 @@ extension Row {
         Date(timeIntervalSince1970: try decode(Double.self, forColumn: column))
     }
 
+    func date(atIndex index: Int) throws -> Date {
+        Date(timeIntervalSince1970: try decode(Double.self, atIndex: index))
+    }
+
     func optionalDate(_ column: String) throws -> Date? {
         try decode(Double?.self, forColumn: column).map(Date.init(timeIntervalSince1970:))
     }
@@ -61,7 +65,7 @@ extension Node {
             studipID: try row.decode(atIndex: 5),
             courseID: try row.decode(atIndex: 6),
             size: try row.decode(atIndex: 7),
-            mtime: Date(timeIntervalSince1970: try row.decode(Double.self, atIndex: 8)),
+            mtime: try row.date(atIndex: 8),
             symlinkTarget: try row.decode(atIndex: 9),
             highlightedBelow: try row.decode(atIndex: 10))
     }

@@ -61,18 +61,20 @@ public struct Node: Sendable, Hashable {
     public static let rootInode: Int64 = 1
 }
 
-/// A child of a directory, with the cursor `readdir` resumes from.
 /// A directory as readdir needs it, read in one transaction.
 public struct Listing: Sendable, Hashable {
     public var directory: Node
     /// nil for the root.
     public var parent: Node?
-    /// See `MetadataStore.listedAt(inode:)`.
+    /// When the listing that filled this directory last ran, for TTLs: course directories (and their links) and
+    /// folders; nil when never listed (then the filesystem fetches before answering) or for other nodes. A folder
+    /// whose own listing failed keeps its previous time; its course's time moves on.
     public var listedAt: Date?
     /// The first page; empty when `directory` is not a directory.
     public var children: [DirectoryEntry]
 }
 
+/// A child of a directory, with the cursor `readdir` resumes from.
 public struct DirectoryEntry: Sendable, Hashable {
     public var node: Node
     /// Stable and strictly increasing within a directory: pass it back as `after` to continue behind this entry.
