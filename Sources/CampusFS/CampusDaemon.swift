@@ -20,7 +20,8 @@ public struct DaemonConfiguration: Sendable {
     public var cache: ContentCacheConfiguration
     /// How often the poller refreshes everything (with up to 10 % jitter).
     public var refreshInterval: Duration
-    /// How old a course's listing may be before a look into it triggers a background refresh of that course.
+    /// How old a course's listing may be before a look into it triggers a background refresh of that course; also
+    /// how long a cached document's bytes are trusted before an open revalidates them with the server.
     public var listingTTL: Duration
     /// Never touch the network (`campusfs mount --offline`).
     public var offline: Bool
@@ -92,7 +93,7 @@ public final class CampusDaemon: Sendable {
     private let logger: Logger
     private let refreshes = RefreshQueue()
     private let poller = Mutex<Task<Void, Never>?>(nil)
-    private let lastRefresh = Mutex<(at: Date?, error: String?)>((nil, nil))
+    private let lastRefresh = Mutex<(at: Date?, error: RefreshError?)>((nil, nil))
 
     /// Opens the store (refreshing first if it was never filled), mounts, and starts the control socket and the
     /// poller. Returns once the mount serves requests.
@@ -123,10 +124,12 @@ public final class CampusDaemon: Sendable {
             }
         }
         let mount: CampusMount
+        var cacheConfiguration = configuration.cache
+        cacheConfiguration.revalidationInterval = configuration.listingTTL
         do throws(CampusMount.MountError) {
             mount = try CampusMount(
                 store: store, cacheDirectory: configuration.cacheDirectory, downloader: link,
-                cacheConfiguration: configuration.cache)
+                cacheConfiguration: cacheConfiguration)
         } catch {
             await link.shutdown()
             throw .mount(error)
@@ -152,9 +155,11 @@ public final class CampusDaemon: Sendable {
             await link.shutdown()
             throw .mount(error)
         }
-        mount.fileSystem.revalidateListings(olderThan: configuration.listingTTL) { [weak started] courseID in
-            started?.refreshInBackground(courseID)
-        }
+        mount.fileSystem.refreshCourses(
+            with: CampusFileSystem.CourseRefreshing(
+                listingTTL: configuration.listingTTL,
+                inBackground: { [weak started] courseID in started?.refreshInBackground(courseID) },
+                now: { [weak started] courseID in _ = await started?.refresh(courseIDs: [courseID]) }))
         control.start()
         started.startPoller()
         return started
@@ -211,14 +216,21 @@ public final class CampusDaemon: Sendable {
         }
     }
 
+    /// A refresh that failed because the server could not be reached or refused the login stops counting as
+    /// "failed since" once any request succeeds again (a download, say), not only at the next refresh.
     public func status() async -> DaemonStatus {
         let usage = await mount.fileSystem.cache.usage()
         let (at, error) = lastRefresh.withLock { $0 }
+        let server = await link.state
+        let failure = error.flatMap { error -> String? in
+            if case .studIP(let cause) = error, cause.concernsTheServer, server == .online { return nil }
+            return error.description
+        }
         return DaemonStatus(
             profile: configuration.profile, mountpoint: configuration.mountpoint, pid: getpid(),
-            serverURL: configuration.client.baseURL, server: await link.state, serverDetail: await link.problem,
+            serverURL: configuration.client.baseURL, server: server, serverDetail: await link.problem,
             api: await link.apiName, lastRefresh: at ?? (try? store.syncState().lastOverviewAt),
-            lastRefreshError: error, cacheBytes: usage.bytes, cacheLimit: usage.limit, cachedDocuments: usage.count,
+            lastRefreshError: failure, cacheBytes: usage.bytes, cacheLimit: usage.limit, cachedDocuments: usage.count,
             downloadsInFlight: usage.downloadsInFlight)
     }
 
@@ -263,7 +275,7 @@ public final class CampusDaemon: Sendable {
                     "refreshed: \(report.summary.added.count) new, \(report.summary.changed.count) changed, \(report.summary.removed.count) removed, \(report.requests) requests"
                 )
             case .failure(let error):
-                lastRefresh.withLock { $0.error = error.description }
+                lastRefresh.withLock { $0.error = error }
                 logger.warning("refresh failed: \(error)")
             }
             return result

@@ -17,8 +17,9 @@ import Synchronization
 /// - listings: READDIRPLUS carries each child's attributes, so a listing costs no LOOKUP per name, and OPENDIR is
 ///   answered with `ENOSYS` (``CampusMount``'s kernel settings), so the kernel caches every listing until
 ///   `invalidateInode(dir)`;
-/// - content: `open` answers `keep_cache` while the version it serves is the one the kernel saw last for that
-///   inode, so a warm `cat` sends no READ;
+/// - content: `open` answers `keep_cache` while the bytes it serves (``ContentHandle/contentID``) are the ones the
+///   kernel saw last for that inode, so a warm `cat` sends no READ, and new bytes — also of a version whose listing
+///   did not change — never meet old pages;
 /// - symlink targets: cached by the kernel (``KernelSettings/cacheSymlinks``).
 ///
 /// ## Threads
@@ -53,8 +54,29 @@ public final class CampusFileSystem: FileSystemOperations {
     private struct OpenFiles: Sendable {
         var lastID: UInt64 = 0
         var files: [UInt64: OpenFile] = [:]
-        /// The version the kernel's page cache holds for an inode: the last one an open served.
-        var servedVersions: [Inode: String] = [:]
+        /// The content the kernel's page cache holds for an inode: the last one an open served.
+        var servedContent: [Inode: String] = [:]
+    }
+
+    /// How the filesystem asks its daemon to refresh one course (by Stud.IP id).
+    public struct CourseRefreshing: Sendable {
+        /// A listing inside a course whose last refresh is older than this is answered from the store at once and
+        /// the course refreshed behind it (stale-while-revalidate, DESIGN.md §1.5).
+        public var listingTTL: Duration
+        /// Starts a refresh and returns at once.
+        public var inBackground: @Sendable (String) -> Void
+        /// Refreshes and returns once the store and the kernel have the result: a download whose length disagrees
+        /// with the metadata waits for it.
+        public var now: @Sendable (String) async -> Void
+
+        public init(
+            listingTTL: Duration, inBackground: @escaping @Sendable (String) -> Void,
+            now: @escaping @Sendable (String) async -> Void
+        ) {
+            self.listingTTL = listingTTL
+            self.inBackground = inBackground
+            self.now = now
+        }
     }
 
     public let store: MetadataStore
@@ -63,7 +85,7 @@ public final class CampusFileSystem: FileSystemOperations {
     public let timeouts: Timeouts
     private let owner: (user: uid_t, group: gid_t)
     private let openFiles = Mutex(OpenFiles())
-    private let revalidation = Mutex<(ttl: Duration, refresh: @Sendable (String) -> Void)?>(nil)
+    private let courseRefreshing = Mutex<CourseRefreshing?>(nil)
     let logger: Logger
 
     /// Readdir pages fetched from the store at a time; a kernel buffer holds about this many entries.
@@ -80,10 +102,10 @@ public final class CampusFileSystem: FileSystemOperations {
         owner = (getuid(), getgid())
     }
 
-    /// Stale-while-revalidate (DESIGN.md §1.5): a listing inside a course whose last refresh is older than `ttl`
-    /// is answered from the store at once, and `refresh` is called with the course's id to bring it up to date.
-    public func revalidateListings(olderThan ttl: Duration, refresh: @escaping @Sendable (String) -> Void) {
-        revalidation.withLock { $0 = (ttl, refresh) }
+    /// Lets the filesystem refresh courses: stale listings in the background, and before retrying a download
+    /// whose length shows the metadata is out of date. Without it, neither happens.
+    public func refreshCourses(with refreshing: CourseRefreshing) {
+        courseRefreshing.withLock { $0 = refreshing }
     }
 
     // MARK: - Metadata (store only)
@@ -180,7 +202,8 @@ public final class CampusFileSystem: FileSystemOperations {
     // MARK: - Content (cache, asynchronous)
 
     /// Answers once the cache has the document or its download has started: the cache coalesces concurrent
-    /// opens into one download and fails offline opens within its start deadline.
+    /// opens into one download and fails offline opens within its start deadline. An empty document is never
+    /// read (the kernel sends no READ), so opening it counts as reading it.
     public func open(_ inode: Inode, file: FileInfo, reply: OpenReply) {
         counters.countOpen()
         guard file.flags & O_ACCMODE == O_RDONLY, file.flags & O_TRUNC == 0 else {
@@ -202,21 +225,50 @@ public final class CampusFileSystem: FileSystemOperations {
             reply.error(EACCES)
             return
         }
-        let wanted = CacheDocument(id: document.id, version: document.version)
         Task { [cache, logger] in
             let handle: ContentHandle
+            let current: String
             do throws(ContentCacheError) {
-                handle = try await cache.open(wanted)
+                (handle, current) = try await openContent(document, inode: inode)
             } catch {
                 logger.warning("open of \(document.id) failed: \(error)")
                 reply.error(error.errorNumber)
                 return
             }
-            let (id, keepCache) = register(handle, inode: inode, current: wanted.version)
+            let (id, keepCache) = register(handle, inode: inode, current: current)
             if !reply.open(handle: id, keepCache: keepCache) {
                 openFiles.withLock { _ = $0.files.removeValue(forKey: id) }
                 await cache.release(handle)
+            } else if handle.size == 0 {
+                clearHighlight(of: inode)
             }
+        }
+    }
+
+    /// Opens the document's content and returns it with the version the metadata names. A body whose length
+    /// differs from the metadata's size means the listing is out of date (Stud.IP can replace the bytes without
+    /// changing anything else): the course is refreshed, and the open tried once more with what the refresh found.
+    private func openContent(
+        _ document: DocumentInfo, inode: Inode
+    ) async throws(ContentCacheError) -> (ContentHandle, version: String) {
+        let wanted = CacheDocument(id: document.id, version: document.version)
+        do {
+            return (try await cache.open(wanted), wanted.version)
+        } catch .sizeMismatch(let id, let expected, let received) {
+            guard let refreshing = courseRefreshing.withLock({ $0 }) else {
+                throw .sizeMismatch(documentID: id, expected: expected, received: received)
+            }
+            logger.notice(
+                "document \(id) is \(received) bytes, the metadata says \(expected): refreshing its course first")
+            await refreshing.now(document.courseID)
+            guard let updated = try? store.document(inode: Int64(inode)), updated.version != document.version else {
+                throw .sizeMismatch(documentID: id, expected: expected, received: received)
+            }
+            guard updated.isDownloadable else {
+                throw .downloadFailed(documentID: id, .forbidden(what: "document \(id)"))
+            }
+            let retried = CacheDocument(id: updated.id, version: updated.version)
+            return (try await cache.open(retried), retried.version)
         }
     }
 
@@ -300,8 +352,8 @@ public final class CampusFileSystem: FileSystemOperations {
         openFiles.withLock { state in
             state.lastID += 1
             state.files[state.lastID] = OpenFile(handle: handle, inode: inode)
-            let previous = state.servedVersions.updateValue(handle.version, forKey: inode)
-            let keepCache = handle.version == current && (previous ?? handle.version) == handle.version
+            let previous = state.servedContent.updateValue(handle.contentID, forKey: inode)
+            let keepCache = handle.version == current && (previous ?? handle.contentID) == handle.contentID
             return (state.lastID, keepCache)
         }
     }
@@ -331,10 +383,10 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     private func revalidateIfStale(_ directory: Node, listedAt: Date?) {
-        guard let courseID = directory.courseID, let (ttl, refresh) = revalidation.withLock({ $0 }) else { return }
-        let (seconds, attoseconds) = ttl.components
+        guard let courseID = directory.courseID, let refreshing = courseRefreshing.withLock({ $0 }) else { return }
+        let (seconds, attoseconds) = refreshing.listingTTL.components
         let age = Double(seconds) + Double(attoseconds) / 1e18
-        if listedAt.map({ Date().timeIntervalSince($0) > age }) ?? true { refresh(courseID) }
+        if listedAt.map({ Date().timeIntervalSince($0) > age }) ?? true { refreshing.inBackground(courseID) }
     }
 
     private func entry(for node: Node) -> Entry {

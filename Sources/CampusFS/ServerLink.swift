@@ -53,6 +53,9 @@ public actor ServerLink: DocumentDownloader {
     /// The API in use, once connected.
     public var apiName: String? { source?.apiName }
 
+    /// Cached documents open without revalidation while this is true.
+    public var isKnownUnreachable: Bool { state == .offline }
+
     /// HTTP requests sent so far through the connected source.
     public var requestCount: Int { source?.requestCount ?? 0 }
 

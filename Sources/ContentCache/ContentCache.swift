@@ -20,6 +20,9 @@ public actor ContentCache {
         var entry: CacheEntry
         /// A logical clock: larger is more recent. Persisted as the blob's mtime.
         var lastAccess: UInt64
+        /// When the server last confirmed these bytes (download or 304); nil after a restart, so the first open
+        /// asks again.
+        var validatedAt: ContinuousClock.Instant?
     }
 
     private struct Active {
@@ -68,12 +71,17 @@ public actor ContentCache {
     /// joins the one download of that version and returns as soon as the server has answered (within
     /// ``ContentCacheConfiguration/startDeadline``), while the body keeps streaming in. When the server cannot be
     /// reached and an older version is cached, that version is served (see ``ContentHandle/version``).
+    ///
+    /// A cached current version with an `ETag` that the server has not confirmed for
+    /// ``ContentCacheConfiguration/revalidationInterval`` is revalidated first (`If-None-Match`): a 304 serves the
+    /// blob, new bytes replace it. While the downloader knows the server is unreachable, or when it fails to answer,
+    /// the blob is served as it is: revalidation never makes an offline open wait or fail.
     public func open(_ document: CacheDocument) async throws(ContentCacheError) -> ContentHandle {
         // Counted as open from the start, so an eviction while this waits cannot take the blob it gets.
         openCounts[document.id, default: 0] += 1
         let source: Source
         do throws(ContentCacheError) {
-            source = try await acquire(document, allowStale: true)
+            source = try await acquire(document, allowStale: true, revalidate: true)
         } catch {
             releaseClaim(document.id)
             throw error
@@ -83,12 +91,12 @@ public actor ContentCache {
         switch source {
         case .blob(let entry, let descriptor):
             return ContentHandle(
-                id: lastHandleID, documentID: entry.documentID, version: entry.version, size: entry.size,
-                descriptor: descriptor, transfer: nil)
+                id: lastHandleID, documentID: entry.documentID, version: entry.version, contentID: entry.blob,
+                size: entry.size, descriptor: descriptor, transfer: nil)
         case .transfer(let transfer):
             return ContentHandle(
-                id: lastHandleID, documentID: document.id, version: document.version, size: document.size,
-                descriptor: transfer.descriptor, transfer: transfer)
+                id: lastHandleID, documentID: document.id, version: document.version, contentID: transfer.blob,
+                size: document.size, descriptor: transfer.descriptor, transfer: transfer)
         }
     }
 
@@ -117,7 +125,7 @@ public actor ContentCache {
 
     /// Makes sure the current version is cached, downloading it if needed, without opening it (pins).
     public func prefetch(_ document: CacheDocument) async throws(ContentCacheError) {
-        if case .transfer(let transfer) = try await acquire(document, allowStale: false) {
+        if case .transfer(let transfer) = try await acquire(document, allowStale: false, revalidate: false) {
             try await transfer.awaitEnd()
         }
     }
@@ -181,8 +189,12 @@ public actor ContentCache {
 
     // MARK: - Download coordination
 
-    /// Loops until the current version is cached or its download has started, starting it if nobody has.
-    private func acquire(_ document: CacheDocument, allowStale: Bool) async throws(ContentCacheError) -> Source {
+    /// Loops until the current version is cached (and, with `revalidate`, confirmed within the interval) or its
+    /// download has started, starting it if nobody has.
+    private func acquire(
+        _ document: CacheDocument, allowStale: Bool, revalidate: Bool
+    ) async throws(ContentCacheError) -> Source {
+        var revalidate = revalidate
         while true {
             if Task.isCancelled { throw .cancelled }
             if let transfer = activeTransfer(document.id) {
@@ -194,19 +206,39 @@ public actor ContentCache {
                 case .streaming, .completed:
                     return .transfer(transfer)
                 case .failed(let error):
-                    if allowStale, error.isOffline, let stale = try openBlob(document.id) { return stale }
+                    let isCurrent = index[document.id]?.entry.version == document.version
+                    if allowStale, isCurrent ? error.allowsCachedCopy : error.isOffline,
+                        let cached = try openBlob(document.id)
+                    {
+                        return cached
+                    }
                     throw error
                 case .starting, .validating, .notModified:
                     continue
                 }
             }
-            if let cached = index[document.id], cached.entry.version == document.version,
-                let source = try openBlob(document.id)
-            {
-                return source
+            if let cached = index[document.id], cached.entry.version == document.version {
+                if revalidate, needsRevalidation(cached) {
+                    // Asked only when it matters, so warm opens cost no hop to the downloader; the state may change
+                    // while this waits, hence the loop.
+                    revalidate = !(await downloader.isKnownUnreachable)
+                    if revalidate {
+                        try startTransfer(document)
+                        revalidate = false
+                    }
+                    continue
+                }
+                if let source = try openBlob(document.id) { return source }
             }
             try startTransfer(document)
         }
+    }
+
+    /// A blob with an `ETag` the server has not confirmed within the revalidation interval.
+    private func needsRevalidation(_ cached: Indexed) -> Bool {
+        guard cached.entry.etag != nil, let interval = configuration.revalidationInterval else { return false }
+        guard let validatedAt = cached.validatedAt else { return true }
+        return validatedAt.duration(to: .now) >= interval
     }
 
     /// Opens the indexed blob and marks it accessed; forgets it (nil) when someone deleted it from the cache
@@ -228,7 +260,7 @@ public actor ContentCache {
     private func startTransfer(_ document: CacheDocument) throws(ContentCacheError) {
         let (blob, temporaryPath) = layout.newDownload(key: try CacheLayout.key(for: document.id))
         let descriptor = try Descriptor.open(temporaryPath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
-        let transfer = Transfer(document: document, temporaryPath: temporaryPath, descriptor: descriptor)
+        let transfer = Transfer(document: document, blob: blob, temporaryPath: temporaryPath, descriptor: descriptor)
         let stored = index[document.id]?.entry
         let job = DownloadJob(
             transfer: transfer,
@@ -274,7 +306,7 @@ public actor ContentCache {
             return
         }
         if let replaced = index[document.id]?.entry, replaced.blob != blob { unlink(layout.blobPath(replaced.blob)) }
-        index[document.id] = Indexed(entry: entry, lastAccess: tick())
+        index[document.id] = Indexed(entry: entry, lastAccess: tick(), validatedAt: .now)
         detach(transfer)
         transfer.finish(.completed)
         evict()
@@ -299,7 +331,7 @@ public actor ContentCache {
             abandon(transfer, error: error)
             return
         }
-        index[document.id] = Indexed(entry: entry, lastAccess: tick())
+        index[document.id] = Indexed(entry: entry, lastAccess: tick(), validatedAt: .now)
         unlink(transfer.temporaryPath)
         detach(transfer)
         transfer.finish(.notModified)

@@ -27,8 +27,7 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
         case .startTimedOut(let id, let after):
             "no answer from Stud.IP for document \(id) within \(after) (offline?); try again when connected"
         case .sizeMismatch(let id, let expected, let received):
-            "document \(id): Stud.IP sent \(received) bytes, the metadata says \(expected); nothing was cached "
-                + "(run `campusfs refresh` and open it again)"
+            "document \(id): Stud.IP sent \(received) bytes, the metadata says \(expected); nothing was cached"
         case .diskFull(let path):
             "disk full while writing \(path): free some space or lower the cache limit in config.toml"
         case .io(let operation, let path, let code):
@@ -46,10 +45,24 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
-    /// The errno a filesystem operation should fail with (DESIGN.md §1.5: offline → `ENETDOWN`, refused → `EACCES`).
+    /// Whether an open may fall back to the cached bytes it has: the server cannot be reached or is failing, so
+    /// it cannot say anything newer.
+    public var allowsCachedCopy: Bool {
+        switch self {
+        case _ where isOffline: true
+        case .downloadFailed(_, .serverError): true
+        default: false
+        }
+    }
+
+    /// The errno a filesystem operation should fail with (DESIGN.md §1.5: offline → `ENETDOWN`, refused →
+    /// `EACCES`; a document hosted elsewhere whose host is down → `EHOSTUNREACH`, one this API cannot fetch →
+    /// `EREMOTE`).
     public var errorNumber: Int32 {
         switch self {
         case _ where isOffline: ENETDOWN
+        case .downloadFailed(_, .hostUnreachable): EHOSTUNREACH
+        case .downloadFailed(_, .hostedElsewhere): EREMOTE
         case .downloadFailed(_, .forbidden), .downloadFailed(_, .authenticationFailed): EACCES
         case .downloadFailed(_, .notFound): ENOENT
         case .diskFull: ENOSPC

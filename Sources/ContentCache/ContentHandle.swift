@@ -7,6 +7,9 @@ public final class ContentHandle: Sendable {
     public let documentID: String
     /// The version whose bytes this handle reads: an older one than asked for when it was opened offline.
     public let version: String
+    /// Names these exact bytes: every download gets a new one, also a download of the same version whose bytes
+    /// changed on the server. A page cache filled from another content id must be dropped.
+    public let contentID: String
     /// Bytes readable through this handle; reads past it come back short.
     public let size: Int64
     let id: UInt64
@@ -14,10 +17,14 @@ public final class ContentHandle: Sendable {
     /// The download still writing the file, nil when the blob was complete at open.
     let transfer: Transfer?
 
-    init(id: UInt64, documentID: String, version: String, size: Int64, descriptor: Descriptor, transfer: Transfer?) {
+    init(
+        id: UInt64, documentID: String, version: String, contentID: String, size: Int64, descriptor: Descriptor,
+        transfer: Transfer?
+    ) {
         self.id = id
         self.documentID = documentID
         self.version = version
+        self.contentID = contentID
         self.size = size
         self.descriptor = descriptor
         self.transfer = transfer

@@ -25,6 +25,12 @@ struct DownloadJob: Sendable {
             guard transfer.respond(notModified: true) else { return }
             await cache.commitNotModified(transfer)
         case .content(let body):
+            // Checked before the transfer counts as started: an open that has not answered yet can still refresh
+            // the metadata and try again instead of failing.
+            if let length = body.expectedLength, length != transfer.document.size {
+                await cache.abandon(transfer, error: mismatch(length))
+                return
+            }
             guard transfer.respond(notModified: false) else { return }
             do throws(ContentCacheError) {
                 try await stream(body)
@@ -40,7 +46,6 @@ struct DownloadJob: Sendable {
 
     private func stream(_ body: DownloadBody) async throws(ContentCacheError) {
         let expected = transfer.document.size
-        if let length = body.expectedLength, length != expected { throw mismatch(length) }
         var written: Int64 = 0
         while let chunk = try await nextChunk(body) {
             guard written + Int64(chunk.count) <= expected else { throw mismatch(written + Int64(chunk.count)) }

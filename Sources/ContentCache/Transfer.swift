@@ -58,13 +58,16 @@ final class Transfer: Sendable {
     }
 
     let document: CacheDocument
+    /// The blob name the download becomes.
+    let blob: String
     let temporaryPath: String
     /// Read-write on the temporary file: the download writes through it, handles opened meanwhile read through it.
     let descriptor: Descriptor
     private let state = Mutex(State())
 
-    init(document: CacheDocument, temporaryPath: String, descriptor: Descriptor) {
+    init(document: CacheDocument, blob: String, temporaryPath: String, descriptor: Descriptor) {
         self.document = document
+        self.blob = blob
         self.temporaryPath = temporaryPath
         self.descriptor = descriptor
     }

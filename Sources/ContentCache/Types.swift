@@ -7,8 +7,9 @@ public struct CacheDocument: Sendable, Hashable {
     public var id: String
     /// The size the metadata promises; a download of any other length is rejected.
     public var size: Int64
-    /// Changes whenever the content may have changed (e.g. file id + chdate); a cached blob with another key is
-    /// stale and gets revalidated.
+    /// Changes whenever the listing shows new content (file id, size); a cached blob with another key is stale
+    /// and gets revalidated or fetched again. Content that changed without the listing showing it is found by
+    /// revalidating on open (``ContentCacheConfiguration/revalidationInterval``).
     public var version: String
 
     public init(id: String, size: Int64, version: String) {
@@ -17,9 +18,9 @@ public struct CacheDocument: Sendable, Hashable {
         self.version = version
     }
 
-    /// From the metadata's version: the key changes with the file id (new upload) or the change date.
+    /// From the metadata's version: the key changes with the file id (new upload) or the size.
     public init(id: String, version: DocumentVersion) {
-        self.init(id: id, size: version.size, version: "\(version.fileID)@\(version.changed.timeIntervalSince1970)")
+        self.init(id: id, size: version.size, version: "\(version.fileID)/\(version.size)")
     }
 }
 
@@ -30,13 +31,19 @@ public struct ContentCacheConfiguration: Sendable {
     public var minimumFreeSpace: Int64
     /// How long a download may take to start answering before opens fail (DESIGN.md §1.5: offline within 3 s).
     public var startDeadline: Duration
+    /// How long a cached version with an `ETag` is trusted before an open asks the server again
+    /// (`If-None-Match`; 304 keeps the bytes). Stud.IP can replace a document's bytes without any change a listing
+    /// shows (JSON:API's content upload at the same size), so only this catches it. nil: never ask.
+    public var revalidationInterval: Duration?
 
     public init(
-        sizeLimit: Int64 = 10 << 30, minimumFreeSpace: Int64 = 1 << 30, startDeadline: Duration = .seconds(3)
+        sizeLimit: Int64 = 10 << 30, minimumFreeSpace: Int64 = 1 << 30, startDeadline: Duration = .seconds(3),
+        revalidationInterval: Duration? = .seconds(600)
     ) {
         self.sizeLimit = sizeLimit
         self.minimumFreeSpace = minimumFreeSpace
         self.startDeadline = startDeadline
+        self.revalidationInterval = revalidationInterval
     }
 }
 

@@ -100,7 +100,7 @@ public struct DocumentInfo: Sendable, Hashable {
     public var isLink: Bool
     public var webURL: String
 
-    public var version: DocumentVersion { DocumentVersion(changed: changed, fileID: fileID, size: size) }
+    public var version: DocumentVersion { DocumentVersion(fileID: fileID, size: size) }
 }
 
 /// The user's own data about an item, kept by Stud.IP id: survives refreshes, renames and moves.

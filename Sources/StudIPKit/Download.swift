@@ -8,13 +8,23 @@ public protocol DocumentDownloader: Sendable {
     /// Starts a download. Throws for HTTP errors (403 → `.forbidden`, 404 → `.notFound`, …); a 304 to a
     /// conditional request is ``DownloadResponse/notModified``.
     func download(_ request: DownloadRequest) async throws(StudIPError) -> DownloadResponse
+
+    /// True while the last exchange with the server found it unreachable. A cached document then opens without
+    /// asking the server whether it is still current, so an offline open never waits for the network.
+    var isKnownUnreachable: Bool { get async }
+}
+
+extension DocumentDownloader {
+    /// Downloaders that keep no connection state (the sources themselves, test fakes) never know.
+    public var isKnownUnreachable: Bool { get async { false } }
 }
 
 public struct DownloadRequest: Sendable, Hashable {
     public var documentID: String
     /// Sent as `If-None-Match` (JSON:API's ETag) when the cache holds a version.
     public var ifNoneMatch: String?
-    /// Sent as `If-Modified-Since` (legacy REST has no ETag) when the cache holds a version.
+    /// Sent as `If-Modified-Since` when the cache holds a version. Stud.IP 5.0.7 answers 200 to it on both APIs
+    /// (captured); a host a document hosted elsewhere redirects to may answer 304.
     public var ifModifiedSince: Date?
 
     public init(documentID: String, ifNoneMatch: String? = nil, ifModifiedSince: Date? = nil) {
@@ -36,7 +46,7 @@ public struct DownloadBody: Sendable, AsyncSequence {
 
     /// `Content-Length`, when the server sent one.
     public var expectedLength: Int64?
-    /// The validator to store with the cached version: the ETag (JSON:API) or `Last-Modified` (legacy).
+    /// The content's `ETag` (JSON:API; legacy REST sends none), for revalidation with `If-None-Match`.
     public var etag: String?
     public var lastModified: Date?
     /// True when the document came from another host (a Stud.IP URL file, after a 302).

@@ -41,26 +41,41 @@ extension JSONAPISource: DocumentDownloader {
 }
 
 extension LegacyRESTSource: DocumentDownloader {
-    /// `GET file/{id}/download` (API.md §2.6): `Last-Modified`, 304 on `If-Modified-Since`, no ETag. The body's
-    /// `etag` is the `Last-Modified` text, the only validator this API has; given back as `ifNoneMatch`, it is
-    /// sent as `If-Modified-Since`.
+    /// `GET file/{id}/download` (API.md §2.6): no ETag, and Stud.IP 5.0.7 answers `If-Modified-Since` with 200
+    /// even when nothing changed (captured), so a cached version is never revalidated through this API: the
+    /// listing's file id and size say when the content changed.
+    ///
+    /// Documents hosted elsewhere have no data file, and this route answers 500 for them (captured). Where the
+    /// installation also speaks JSON:API, its content route redirects to the other host; otherwise the download
+    /// fails saying where the document lives.
     func download(_ request: DownloadRequest) async throws(StudIPError) -> DownloadResponse {
         var conditions: [String: String] = [:]
-        if let date = request.ifModifiedSince ?? request.ifNoneMatch.flatMap(HTTPDate.parse) {
-            conditions["If-Modified-Since"] = HTTPDate.format(date)
-        }
+        if let date = request.ifModifiedSince { conditions["If-Modified-Since"] = HTTPDate.format(date) }
         let what = "document \(request.documentID)"
-        return try await transport.download(
-            transport.installation.legacy(["file", request.documentID, "download"]), conditions: conditions,
-            what: what, validator: "last-modified",
-            refusal: { response in
-                // Documents hosted elsewhere have no data file; retrying cannot help (API.md §2.6).
-                guard response.status == 500, String(decoding: response.body, as: UTF8.self).contains("file system")
-                else { return nil }
-                return .forbidden(
-                    what: "\(what): it is hosted elsewhere (or its data is missing on the server), which the legacy "
-                        + "REST API cannot download; JSON:API can")
-            })
+        do {
+            return try await transport.download(
+                transport.installation.legacy(["file", request.documentID, "download"]), conditions: conditions,
+                what: what, validator: nil,
+                refusal: { response in
+                    guard response.status == 500, String(decoding: response.body, as: UTF8.self).contains("file system")
+                    else { return nil }
+                    return .hostedElsewhere(what: what)
+                })
+        } catch .hostedElsewhere {
+            return try await elsewhere(request, what: what)
+        }
+    }
+
+    /// A document hosted elsewhere, through JSON:API's content route and its redirect (credentials go only to
+    /// Stud.IP). An installation without JSON:API answers that route with an error of its own.
+    private func elsewhere(_ request: DownloadRequest, what: String) async throws(StudIPError) -> DownloadResponse {
+        do {
+            return try await transport.download(
+                transport.installation.jsonAPI(["file-refs", request.documentID, "content"]), conditions: [:],
+                what: what, validator: nil)
+        } catch .notFound, .serverError, .malformedResponse, .apiUnavailable, .authenticationFailed {
+            throw .hostedElsewhere(what: what)
+        }
     }
 }
 
@@ -86,14 +101,14 @@ extension HTTPTransport {
 
     /// Downloads `url`, following redirects by hand: only requests to the installation's own origin carry the
     /// credentials. A 2xx streams (``DownloadStream``), a 304 is `.notModified`. `validator` names the header that
-    /// becomes the body's `etag`; `refusal` recognises answers that are final although their status
+    /// becomes the body's `etag` (nil: none); `refusal` recognises answers that are final although their status
     /// would be retried.
     ///
     /// Holds a slot of the download limiter until the body ends, fails or is dropped. Counts every request in
     /// ``requestCount``, none against the refresh budget: downloads are what the user asked for.
     func download(
         _ url: String, conditions: [String: String], what: String,
-        validator: String, refusal: (HTTPResponse) -> StudIPError? = { _ in nil }
+        validator: String?, refusal: (HTTPResponse) -> StudIPError? = { _ in nil }
     ) async throws(StudIPError) -> DownloadResponse {
         guard await downloadLimiter.acquire() else { throw .cancelled }
         let permit = DownloadPermit(limiter: downloadLimiter)
@@ -109,10 +124,11 @@ extension HTTPTransport {
                     return .notModified
                 case .content(let response, let server, let redirected):
                     let body = DownloadStream.body(
-                        of: response, what: what, server: server, idle: downloadTimeouts.idle, permit: permit)
+                        of: response, what: what, server: server, elsewhere: server != installation.serverName,
+                        idle: downloadTimeouts.idle, permit: permit)
                     return .content(
                         DownloadBody(
-                            expectedLength: body.expectedLength, etag: response.headers.first(name: validator),
+                            expectedLength: body.expectedLength, etag: validator.flatMap { response.headers.first(name: $0) },
                             lastModified: response.headers.first(name: "last-modified").flatMap(HTTPDate.parse),
                             wasRedirected: redirected, next: body.next))
                 case .rejected:
@@ -213,8 +229,17 @@ extension HTTPTransport {
             } catch let refused as StudIPError {
                 throw refused
             } catch {
-                let transient = try startFailure(error, server: server)
-                guard attempt < retry.attempts else { throw .unreachable(server: server, detail: transient) }
+                let transient: String
+                do throws(StudIPError) {
+                    transient = try startFailure(error, server: server)
+                } catch .unreachable(_, let detail) where server != installation.serverName {
+                    throw .hostUnreachable(host: server, what: what, detail: detail)
+                }
+                guard attempt < retry.attempts else {
+                    throw server == installation.serverName
+                        ? .unreachable(server: server, detail: transient)
+                        : .hostUnreachable(host: server, what: what, detail: transient)
+                }
                 reason = transient
             }
             logger.notice(
@@ -279,27 +304,32 @@ actor DownloadStream {
     private let expectedLength: Int64?
     private let what: String
     private let server: String
+    /// The body comes from another host than Stud.IP (a document hosted elsewhere).
+    private let elsewhere: Bool
     private let idle: Duration
 
     private init(
-        response: HTTPClientResponse, expectedLength: Int64?, what: String, server: String, idle: Duration,
-        permit: DownloadPermit
+        response: HTTPClientResponse, expectedLength: Int64?, what: String, server: String, elsewhere: Bool,
+        idle: Duration, permit: DownloadPermit
     ) {
         iterator = response.body.makeAsyncIterator()
         self.expectedLength = expectedLength
         self.what = what
         self.server = server
+        self.elsewhere = elsewhere
         self.idle = idle
         self.permit = permit
     }
 
     /// The announced length and the reader of `response`'s body, which takes over `permit`.
     static func body(
-        of response: HTTPClientResponse, what: String, server: String, idle: Duration, permit: DownloadPermit
+        of response: HTTPClientResponse, what: String, server: String, elsewhere: Bool, idle: Duration,
+        permit: DownloadPermit
     ) -> (expectedLength: Int64?, next: @Sendable () async throws -> [UInt8]?) {
         let length = response.headers.first(name: "content-length").flatMap { Int64($0) }
         let stream = DownloadStream(
-            response: response, expectedLength: length, what: what, server: server, idle: idle, permit: permit)
+            response: response, expectedLength: length, what: what, server: server, elsewhere: elsewhere,
+            idle: idle, permit: permit)
         return (length, { try await stream.next() })
     }
 
@@ -321,10 +351,7 @@ actor DownloadStream {
             throw fail(classify(error))
         }
         if let expectedLength, received != expectedLength {
-            throw fail(
-                .unreachable(
-                    server: server, detail: "the download of \(what) ended after \(received) of \(expectedLength) bytes"
-                ))
+            throw fail(unreachable("the download of \(what) ended after \(received) of \(expectedLength) bytes"))
         }
         iterator = nil
         permit?.release()
@@ -344,9 +371,13 @@ actor DownloadStream {
     private func classify(_ error: any Error) -> StudIPError {
         if error is CancellationError || Task.isCancelled { return .cancelled }
         if let clientError = error as? HTTPClientError, clientError == .readTimeout {
-            return .unreachable(server: server, detail: "no data for \(idle) in the download of \(what)")
+            return unreachable("no data for \(idle) in the download of \(what)")
         }
-        return .unreachable(server: server, detail: "the download of \(what) broke off after \(received) bytes")
+        return unreachable("the download of \(what) broke off after \(received) bytes")
+    }
+
+    private func unreachable(_ detail: String) -> StudIPError {
+        elsewhere ? .hostUnreachable(host: server, what: what, detail: detail) : .unreachable(server: server, detail: detail)
     }
 }
 

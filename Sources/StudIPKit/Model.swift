@@ -140,19 +140,22 @@ public struct RemoteDocument: Sendable, Hashable, Codable {
         self.webURL = webURL
     }
 
-    /// What a refresh compares to decide that a document changed (DESIGN.md §1.4: chdate, file id or size).
-    public var version: DocumentVersion {
-        DocumentVersion(changed: changed, fileID: fileID, size: size)
-    }
+    /// What a refresh compares to decide that a document has new content.
+    public var version: DocumentVersion { DocumentVersion(fileID: fileID, size: size) }
 }
 
+/// A document's content as far as a listing shows it: the `files` row and its size.
+///
+/// Not the file-ref's `chdate`: Stud.IP 5.0.7 bumps it on a rename and on a move while the content stays, and
+/// leaves it alone when JSON:API's `POST file-refs/{id}/content` replaces the bytes (captured, fixtures-5.0.7-more
+/// Parts 2 and 3). A new upload through the web UI or legacy REST gets a new file id; one through JSON:API keeps
+/// it and changes only the size — or, at the same size, nothing a listing shows, which only the content route's
+/// `ETag` reveals (the content cache revalidates on open for that).
 public struct DocumentVersion: Sendable, Hashable, Codable {
-    public var changed: Date
     public var fileID: String
     public var size: Int64
 
-    public init(changed: Date, fileID: String, size: Int64) {
-        self.changed = changed
+    public init(fileID: String, size: Int64) {
         self.fileID = fileID
         self.size = size
     }

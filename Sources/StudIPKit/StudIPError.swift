@@ -8,6 +8,10 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case notFound(what: String)
     /// Connection refused, DNS failure, timeouts or resets — after the retries.
     case unreachable(server: String, detail: String)
+    /// Another host, one a document hosted elsewhere redirects to, cannot be reached; Stud.IP itself can.
+    case hostUnreachable(host: String, what: String, detail: String)
+    /// The document lives on another host and this API cannot fetch it (legacy REST, no JSON:API beside it).
+    case hostedElsewhere(what: String)
     /// 5xx or 429 after the retries.
     case serverError(status: Int, what: String)
     /// The server answered something that cannot be read as the API promises.
@@ -26,6 +30,11 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .forbidden(let what): "access denied by Stud.IP: \(what)"
         case .notFound(let what): "not found on Stud.IP: \(what)"
         case .unreachable(let server, let detail): "cannot reach \(server): \(detail) (offline, or wrong URL?)"
+        case .hostUnreachable(let host, let what, let detail):
+            "\(what) is hosted at \(host), which cannot be reached: \(detail) (Stud.IP itself answers)"
+        case .hostedElsewhere(let what):
+            "\(what) is hosted elsewhere, and this Stud.IP offers only the legacy REST API, which cannot download "
+                + "such documents; open it in the browser (user.xdg.origin.url)"
         case .serverError(let status, let what): "Stud.IP answered \(status) for \(what); try again later"
         case .malformedResponse(let what, let detail): "unreadable answer from Stud.IP for \(what): \(detail)"
         case .apiUnavailable(let server, let detail):
@@ -33,6 +42,14 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .budgetExhausted(let server, let limit):
             "stopped after \(limit) requests to \(server) in one refresh (request budget); the rest follows later"
         case .cancelled: "cancelled"
+        }
+    }
+
+    /// The server as a whole cannot be reached or refuses the login: not one item's problem.
+    public var concernsTheServer: Bool {
+        switch self {
+        case .authenticationFailed, .unreachable: true
+        default: false
         }
     }
 

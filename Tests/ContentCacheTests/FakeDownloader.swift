@@ -82,6 +82,8 @@ final class FakeDownloader: DocumentDownloader {
         var pauseAt: Int?
         /// The body throws `.unreachable` once this many bytes were sent.
         var failAfter: Int?
+        /// What ``isKnownUnreachable`` answers.
+        var knownUnreachable = false
     }
 
     private struct State {
@@ -105,6 +107,8 @@ final class FakeDownloader: DocumentDownloader {
     func configure(_ change: (inout Settings) -> Void) {
         state.withLock { change(&$0.settings) }
     }
+
+    var isKnownUnreachable: Bool { state.withLock { $0.settings.knownUnreachable } }
 
     func download(_ request: DownloadRequest) async throws(StudIPError) -> DownloadResponse {
         let (settings, document) = state.withLock { state in

@@ -25,15 +25,113 @@ import Testing
         #expect(fixture.downloader.requests.count == 2)
     }
 
-    @Test func theVersionKeyFollowsTheFileIDAndTheChangeDate() {
-        let changed = Date(timeIntervalSince1970: 1_700_000_000)
-        let base = CacheDocument(id: "doc", version: DocumentVersion(changed: changed, fileID: "f1", size: 10))
-        let reuploaded = CacheDocument(id: "doc", version: DocumentVersion(changed: changed, fileID: "f2", size: 10))
-        let touched = CacheDocument(
-            id: "doc", version: DocumentVersion(changed: changed.addingTimeInterval(1), fileID: "f1", size: 10))
-        #expect(base.size == 10)
-        #expect(Set([base.version, reuploaded.version, touched.version]).count == 3)
-        #expect(base == CacheDocument(id: "doc", version: DocumentVersion(changed: changed, fileID: "f1", size: 10)))
+    /// A rename or a move bumps the file-ref's chdate on Stud.IP and changes nothing else: the key must not follow
+    /// it. A new upload changes the file id (web UI, REST) or the size (JSON:API).
+    @Test func theVersionKeyFollowsTheFileIDAndTheSize() {
+        let base = CacheDocument(id: "doc", version: DocumentVersion(fileID: "f1", size: 10))
+        let reuploaded = CacheDocument(id: "doc", version: DocumentVersion(fileID: "f2", size: 10))
+        let resized = CacheDocument(id: "doc", version: DocumentVersion(fileID: "f1", size: 11))
+        #expect(base.size == 10 && resized.size == 11)
+        #expect(Set([base.version, reuploaded.version, resized.version]).count == 3)
+        #expect(base == CacheDocument(id: "doc", version: DocumentVersion(fileID: "f1", size: 10)))
+    }
+
+    /// JSON:API's content upload at the same size changes nothing a listing shows, only the bytes and the ETag:
+    /// an open past the revalidation interval asks with `If-None-Match` and gets the new bytes under a new
+    /// content id; a 304 keeps the blob and its content id.
+    @Test func anOpenRevalidatesAndFindsBytesTheListingDoesNotShow() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, oldBytes) = fixture.document("doc", size: 5000, etag: "\"1 100 5000\"")
+        let cache = try fixture.cache(revalidationInterval: .zero)
+        let first = try await cache.open(document)
+        #expect(try await cache.readAll(first) == oldBytes)
+        await cache.release(first)
+
+        let confirmed = try await cache.open(document)
+        await cache.release(confirmed)
+        #expect(fixture.downloader.requests.last?.ifNoneMatch == "\"1 100 5000\"")
+        #expect(fixture.downloader.bodies == 1, "a 304 sends no body")
+        #expect(confirmed.contentID == first.contentID)
+
+        let newBytes = content("same size, new bytes", size: 5000)
+        fixture.downloader.set("doc", newBytes, etag: "\"1 101 5000\"")
+        let replaced = try await cache.open(document)
+        #expect(try await cache.readAll(replaced) == newBytes)
+        #expect(replaced.contentID != first.contentID)
+        #expect(replaced.version == document.version)
+        await cache.release(replaced)
+        #expect(try await cache.load(document) == newBytes)
+        #expect(fixture.downloader.bodies == 2)
+    }
+
+    @Test func withinTheIntervalAnOpenAsksNothing() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 100, etag: "e1")
+        let cache = try fixture.cache(revalidationInterval: .seconds(600))
+        _ = try await cache.load(document)
+        #expect(try await cache.load(document) == bytes)
+        #expect(fixture.downloader.requests.count == 1)
+    }
+
+    /// After a restart nothing is known about when the bytes were confirmed: the first open asks.
+    @Test func aRestartedCacheRevalidatesOnce() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 100, etag: "e1")
+        _ = try await fixture.cache(revalidationInterval: .seconds(600)).load(document)
+        let restarted = try fixture.cache(revalidationInterval: .seconds(600))
+        #expect(try await restarted.load(document) == bytes)
+        #expect(try await restarted.load(document) == bytes)
+        #expect(fixture.downloader.requests.map(\.ifNoneMatch) == [nil, "e1"])
+    }
+
+    /// Offline, revalidation never delays or fails an open: known unreachable, the server is not asked; failing
+    /// to reach it or a server error, the cached bytes are served.
+    @Test(arguments: [
+        (true, StudIPError.cancelled), (false, .unreachable(server: "fake", detail: "refused")),
+        (false, .serverError(status: 503, what: "document")),
+    ])
+    func revalidationFallsBackToTheCachedBytes(knownUnreachable: Bool, failure: StudIPError) async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 100, etag: "e1")
+        let cache = try fixture.cache(revalidationInterval: .zero)
+        _ = try await cache.load(document)
+        fixture.downloader.configure {
+            $0.knownUnreachable = knownUnreachable
+            $0.behavior = .fail(failure)
+        }
+        #expect(try await within(.seconds(2)) { try await cache.load(document) } == bytes)
+        #expect(fixture.downloader.requests.count == (knownUnreachable ? 1 : 2))
+    }
+
+    /// Documents without an ETag (legacy REST) are never revalidated: Stud.IP answers 200 to every conditional
+    /// request there, so asking would download the document again on every open.
+    @Test func withoutAnETagNothingIsRevalidated() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, _) = fixture.document("doc", size: 100)
+        let cache = try fixture.cache(revalidationInterval: .zero)
+        _ = try await cache.load(document)
+        _ = try await cache.load(document)
+        #expect(fixture.downloader.requests.count == 1)
+    }
+
+    /// A `Content-Length` that contradicts the metadata fails the open itself, before it answers, so the caller
+    /// can refresh the metadata and try again; nothing is cached.
+    @Test func aLengthThatContradictsTheMetadataFailsTheOpen() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let bytes = content("doc", size: 20_034)
+        fixture.downloader.set("doc", bytes, etag: "e2")
+        let cache = try fixture.cache()
+        await #expect(throws: ContentCacheError.sizeMismatch(documentID: "doc", expected: 594, received: 20_034)) {
+            _ = try await cache.open(CacheDocument(id: "doc", size: 594, version: "f1/594"))
+        }
+        #expect(await cache.usage().count == 0)
+        #expect(try await cache.load(CacheDocument(id: "doc", size: 20_034, version: "f1/20034")) == bytes)
     }
 
     @Test func newContentReplacesTheOldVersionAndItsValidator() async throws {

@@ -138,7 +138,8 @@ struct MountCacheTests {
     @Test func aStaleListingIsAnsweredAndRevalidated() async throws {
         try await MountedCampus.with { campus in
             let stale = CourseRecorder()
-            campus.mount.fileSystem.revalidateListings(olderThan: .zero) { stale.record($0) }
+            campus.mount.fileSystem.refreshCourses(
+                with: .init(listingTTL: .zero, inBackground: { stale.record($0) }, now: { _ in }))
             let listing = try await MountHarness.shell(
                 "ls \(campus.path("WS 2026-27/INF-101 Einführung in die Informatik"))")
             #expect(listing.status == 0 && listing.lines.contains("README.txt"), "answered from the store at once")
@@ -146,7 +147,8 @@ struct MountCacheTests {
             #expect(stale.courseIDs == [readme.courseID])
 
             let fresh = CourseRecorder()
-            campus.mount.fileSystem.revalidateListings(olderThan: .seconds(3600)) { fresh.record($0) }
+            campus.mount.fileSystem.refreshCourses(
+                with: .init(listingTTL: .seconds(3600), inBackground: { fresh.record($0) }, now: { _ in }))
             let other = try await MountHarness.shell(
                 "ls \(campus.path("WS 2026-27/BS-202 Betriebssysteme & Dateisysteme"))")
             #expect(other.status == 0)
