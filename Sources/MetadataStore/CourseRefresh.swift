@@ -16,7 +16,8 @@ extension MetadataStore {
     /// Highlights: a course's first listing is a *first sync* when the course was in the profile's first overview
     /// (and has not been listed since it got its directory): then only documents changed within
     /// `firstSyncNewWindow` before `now` are `new`. Otherwise every document that appears is `new`, and one
-    /// whose version (chdate, file id, size) changes is `changed` (an unread `new` stays `new`).
+    /// whose version (``DocumentVersion``: file id, size) changes is `changed` (an unread `new` stays `new`). A new
+    /// chdate alone is a rename or a move on Stud.IP, never new content.
     public func applyCourse(_ content: CourseContent, now: Date = Date()) throws(StoreError) -> RefreshSummary {
         try write("applying the content of course \(content.course.title) (\(content.course.id))") { db in
             var refresh = try CourseRefresh(db: db, content: content, now: now)
@@ -345,8 +346,7 @@ private struct CourseRefresh {
         if let existing = documents[document.id] {
             inode = existing.inode
             let from = try move(existing, to: parent, baseName: base)
-            let versionChanged =
-                existing.mtime != changed || existing.fileID != document.fileID || existing.size != document.size
+            let versionChanged = existing.fileID != document.fileID || existing.size != document.size
             highlight =
                 existing.highlight == Highlight.new.rawValue
                 ? .new : versionChanged ? .changed : existing.highlight.flatMap(Highlight.init(rawValue:))

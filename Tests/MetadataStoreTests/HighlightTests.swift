@@ -39,20 +39,24 @@ import Testing
         #expect(try highlight(store, "Folien/Blatt.pdf") == .new)
         #expect(try highlight(store, "Folien/Alt.pdf") == .changed)
 
-        // Each part of the version counts: chdate, size.
+        // The size counts too; the chdate alone does not: Stud.IP bumps it on renames and moves (captured).
         let store2 = try MetadataStore.withCourse(content(info101, folders: [slides], documents: [old, recent]))
         try store2.markRead(inode: store2.inode(course + "/Folien/Neu.pdf"))
         var touched = old
         touched.changed = now
+        touched.name = "Alt (umbenannt).pdf"
         var resized = recent
         resized.size = 1
-        _ = try store2.applyCourse(content(info101, folders: [slides], documents: [touched, resized]), now: now + day)
-        #expect(try highlight(store2, "Folien/Alt.pdf") == .changed)
+        let summary = try store2.applyCourse(
+            content(info101, folders: [slides], documents: [touched, resized]), now: now + day)
+        #expect(try highlight(store2, "Folien/Alt (umbenannt).pdf") == nil)
         #expect(try highlight(store2, "Folien/Neu.pdf") == .changed)
+        #expect(summary.changed.map(\.studipID) == [recent.id])
+        #expect(summary.moved.map(\.to) == [course + "/Folien/Alt (umbenannt).pdf"])
         // A metadata refresh without a new version changes nothing.
-        try store2.markRead(inode: store2.inode(course + "/Folien/Alt.pdf"))
+        try store2.markRead(inode: store2.inode(course + "/Folien/Neu.pdf"))
         _ = try store2.applyCourse(content(info101, folders: [slides], documents: [touched, resized]), now: now + day)
-        #expect(try highlight(store2, "Folien/Alt.pdf") == nil)
+        #expect(try highlight(store2, "Folien/Neu.pdf") == nil)
     }
 
     @Test func anUnreadNewDocumentStaysNewWhenItChanges() throws {

@@ -1,0 +1,165 @@
+import CampusFS
+import ContentCache
+import Foundation
+import MetadataStore
+import StudIPKit
+import Testing
+
+@testable import StudIPSimulator
+
+/// Issue 12: the right bytes after a lecturer uploads a new version, whichever of Stud.IP 5.0.7's three upload
+/// paths they use (fixtures-5.0.7-more Part 2), and renames and moves that are not new versions (Part 3).
+@Suite(.serialized)
+struct MountVersionTests {
+    static let course = "WS 2026-27/INF-101 Einführung in die Informatik"
+    static let readme = course + "/README.txt"
+
+    /// JSON:API's content upload with another size changes only the size: the listing the mount has still says
+    /// the old one. The open sees a body of the wrong length, refreshes the course and retries, so `cat` gets the
+    /// new bytes and `stat` agrees — where it used to fail with EIO until the next refresh.
+    @Test(arguments: ["jsonapi", "web", "rest"])
+    func anUncachedDocumentWithANewSizeOpensAfterARefreshOfItsCourse(via: String) async throws {
+        try await MountedCampus.with { campus in
+            campus.refreshesOnDemand()
+            let readme = try #require(try campus.document(Self.readme))
+            let text = String(repeating: "Neue Fassung, länger als die alte. ", count: 40)
+            try await campus.simulate("PATCH", "documents/" + readme.id, ["text": text, "via": via])
+            let read = try await MountHarness.shell(
+                "cat \(campus.path(Self.readme)); echo; stat -c %s \(campus.path(Self.readme))")
+            #expect(read.status == 0, "\(read.stderr)")
+            #expect(read.stdout == text + "\n\(text.utf8.count)\n")
+            #expect(try campus.document(Self.readme)?.size == Int64(text.utf8.count))
+        }
+    }
+
+    /// The captured bug: after a JSON:API upload with another size and a refresh, `stat` said the new size while
+    /// `cat` served the cached old bytes (the cache key was file id + the ref's chdate, and neither changed).
+    @Test func aCachedDocumentWhoseSizeChangedIsFetchedAgainAfterARefresh() async throws {
+        try await MountedCampus.with { campus in
+            let before = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            #expect(before.status == 0)
+            let readme = try #require(try campus.document(Self.readme))
+            let text = "Version 2, JSON:API-Upload.\n"
+            try await campus.simulate("PATCH", "documents/" + readme.id, ["text": text, "via": "jsonapi"])
+            let report = try await campus.refresh()
+            #expect(report.summary.changed.map(\.studipID) == [readme.id])
+            #expect(try await campus.attribute("user.campusfs.state", of: Self.readme) == "stale")
+            #expect(try await campus.attribute("user.campusfs.highlight", of: Self.readme) == "changed")
+            let read = try await MountHarness.shell(
+                "cat \(campus.path(Self.readme)); stat -c %s \(campus.path(Self.readme))")
+            #expect(read.stdout == text + "\(text.utf8.count)\n")
+        }
+    }
+
+    /// JSON:API's content upload at the same size changes nothing any listing shows — only the bytes and the
+    /// content route's ETag. An open past the revalidation interval asks with `If-None-Match` and serves the new
+    /// bytes; the kernel's page cache of the old ones is dropped (no `keep_cache`). Without revalidation the old
+    /// bytes were served for ever.
+    @Test func sameSizeNewBytesAreFoundByRevalidatingOnOpen() async throws {
+        try await MountedCampus.with(cache: ContentCacheConfiguration(revalidationInterval: .zero)) { campus in
+            let readme = try #require(try campus.document(Self.readme))
+            let old = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            #expect(old.status == 0 && old.stdout.utf8.count == Int(readme.size))
+            let text = String(repeating: "x", count: Int(readme.size))
+            try await campus.simulate("PATCH", "documents/" + readme.id, ["text": text, "via": "jsonapi"])
+            let report = try await campus.refresh()
+            #expect(report.summary.changed.isEmpty, "the listing shows no difference")
+            let served = campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0]
+            let new = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            #expect(new.stdout == text)
+            #expect(campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0] == served + 1)
+            let again = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            #expect(again.stdout == text, "a 304 keeps serving the new bytes")
+            #expect(campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0] == served + 1)
+        }
+    }
+
+    /// Within the revalidation interval an open of a cached document asks the server nothing.
+    @Test func withinTheIntervalACachedOpenSendsNoRequest() async throws {
+        try await MountedCampus.with { campus in
+            _ = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            let served = campus.sim.statistics.snapshot().total
+            let again = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            #expect(again.status == 0)
+            #expect(campus.sim.statistics.snapshot().total == served)
+        }
+    }
+
+    /// A rename and a move bump the file-ref's chdate on Stud.IP and change nothing else: the refresh reports a
+    /// move only, the highlight stays as it was, and the cached bytes stay valid (no second download).
+    @Test func renamesAndMovesAreNotNewVersions() async throws {
+        try await MountedCampus.with { campus in
+            let readme = try #require(try campus.document(Self.readme))
+            _ = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            let folder = try #require(try campus.store.resolve(path: Self.course + "/Übungsblätter").studipID)
+            try await campus.simulate("PATCH", "documents/" + readme.id, ["name": "LIESMICH.txt"])
+            var report = try await campus.refresh()
+            #expect(report.summary.changed.isEmpty)
+            #expect(report.summary.moved.map(\.to) == [Self.course + "/LIESMICH.txt"])
+            try await campus.simulate("PATCH", "documents/" + readme.id, ["folder_id": folder])
+            report = try await campus.refresh()
+            #expect(report.summary.changed.isEmpty)
+            let moved = Self.course + "/Übungsblätter/LIESMICH.txt"
+            #expect(report.summary.moved.map(\.to) == [moved])
+            #expect(try await campus.attribute("user.campusfs.state", of: moved) == "cached")
+            #expect(try await campus.attribute("user.campusfs.highlight", of: moved) == nil)
+            let served = campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0]
+            let read = try await MountHarness.shell("cat \(campus.path(moved)) | wc -c")
+            #expect(read.stdout == "\(readme.size)\n")
+            #expect(campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0] == served)
+        }
+    }
+
+    /// An empty document is never read (the kernel sends no READ for it): opening it clears `new`.
+    @Test func openingAnEmptyDocumentClearsNew() async throws {
+        try await MountedCampus.with { campus in
+            let folder = try #require(try campus.store.resolve(path: Self.course + "/Übungsblätter").studipID)
+            try await campus.simulate("POST", "documents", ["folder_id": folder, "name": "Leer.txt", "text": ""])
+            _ = try await campus.refresh()
+            let empty = Self.course + "/Übungsblätter/Leer.txt"
+            #expect(try await campus.attribute("user.campusfs.highlight", of: empty) == "new")
+            let read = try await MountHarness.shell("cat \(campus.path(empty)) | wc -c")
+            #expect(read.stdout == "0\n")
+            var highlight = try await campus.attribute("user.campusfs.highlight", of: empty)
+            for _ in 0..<50 where highlight != nil {
+                try await Task.sleep(for: .milliseconds(20))
+                highlight = try await campus.attribute("user.campusfs.highlight", of: empty)
+            }
+            #expect(highlight == nil)
+        }
+    }
+}
+
+extension MountedCampus {
+    /// Refreshes as the daemon does: the store, then the kernel.
+    @discardableResult
+    func refresh(courseIDs: Set<String>? = nil) async throws -> Refresher.Report {
+        let report = try await Refresher(source: source, store: store, options: TreeOptions())
+            .refresh(courseIDs: courseIDs)
+        mount.apply(report.summary)
+        return report
+    }
+
+    /// Lets the filesystem refresh a course before it retries a download whose length contradicts the metadata.
+    func refreshesOnDemand() {
+        mount.fileSystem.refreshCourses(
+            with: .init(
+                listingTTL: .seconds(3600), inBackground: { _ in },
+                now: { courseID in _ = try? await refresh(courseIDs: [courseID]) }))
+    }
+
+    /// Calls the simulator's control API (`/__sim/<path>`) from a child process, as a lecturer's browser would.
+    func simulate(_ method: String, _ path: String, _ input: [String: String]) async throws {
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: input), as: UTF8.self)
+        let answer = try await MountHarness.shell(
+            "curl -sf -X \(method) -d \(MountHarness.quoted(body)) "
+                + MountHarness.quoted(sim.controlURL + "/" + path) + " >/dev/null")
+        #expect(answer.status == 0, "\(method) \(path): \(answer.stderr)")
+    }
+
+    /// An extended attribute's value through the mount, nil when the file does not have it.
+    func attribute(_ name: String, of relative: String) async throws -> String? {
+        let read = try await MountHarness.shell("getfattr --only-values -n \(name) \(path(relative)) 2>/dev/null")
+        return read.status == 0 ? read.stdout : nil
+    }
+}
