@@ -172,6 +172,9 @@ struct DaemonTests {
                 "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 20)
             #expect(offline.lines == ["ENETDOWN", "True"], "\(offline.stderr)")
             #expect(try await setup.status()["server"] as? String == "offline")
+            let refresh = try await setup.campusfs(["refresh"], timeout: 30)
+            #expect(refresh.status == 3, "\(refresh.stderr)")
+            #expect(try await setup.status()["lastRefreshError"] as? String != nil)
 
             setup.sim = try await Simulator.start(
                 SimulatorConfiguration(dataset: .fixtures507, flavour: .v55, port: port))
@@ -179,6 +182,9 @@ struct DaemonTests {
                 "sha256sum < \(setup.path(Self.slides)); curl -sf \(setup.sim.controlURL)/documents/\(slides.id)/content "
                     + "| sha256sum")
             #expect(online.lines.count == 2 && online.lines[0] == online.lines[1], "\(online.stderr)")
+            let recovered = try await setup.status()
+            #expect(recovered["server"] as? String == "online")
+            #expect(recovered["lastRefreshError"] as? String == nil, "a successful download ends \"failed since\"")
         }
     }
 

@@ -1,0 +1,88 @@
+import CampusFS
+import Foundation
+import MetadataStore
+import StudIPKit
+import Testing
+
+@testable import StudIPSimulator
+
+/// Documents hosted elsewhere (Stud.IP URL files, fixtures-5.0.7-more Part 6): a host that is down is not
+/// Stud.IP being down.
+@Suite(.serialized)
+struct HostedElsewhereTests {
+    static let unreachable = "http://127.0.0.1:1/elsewhere/gone.txt"
+
+    /// The open fails with "No route to host", not "Network is down", and the neighbours still open.
+    @Test func anUnreachableHostFailsTheOpenWithEHOSTUNREACH() async throws {
+        try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
+            let broken = try campus.path(named: "Linkliste.txt")
+            let working = try campus.path(named: "Online-Skript (extern).txt")
+            try campus.relink(named: "Linkliste.txt", to: Self.unreachable)
+            let script = """
+                import errno, os, sys
+                for path in sys.argv[1:]:
+                    try:
+                        with open(path, "rb") as f:
+                            print(len(f.read()))
+                    except OSError as error:
+                        print(errno.errorcode[error.errno])
+                """
+            let opened = try await MountHarness.shell(
+                "python3 -c \(MountHarness.quoted(script)) \(campus.path(broken)) \(campus.path(working))")
+            let size = try #require(try campus.store.resolve(path: working).size)
+            #expect(opened.lines == ["EHOSTUNREACH", "\(size)"], "\(opened.stderr)")
+        }
+    }
+
+    /// `campusfs status` reads the server link's state: another host that is down leaves it online.
+    @Test func anUnreachableHostLeavesTheServerOnline() async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .generated(.small, seed: 1), flavour: .v55))
+        let link = ServerLink(
+            configuration: ClientConfiguration(
+                baseURL: sim.baseURL, credentials: .basic(username: "test_autor", password: "testing")))
+        defer { Task { await link.shutdown() } }
+        let broken = try #require(sim.university.fileRefs.values.first { $0.name == "Linkliste.txt" }?.id)
+        try sim.relink(broken, to: Self.unreachable)
+        _ = try await link.connected()
+        #expect(await link.state == .online)
+        do {
+            _ = try await link.download(DownloadRequest(documentID: broken))
+            Issue.record("the download of an unreachable host's document succeeded")
+        } catch {
+            guard case .hostUnreachable(let host, _, _) = error else {
+                Issue.record("expected hostUnreachable, got \(error)")
+                return
+            }
+            #expect(host == "http://127.0.0.1:1")
+        }
+        #expect(await link.state == .online)
+        #expect(await link.problem == nil)
+        #expect(await link.isKnownUnreachable == false)
+        await link.shutdown()
+        await sim.stop()
+    }
+}
+
+extension MountedCampus {
+    /// The mount-relative path of the (only) document with this Stud.IP name.
+    func path(named name: String) throws -> String {
+        let walked = try store.walk().first { $0.node.item == .document && $0.node.name == name }
+        return try #require(walked?.path, "no document \(name)")
+    }
+
+    /// Points the document hosted elsewhere with this name to another address.
+    func relink(named name: String, to url: String) throws {
+        try sim.relink(try #require(sim.university.fileRefs.values.first { $0.name == name }?.id), to: url)
+    }
+}
+
+extension Simulator {
+    /// Points a document hosted elsewhere to another address.
+    func relink(_ id: String, to url: String) throws {
+        _ = try store.mutate { university in
+            guard var ref = university.fileRefs[id] else { return }
+            ref.content = .external(url: url)
+            try university.update(ref)
+        }
+    }
+}
