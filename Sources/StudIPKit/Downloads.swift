@@ -128,7 +128,8 @@ extension HTTPTransport {
                         idle: downloadTimeouts.idle, permit: permit)
                     return .content(
                         DownloadBody(
-                            expectedLength: body.expectedLength, etag: validator.flatMap { response.headers.first(name: $0) },
+                            expectedLength: body.expectedLength,
+                            etag: validator.flatMap { response.headers.first(name: $0) },
                             lastModified: response.headers.first(name: "last-modified").flatMap(HTTPDate.parse),
                             wasRedirected: redirected, next: body.next))
                 case .rejected:
@@ -377,7 +378,8 @@ actor DownloadStream {
     }
 
     private func unreachable(_ detail: String) -> StudIPError {
-        elsewhere ? .hostUnreachable(host: server, what: what, detail: detail) : .unreachable(server: server, detail: detail)
+        elsewhere
+            ? .hostUnreachable(host: server, what: what, detail: detail) : .unreachable(server: server, detail: detail)
     }
 }
 

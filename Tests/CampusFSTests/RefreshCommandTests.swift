@@ -78,9 +78,8 @@ struct RefreshCommandTests {
         }
         let changes = try await refreshJSON(cli, login)
         #expect(
-            changes["changed"] as? [String] == [
-                "\(course)/Vorlesungsfolien/LIESMICH.txt", "\(course)/Übungsblätter/Übungsblatt 1 – Lösungen.txt",
-            ], "a rename bumps chdate, which is a change (DESIGN.md §1.4)")
+            changes["changed"] as? [String] == ["\(course)/Übungsblätter/Übungsblatt 1 – Lösungen.txt"],
+            "a rename and a move bump the chdate and nothing else: not a new version (issue 12)")
         #expect(changes["removed"] as? [String] == ["\(course)/Übungsblätter/leer.txt"])
         let moved = try #require(changes["moved"] as? [[String: String]])
         #expect(moved == [["from": "\(course)/README.txt", "to": "\(course)/Vorlesungsfolien/LIESMICH.txt"]])
@@ -90,7 +89,9 @@ struct RefreshCommandTests {
         #expect(try store.userState(inode: renamed.inode).tags == ["exam"], "and the tags")
         let listing = try await cli.run(["ls", "-l", "\(course)/Vorlesungsfolien"])
         let line = try #require(listing.lines.first { $0.contains("LIESMICH.txt") })
-        #expect(line.contains("#exam") && line.contains("changed"), "ls -l shows highlight and tags: \(line)")
+        #expect(line.contains("#exam") && !line.contains("changed"), "ls -l shows tags, no highlight: \(line)")
+        let blatt = try await cli.run(["ls", "-l", "\(course)/Übungsblätter"])
+        #expect(blatt.lines.contains { $0.contains("Übungsblatt 1 – Lösungen.txt") && $0.contains("changed") })
     }
 
     @Test func oneBrokenFolderDoesNotStopTheCourse() async throws {
