@@ -20,6 +20,8 @@ struct Fixture: Sendable {
         .deletingLastPathComponent().appending(path: "Fixtures")
     /// The demo installation the `fixtures507` dataset is built from.
     static let directory = fixtures.appending(path: "studip-5.0.7")
+    /// The same installation later: new versions, rename and move, restricted and URL files (README Parts 2–6).
+    static let more = fixtures.appending(path: "studip-5.0.7-more")
 
     /// All 69 exchanges of ``directory`` in capture order.
     static func all() throws -> [Fixture] {
