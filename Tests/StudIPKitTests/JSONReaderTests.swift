@@ -23,7 +23,7 @@ struct JSONReaderTests {
     }
 
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "../shared/studip/fixtures-5.0.7").standardized
+        .appending(path: "Fixtures/studip-5.0.7")
 
     @Test("every JSON body captured from Stud.IP 5.0.7 reads as JSONSerialization reads it")
     func capturedBodies() throws {

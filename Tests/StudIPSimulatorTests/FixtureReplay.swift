@@ -3,7 +3,7 @@ import Testing
 
 @testable import StudIPSimulator
 
-/// The captured Stud.IP 5.0.7 exchanges (`shared/studip/fixtures-5.0.7`) and how to compare a replay with them.
+/// Captured exchanges of a real Stud.IP 5.0.7 (copied into `Tests/Fixtures`) and how to compare a replay with them.
 struct Fixture: Sendable {
     let name: String
     let method: String
@@ -16,32 +16,37 @@ struct Fixture: Sendable {
     let body: Data?
     let isJSONBody: Bool
 
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "../shared/studip/fixtures-5.0.7").standardized
+    private static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appending(path: "Fixtures")
+    /// The demo installation the `fixtures507` dataset is built from.
+    static let directory = fixtures.appending(path: "studip-5.0.7")
+    /// The same installation later: new versions, rename and move, restricted and URL files (README Parts 2–6).
+    static let more = fixtures.appending(path: "studip-5.0.7-more")
 
-    /// All 69 exchanges in capture order.
+    /// All 69 exchanges of ``directory`` in capture order.
     static func all() throws -> [Fixture] {
         let index = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appending(path: "index.json")))
         let entries = try #require(index as? [[String: Any]])
-        return try entries.map { entry in
-            let name = try #require(entry["name"] as? String)
-            let meta = try #require(
-                try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appending(path: "\(name).meta.json")))
-                    as? [String: Any])
-            let headers = (meta["headers"] as? [[String]] ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
-            var body: Data?
-            var isJSON = false
-            if let file = meta["body_file"] as? String {
-                body = try Data(contentsOf: directory.appending(path: file))
-                isJSON = file.hasSuffix(".json")
-            }
-            return Fixture(
-                name: name, method: try #require(entry["method"] as? String),
-                url: try #require(entry["url"] as? String),
-                user: entry["user"] as? String, status: try #require(entry["status"] as? Int),
-                requestHeaders: meta["request_headers"] as? [String: String] ?? [:], headers: headers, body: body,
-                isJSONBody: isJSON)
+        return try entries.map { try named(try #require($0["name"] as? String)) }
+    }
+
+    /// One exchange: `<name>.meta.json` and the body file it names.
+    static func named(_ name: String, in directory: URL = directory) throws -> Fixture {
+        let meta = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appending(path: "\(name).meta.json")))
+                as? [String: Any])
+        let headers = (meta["headers"] as? [[String]] ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+        var body: Data?
+        var isJSON = false
+        if let file = meta["body_file"] as? String {
+            body = try Data(contentsOf: directory.appending(path: file))
+            isJSON = file.hasSuffix(".json")
         }
+        return Fixture(
+            name: name, method: try #require(meta["method"] as? String), url: try #require(meta["url"] as? String),
+            user: meta["user"] as? String, status: try #require(meta["status"] as? Int),
+            requestHeaders: meta["request_headers"] as? [String: String] ?? [:], headers: headers, body: body,
+            isJSONBody: isJSON)
     }
 
     func header(_ name: String) -> String? {

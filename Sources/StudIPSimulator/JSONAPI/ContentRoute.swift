@@ -37,19 +37,9 @@ extension JSONAPIEnvironment {
             body: .document(documentID: ref.id, content: ref.content, size: ref.size), route: route)
     }
 
-    /// `"<inode> <mtime> <size>"`; the inode is derived from the `files` id so it is stable across runs.
+    /// `"<inode> <mtime> <size>"` of the stored bytes on the server's disk, as the captures show it.
     static func etag(for ref: FileRef) -> String {
-        "\"\(inode(of: ref.fileID)) \(ref.fileChdate) \(ref.size)\""
-    }
-
-    /// A seven-digit pseudo inode (FNV-1a of the file id).
-    static func inode(of fileID: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in fileID.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        return 1_000_000 + hash % 9_000_000
+        "\"\(ref.inode) \(ref.fileMtime) \(ref.size)\""
     }
 
     static func matches(_ header: String, etag: String) -> Bool {

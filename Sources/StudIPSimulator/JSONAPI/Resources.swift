@@ -268,7 +268,7 @@ extension JSONAPIEnvironment {
     func file(_ ref: FileRef, references: [FileRef]) -> JSON {
         let attributes: [(String, JSON)] = [
             ("name", .string(ref.name)), ("mime-type", .string(ref.mimeType)), ("filesize", .int(ref.size)),
-            ("mkdate", date(ref.mkdate)), ("chdate", date(ref.fileChdate)),
+            ("mkdate", date(ref.fileMkdate)), ("chdate", date(ref.fileChdate)),
         ]
         let relationships: [(String, JSON)] = [
             ("owner", related("users/\(ref.userID)")),

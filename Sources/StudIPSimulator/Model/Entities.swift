@@ -266,7 +266,7 @@ public enum Content: Sendable, Hashable {
 /// A document: a file-ref with the `files` row it points to folded in.
 public struct FileRef: Sendable, Hashable, Named {
     public var id: String
-    /// The `files` row id; changes when the content is replaced by a new upload.
+    /// The `files` row id; a new version gets a new row, except one uploaded through JSON:API.
     public var fileID: String
     public var folderID: String
     public var name: String
@@ -277,10 +277,17 @@ public struct FileRef: Sendable, Hashable, Named {
     public var mimeType: String
     public var size: Int
     public var mkdate: Int
-    /// The file-ref's chdate (metadata changes, new versions).
+    /// The file-ref's chdate (rename, move, new versions except through JSON:API).
     public var chdate: Int
-    /// The `files` row's chdate (legacy `Last-Modified`, JSON:API ETag mtime).
+    /// The `files` row's mkdate (JSON:API `files/{id}`): a new row starts with its own.
+    public var fileMkdate: Int
+    /// The `files` row's chdate (legacy `Last-Modified`, JSON:API `files/{id}`).
     public var fileChdate: Int
+    /// Inode of the stored bytes on the server's disk, the ETag's first part.
+    public var inode: UInt64
+    /// Mtime of the stored bytes, the ETag's second part. Not the row's chdate: an upload of the same size
+    /// through JSON:API rewrites the bytes without touching any row.
+    public var fileMtime: Int
     public var downloads: Int = 0
     public var termsOfUseID: String = "SELFMADE_NONPUB"
     public var content: Content
@@ -288,7 +295,8 @@ public struct FileRef: Sendable, Hashable, Named {
     public init(
         id: String, fileID: String, folderID: String, name: String, userID: String, mimeType: String, size: Int,
         mkdate: Int, chdate: Int, fileChdate: Int? = nil, content: Content, description: String = "",
-        authorName: String = "", downloads: Int = 0, termsOfUseID: String = "SELFMADE_NONPUB"
+        authorName: String = "", downloads: Int = 0, termsOfUseID: String = "SELFMADE_NONPUB", inode: UInt64? = nil,
+        fileMtime: Int? = nil
     ) {
         self.id = id
         self.fileID = fileID
@@ -299,7 +307,10 @@ public struct FileRef: Sendable, Hashable, Named {
         self.size = size
         self.mkdate = mkdate
         self.chdate = chdate
+        self.fileMkdate = mkdate
         self.fileChdate = fileChdate ?? chdate
+        self.inode = inode ?? Self.inode(of: fileID)
+        self.fileMtime = fileMtime ?? fileChdate ?? chdate
         self.content = content
         self.description = description
         self.authorName = authorName

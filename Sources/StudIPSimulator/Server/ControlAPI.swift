@@ -7,13 +7,21 @@ import Foundation
 /// | `GET /__sim/stats`, `POST /__sim/stats/reset` | request counters (`total`, per `routes`), the most API requests in flight at once (`max_in_flight`), downloads in progress and completed, external-host requests |
 /// | `GET`/`PUT /__sim/settings` | `latency_ms`, `bandwidth_bytes_per_second` (null = unlimited), `access_token_lifetime_s` |
 /// | `GET`/`POST`/`DELETE /__sim/faults` | `{"status": 503}`, `{"reset_after_bytes": K}`, `{"stall_ms": N}` or `{"body": "…"}` (200 with that body), with optional `path` (substring), `method`, `count`, `share` |
-/// | `POST /__sim/documents`, `PATCH`/`DELETE /__sim/documents/{id}` | add; rename (`name`), move (`folder_id`), new version (`new_version`, `size`, `text`); delete |
+/// | `POST /__sim/documents`, `PATCH`/`DELETE /__sim/documents/{id}` | add; rename (`name`), move (`folder_id`), new version (`new_version`, `size`, `text`, `via`); delete |
 /// | `GET /__sim/documents/{id}/content` | the bytes a download of that document must produce |
 /// | `POST /__sim/folders`, `PATCH`/`DELETE /__sim/folders/{id}` | add (`parent_id`, `name`, `folder_type`); rename, move (`parent_id`); delete with contents |
 /// | `POST /__sim/courses` | add a course (`title`, `number`, `semester_ids`, `members` {username: permission}) with its root folder |
 /// | `POST /__sim/oauth2/expire` | expire every access token now |
 ///
-/// Changes bump `chdate` like Stud.IP: a new version also gets a new file id, which changes the ETag.
+/// Changes bump dates like Stud.IP 5.0.7 (captured in `fixtures-5.0.7-more`, Parts 2 and 3), each at least one
+/// second after the document's previous change. `via` says how a new version was uploaded (default `web`):
+///
+/// | change | file-ref `chdate` | file id, inode | file `mkdate` | file `chdate` (REST `Last-Modified`) | ETag mtime | size |
+/// |---|---|---|---|---|---|---|
+/// | `name`, `folder_id` | now | – | – | – | – | – |
+/// | new version `via: web` or `rest` | now | new | now | now | now | new |
+/// | new version `via: jsonapi`, same size | – | – | – | – | now | – |
+/// | new version `via: jsonapi`, other size | – | – | – | now | now | new |
 struct ControlAPI: Sendable {
     let store: UniversityStore
     let statistics: Statistics
@@ -180,28 +188,37 @@ struct ControlAPI: Sendable {
         return documentJSON(created)
     }
 
+    /// Rename and move touch only the file-ref's `chdate`; a new version changes what its upload path changes.
     private func changeDocument(_ id: String, _ input: JSON) throws -> JSON {
         let name = try string(input, "name")
         let folderID = try string(input, "folder_id")
         let text = try string(input, "text")
         let size = try int(input, "size")
         let newVersion = input["new_version"] == .bool(true) || text != nil || size != nil
+        let via = try string(input, "via")
+        guard let path = UploadPath(rawValue: via ?? UploadPath.web.rawValue) else {
+            let paths = UploadPath.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Failure(status: 400, message: "via must be one of \(paths)")
+        }
+        guard newVersion || via == nil else { throw Failure(status: 400, message: "via needs a new version") }
+        guard newVersion || name != nil || folderID != nil else {
+            throw Failure(status: 400, message: "nothing to change: name, folder_id, new_version, size or text")
+        }
         var changed: FileRef?
         try store.mutate { university in
             guard var document = university.fileRefs[id] else {
                 throw Failure(status: 404, message: "no document \(id)")
             }
-            document.chdate = Self.now(after: document.chdate)
+            let time = Self.now(after: max(document.chdate, document.fileChdate, document.fileMtime))
+            if name != nil || folderID != nil { document.chdate = time }
             if let name { document.name = name }
             if let folderID { document.folderID = folderID }
             if newVersion {
                 let newSize = size ?? text.map { $0.utf8.count } ?? document.size
-                document.fileID = PHP.newID()
-                document.fileChdate = document.chdate
-                document.size = newSize
-                document.content =
+                let content =
                     text.map { .bytes(Data($0.utf8)) }
-                    ?? Self.generated(size: newSize, id: id, version: document.chdate, like: document.content)
+                    ?? Self.generated(size: newSize, id: id, version: time, like: document.content)
+                document.storeVersion(content, size: newSize, via: path, at: time)
             }
             try university.update(document)
             changed = document
