@@ -15,6 +15,10 @@ import Synchronization
 /// keeps the restricted documents an earlier listing found there. ``ClientConfiguration/listsRestrictedDocuments``
 /// turns the extra listings off where requests matter more.
 ///
+/// A course whose files tool is switched off answers 403 on both course-wide lists, the same 403 as for a
+/// course the user may not see; the course listing then has no `folders` relationship. Both together mean an
+/// ordinary course without documents: it is listed empty and complete.
+///
 /// JSON:API does not say which documents are hosted elsewhere (the content route answers 302 for them), so
 /// `isLink` is false here; the download learns it from the redirect.
 final class JSONAPISource: DocumentSource {
@@ -22,6 +26,10 @@ final class JSONAPISource: DocumentSource {
     let transport: HTTPTransport
     /// The user the connection probe fetched; the first overview uses it instead of asking again.
     private let probedUser: Mutex<RemoteUser?>
+    /// Courses the last overview listed without a `folders` relationship: no file area for this user.
+    private let coursesWithoutFiles = Mutex<Set<String>>([])
+    /// Courses whose missing file area was logged already: once per source, not on every refresh.
+    private let loggedWithoutFiles = Mutex<Set<String>>([])
     /// Which folder the next listing of a course looks in for restricted documents (Stud.IP 5.0).
     private let rotation = Mutex(FolderRotation())
 
@@ -70,8 +78,12 @@ final class JSONAPISource: DocumentSource {
             }
         }
         var collector = CourseCollector(semesters: semesters)
+        var withoutFiles = Set<String>()
         for (semester, listing) in zip(semesters, listings) {
             let elements = try listing.get()
+            for element in elements where element["relationships"]?["folders"] == nil {
+                if let id = element["id"]?.id { withoutFiles.insert(id) }
+            }
             let courses = elements.compactMap { element -> ListedCourse? in
                 guard let course = course(element) else {
                     problems.append(ItemProblem(itemID: element["id"]?.string ?? "?", message: "unreadable course"))
@@ -81,6 +93,7 @@ final class JSONAPISource: DocumentSource {
             }
             collector.add(courses, semesterID: semester.id)
         }
+        coursesWithoutFiles.withLock { $0 = withoutFiles }
         return RemoteOverview(user: user, semesters: semesters, courses: collector.result(), problems: problems)
     }
 
@@ -130,8 +143,16 @@ final class JSONAPISource: DocumentSource {
         async let documentListing = captured { () async throws(StudIPError) -> [JSONValue] in
             try await self.collection(["courses", course.id, "file-refs"], what: "the documents of \(label)")
         }
-        let folderElements = try await folderListing.get()
-        let documentElements = try await documentListing.get()
+        let folderResult = await folderListing
+        let documentResult = await documentListing
+        if case .failure(.forbidden) = folderResult, coursesWithoutFiles.withLock({ $0.contains(course.id) }) {
+            if loggedWithoutFiles.withLock({ $0.insert(course.id).inserted }) {
+                transport.logger.debug("\(label) has no file area (files tool switched off); listed empty")
+            }
+            return CourseContent(course: course, rootFolderID: "", folders: [], documents: [])
+        }
+        let folderElements = try folderResult.get()
+        let documentElements = try documentResult.get()
 
         var tree = try readableTree(folderElements, course: course, label: label)
         for element in documentElements {

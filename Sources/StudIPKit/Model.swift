@@ -162,9 +162,10 @@ public struct DocumentVersion: Sendable, Hashable, Codable {
 ///
 /// `failedFolderIDs` names folders whose listing failed (a 500 from one broken folder, malformed data):
 /// the store must keep what it knew below them instead of deleting it. A course whose listing failed as a whole
-/// never becomes a `CourseContent` (the client throws).
+/// never becomes a `CourseContent` (the client throws); a course without a file area is an empty content.
 public struct CourseContent: Sendable, Hashable {
     public var course: RemoteCourse
+    /// Empty when the API names no root folder: JSON:API for a course whose files tool is switched off.
     public var rootFolderID: String
     public var folders: [RemoteFolder]
     public var documents: [RemoteDocument]

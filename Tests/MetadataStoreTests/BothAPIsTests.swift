@@ -12,13 +12,26 @@ struct BothAPIsTests {
     static let inf101 = "INF-101 Einführung in die Informatik"
     static let scan = "Vorlesungsfolien/Lehrbuch Kapitel 3 (Scan).pdf"
 
-    /// `small` with INF-101's `README.txt` (root folder) restricted like the scan in "Vorlesungsfolien".
+    /// `small` with INF-101's `README.txt` (root folder) restricted like the scan in "Vorlesungsfolien", and L-16,
+    /// a course of test_autor whose files tool is off (fixtures-5.0.7-more Part 5).
     static func dataset() throws -> University {
         var university = try Dataset.generated(.small, seed: 1).load()
         let inf = try #require(university.courses.values.first { $0.number == "INF-101" })
         var readme = try #require(university.fileRefs(in: inf.topFolderID).first { $0.name == "README.txt" })
         readme.termsOfUseID = "NO_LICENSE"
         try university.update(readme)
+        let student = try #require(university.user(named: "test_autor"))
+        let rootID = "l16-root"
+        university.add(
+            Course(
+                id: "l16", number: "L-16", title: "Ringvorlesung ohne Dateibereich", instituteID: inf.instituteID,
+                semesterIDs: inf.semesterIDs,
+                members: [Membership(userID: student.id, permission: "autor", mkdate: inf.mkdate)],
+                topFolderID: rootID, mkdate: inf.mkdate, chdate: inf.chdate, modules: ["wiki"]))
+        university.add(
+            Folder(
+                id: rootID, userID: student.id, parentID: "", rangeID: "l16", folderType: "RootFolder", name: "",
+                mkdate: inf.mkdate, chdate: inf.mkdate))
         return university
     }
 
@@ -129,5 +142,25 @@ struct BothAPIsTests {
             #expect(stayed >= 1, "the next refresh looks in the root again, not in the scan's folder")
             #expect(!(try Self.paths(store).contains(found)))
         }
+    }
+
+    @Test(
+        "a course with its files tool off is an empty, complete course directory through both APIs",
+        arguments: [ClientConfiguration.API.jsonAPI, .legacyREST])
+    func filesToolOff(api: ClientConfiguration.API) async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .custom(try Self.dataset()), flavour: .v50))
+        defer { Task { await sim.stop() } }
+        let store = try MetadataStore.temporary()
+        try await Self.withSource(sim, api) { source in
+            for refresh in 1...2 {
+                let contents = try await Self.refresh(store, source, at: now + Double(refresh) * day)
+                #expect(try #require(contents["L-16"]).documents.isEmpty)
+            }
+        }
+        let course = try #require(try store.placedCourses().first { $0.courseID == "l16" })
+        #expect(course.listedAt != nil, "listed completely")
+        let directory = try #require(try store.path(of: course.inode))
+        #expect(directory.hasSuffix("/L-16 Ringvorlesung ohne Dateibereich"))
+        #expect(try Self.paths(store).filter { $0.hasPrefix(directory + "/") }.isEmpty)
     }
 }
