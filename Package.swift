@@ -88,7 +88,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MetadataStoreTests",
-            dependencies: ["MetadataStore", "StudIPKit"]
+            dependencies: ["MetadataStore", "StudIPKit", "StudIPSimulator"]
         ),
         .testTarget(
             name: "CampusFSTests",

@@ -9,9 +9,10 @@ extension MetadataStore {
     /// Applies one course's folders and documents in one transaction: inserts, updates, renames and moves (which
     /// keep the node, its inode and its user state), and deletions.
     ///
-    /// Deletion is conservative: what lies below a folder in `failedFolderIDs` (for the course root: everything)
-    /// and items the client or the store reported as problems are kept as they were. A listing that failed as a
-    /// whole never reaches the store (the client throws instead).
+    /// Deletion is conservative: what lies below a folder in `failedFolderIDs` (for the course root: everything),
+    /// items the client or the store reported as problems, and documents the user may not download in
+    /// `foldersWithUncheckedRestrictedDocuments` are kept as they were. A listing that failed as a whole never
+    /// reaches the store (the client throws instead).
     ///
     /// Highlights: a course's first listing is a *first sync* when the course was in the profile's first overview
     /// (and has not been listed since it got its directory): then only documents changed within
@@ -402,7 +403,8 @@ private struct CourseRefresh {
     }
 
     /// Deletes what the server no longer lists, except what must be kept: everything when the root failed, the
-    /// content of failed folders, items reported as problems, and the folders above all of those.
+    /// content of failed folders, items reported as problems, documents the user may not download in folders the
+    /// listing did not look for them in, and the folders above all of those.
     private mutating func deleteVanished(present: Set<Int64>) throws {
         guard !rootFailed else { return }
         let existing = Array(folders.values) + Array(documents.values)
@@ -417,6 +419,7 @@ private struct CourseRefresh {
         var keep = Set<Int64>()
         var stack = mine.filter { content.failedFolderIDs.contains($0.studipID) || problemIDs.contains($0.studipID) }
             .map(\.inode)
+        stack += try uncheckedRestrictedDocuments()
         while let inode = stack.popLast() {
             guard keep.insert(inode).inserted else { continue }
             stack += children[inode] ?? []
@@ -432,6 +435,24 @@ private struct CourseRefresh {
             summary.removed.append(
                 .init(path: oldPaths.path(of: item.inode), inode: item.inode, item: item.item, studipID: item.studipID))
             try editor.delete(item.inode, parent: item.parent, name: item.name)
+        }
+    }
+
+    /// The course's documents the user may not download (`downloadable = 0`) in the folders of
+    /// ``CourseContent/foldersWithUncheckedRestrictedDocuments``: the listing did not look for such documents
+    /// there, so their absence from it says nothing.
+    private func uncheckedRestrictedDocuments() throws -> [Int64] {
+        let folderIDs = content.foldersWithUncheckedRestrictedDocuments
+        guard !folderIDs.isEmpty else { return [] }
+        return try db.rows(
+            """
+            SELECT d.inode, d.folder_id FROM document d JOIN node n ON n.inode = d.inode
+            WHERE n.course_id = ? AND d.downloadable = 0
+            """,
+            [content.course.id]
+        ).compactMap { row in
+            let folderID = try row.decode(String.self, forColumn: "folder_id")
+            return try folderIDs.contains(folderID) ? row.decode(Int64.self, forColumn: "inode") : nil
         }
     }
 

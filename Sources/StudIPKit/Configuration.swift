@@ -25,9 +25,10 @@ public struct ClientConfiguration: Sendable {
     /// Items per page of a collection. Stud.IP has no maximum and slices in memory (API.md §3.4), so large
     /// pages need the fewest requests.
     public var pageSize: Int
-    /// JSON:API on Stud.IP 5.1+: list a folder on its own when the course-wide document list (which omits
-    /// documents the user may not download) came up short for it — one request per such folder and refresh.
-    /// Off, such documents are absent and a course costs two requests.
+    /// JSON:API: list folders on their own to find the documents the user may not download, which the
+    /// course-wide document list omits — on 5.1+ each folder for which that list came up short, on 5.0 (no
+    /// counts) one folder per course and refresh, in rotation. Off, such documents are absent and a course costs
+    /// two requests.
     public var listsRestrictedDocuments: Bool
     /// The OAuth2 client id used to refresh Bearer tokens (registered at `dispatch.php/admin/oauth2`).
     public var oauthClientID: String

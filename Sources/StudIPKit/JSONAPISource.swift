@@ -3,16 +3,21 @@ import Synchronization
 
 /// Stud.IP's JSON:API (`<base>/jsonapi.php/v1`, Stud.IP 4.5–6.x) with the cheapest complete walk (API.md §5.5):
 /// `users/me`, `semesters`, the user's courses per semester, then per course the flat folder list and the
-/// flat list of downloadable documents — 2 requests per course, plus one per folder whose documents the
-/// course-wide list does not fully cover.
+/// flat list of downloadable documents — 2 requests per course, plus the folders listed on their own below.
 ///
-/// `courses/{id}/file-refs` omits documents the user may not download. Stud.IP 5.1+ announces each folder's
-/// document count (`relationships.file-refs.meta.count`), so only folders whose count exceeds what the
-/// course-wide list delivered are listed one by one (`folders/{id}/file-refs`), which adds the missing
-/// documents with `isDownloadable = false` (``ClientConfiguration/listsRestrictedDocuments`` turns this off
-/// where requests matter more). Stud.IP 5.0 sends no counts; listing every folder there would
-/// cost one request per folder on every refresh, so on 5.0 documents the user may not download stay absent
-/// (opening them would fail anyway). Legacy REST lists them on every version.
+/// `courses/{id}/file-refs` omits documents the user may not download; `folders/{id}/file-refs` lists them
+/// (`is-downloadable: false`), and they must be shown like legacy REST shows them. Stud.IP 5.1+ announces each
+/// folder's document count (`relationships.file-refs.meta.count`), so exactly the folders whose count exceeds
+/// what the course-wide list delivered are listed on their own. Stud.IP 5.0 sends no counts, and listing every
+/// folder would cost one request per folder and refresh; there each listing of a course lists one folder on its
+/// own, in rotation (``FolderRotation``: the root first), which keeps a refresh within 2 + S + 3C requests.
+/// Folders not looked in are reported in ``CourseContent/foldersWithUncheckedRestrictedDocuments``, so the store
+/// keeps the restricted documents an earlier listing found there. ``ClientConfiguration/listsRestrictedDocuments``
+/// turns the extra listings off where requests matter more.
+///
+/// A course whose files tool is switched off answers 403 on both course-wide lists, the same 403 as for a
+/// course the user may not see; the course listing then has no `folders` relationship. Both together mean an
+/// ordinary course without documents: it is listed empty and complete.
 ///
 /// JSON:API does not say which documents are hosted elsewhere (the content route answers 302 for them), so
 /// `isLink` is false here; the download learns it from the redirect.
@@ -21,6 +26,12 @@ final class JSONAPISource: DocumentSource {
     let transport: HTTPTransport
     /// The user the connection probe fetched; the first overview uses it instead of asking again.
     private let probedUser: Mutex<RemoteUser?>
+    /// Courses the last overview listed without a `folders` relationship: no file area for this user.
+    private let coursesWithoutFiles = Mutex<Set<String>>([])
+    /// Courses whose missing file area was logged already: once per source, not on every refresh.
+    private let loggedWithoutFiles = Mutex<Set<String>>([])
+    /// Which folder the next listing of a course looks in for restricted documents (Stud.IP 5.0).
+    private let rotation = Mutex(FolderRotation())
 
     static let mediaType = "application/vnd.api+json"
 
@@ -67,8 +78,12 @@ final class JSONAPISource: DocumentSource {
             }
         }
         var collector = CourseCollector(semesters: semesters)
+        var withoutFiles = Set<String>()
         for (semester, listing) in zip(semesters, listings) {
             let elements = try listing.get()
+            for element in elements where element["relationships"]?["folders"] == nil {
+                if let id = element["id"]?.id { withoutFiles.insert(id) }
+            }
             let courses = elements.compactMap { element -> ListedCourse? in
                 guard let course = course(element) else {
                     problems.append(ItemProblem(itemID: element["id"]?.string ?? "?", message: "unreadable course"))
@@ -78,6 +93,7 @@ final class JSONAPISource: DocumentSource {
             }
             collector.add(courses, semesterID: semester.id)
         }
+        coursesWithoutFiles.withLock { $0 = withoutFiles }
         return RemoteOverview(user: user, semesters: semesters, courses: collector.result(), problems: problems)
     }
 
@@ -127,29 +143,53 @@ final class JSONAPISource: DocumentSource {
         async let documentListing = captured { () async throws(StudIPError) -> [JSONValue] in
             try await self.collection(["courses", course.id, "file-refs"], what: "the documents of \(label)")
         }
-        let folderElements = try await folderListing.get()
-        let documentElements = try await documentListing.get()
+        let folderResult = await folderListing
+        let documentResult = await documentListing
+        if case .failure(.forbidden) = folderResult, coursesWithoutFiles.withLock({ $0.contains(course.id) }) {
+            if loggedWithoutFiles.withLock({ $0.insert(course.id).inserted }) {
+                transport.logger.debug("\(label) has no file area (files tool switched off); listed empty")
+            }
+            return CourseContent(course: course, rootFolderID: "", folders: [], documents: [])
+        }
+        let folderElements = try folderResult.get()
+        let documentElements = try documentResult.get()
 
         var tree = try readableTree(folderElements, course: course, label: label)
         for element in documentElements {
             tree.add(document: element, listedInFolder: nil)
         }
-        let incomplete = transport.listsRestrictedDocuments ? tree.foldersMissingDocuments() : []
-        let listings = await concurrentMap(incomplete) { folder in
+        var ownListings: [RemoteFolder] = []
+        var uncounted: [String] = []
+        var rotated: RemoteFolder?
+        if transport.listsRestrictedDocuments {
+            let withoutCount = tree.foldersWithoutCount()
+            uncounted = withoutCount.map(\.id)
+            let next = rotation.withLock { $0.next(in: course.id, among: uncounted) }
+            rotated = withoutCount.first { $0.id == next }
+            ownListings = tree.foldersMissingDocuments() + (rotated.map { [$0] } ?? [])
+        }
+        let listings = await concurrentMap(ownListings) { folder in
             await captured { () async throws(StudIPError) -> [JSONValue] in
                 try await self.collection(
                     ["folders", folder.id, "file-refs"], what: "the documents of folder \"\(folder.name)\" in \(label)")
             }
         }
-        for (folder, listing) in zip(incomplete, listings) {
+        var unchecked = Set(uncounted)
+        for (folder, listing) in zip(ownListings, listings) {
             switch listing {
             case .success(let elements):
                 for element in elements { tree.add(document: element, listedInFolder: folder.id) }
+                if folder.id == rotated?.id {
+                    unchecked.remove(folder.id)
+                    rotation.withLock { $0.checked(folder.id, in: course.id, among: uncounted) }
+                }
             case .failure(let error):
                 tree.fail(folder.id, because: error.description)
             }
         }
-        return tree.content
+        var content = tree.content
+        content.foldersWithUncheckedRestrictedDocuments = unchecked
+        return content
     }
 
     static func label(_ course: RemoteCourse) -> String {
@@ -285,8 +325,39 @@ private struct CourseTree {
         }
     }
 
+    /// Folders without an announced count (all of them on Stud.IP 5.0), in tree order: the root first.
+    func foldersWithoutCount() -> [RemoteFolder] {
+        content.folders.filter { announced[$0.id] == nil }
+    }
+
     mutating func fail(_ folderID: String, because reason: String) {
         content.failedFolderIDs.insert(folderID)
         content.problems.append(ItemProblem(itemID: folderID, message: reason))
+    }
+}
+
+/// Which folder of a course the next listing looks in for documents the user may not download, where folders
+/// announce no document count (Stud.IP 5.0): the one looked in least recently, folders never looked in first in
+/// tree order, so the root comes first and each of F folders is looked in at least once every F listings.
+private struct FolderRotation {
+    /// Course id → folder id → the tick of the folder's last successful listing.
+    private var lastChecked: [String: [String: UInt64]] = [:]
+    private var tick: UInt64 = 0
+
+    /// `folderIDs` in tree order.
+    func next(in courseID: String, among folderIDs: [String]) -> String? {
+        let checks = lastChecked[courseID] ?? [:]
+        return folderIDs.enumerated().min { lhs, rhs in
+            (checks[lhs.element] ?? 0, lhs.offset) < (checks[rhs.element] ?? 0, rhs.offset)
+        }?.element
+    }
+
+    /// Records a listing of `folderID`; folders no longer among `folderIDs` are forgotten.
+    mutating func checked(_ folderID: String, in courseID: String, among folderIDs: [String]) {
+        tick += 1
+        let current = Set(folderIDs)
+        var checks = (lastChecked[courseID] ?? [:]).filter { current.contains($0.key) }
+        checks[folderID] = tick
+        lastChecked[courseID] = checks
     }
 }

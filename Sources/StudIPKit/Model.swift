@@ -164,25 +164,33 @@ public struct DocumentVersion: Sendable, Hashable, Codable {
 /// Everything below one course: its readable folders (root included) and the documents in them.
 ///
 /// `failedFolderIDs` names folders whose listing failed (a 500 from one broken folder, malformed data):
-/// the store must keep what it knew below them instead of deleting it. `isComplete` is false when the whole
-/// course could not be listed; then nothing below the course may be deleted.
+/// the store must keep what it knew below them instead of deleting it. A course whose listing failed as a whole
+/// never becomes a `CourseContent` (the client throws); a course without a file area is an empty content.
 public struct CourseContent: Sendable, Hashable {
     public var course: RemoteCourse
+    /// Empty when the API names no root folder: JSON:API for a course whose files tool is switched off.
     public var rootFolderID: String
     public var folders: [RemoteFolder]
     public var documents: [RemoteDocument]
     public var failedFolderIDs: Set<String>
+    /// Folders in which this listing did not look for documents the user may not download (JSON:API on
+    /// Stud.IP 5.0 looks in one folder per listing). Their downloadable documents are complete; the
+    /// non-downloadable ones the store knows there must stay until a listing that looks in the folder omits them.
+    /// Empty when the listing is complete (legacy REST, JSON:API 5.1+, or restricted documents switched off).
+    public var foldersWithUncheckedRestrictedDocuments: Set<String>
     public var problems: [ItemProblem]
 
     public init(
         course: RemoteCourse, rootFolderID: String, folders: [RemoteFolder], documents: [RemoteDocument],
-        failedFolderIDs: Set<String> = [], problems: [ItemProblem] = []
+        failedFolderIDs: Set<String> = [], foldersWithUncheckedRestrictedDocuments: Set<String> = [],
+        problems: [ItemProblem] = []
     ) {
         self.course = course
         self.rootFolderID = rootFolderID
         self.folders = folders
         self.documents = documents
         self.failedFolderIDs = failedFolderIDs
+        self.foldersWithUncheckedRestrictedDocuments = foldersWithUncheckedRestrictedDocuments
         self.problems = problems
     }
 }

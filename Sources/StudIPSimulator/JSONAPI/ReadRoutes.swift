@@ -82,19 +82,20 @@ extension JSONAPIEnvironment {
         return document(["data": course(found)])
     }
 
+    /// 403 also when the files tool is off, for teachers too.
     func courseFolders(id: String, viewer: User) -> SimResponse {
         guard let found = university.courses[id] else { return notFound() }
-        guard university.canAccess(course: found, user: viewer) else { return forbidden() }
+        guard university.canAccess(course: found, user: viewer), found.hasFiles else { return forbidden() }
         let items = university.folderTree(from: found.topFolderID).filter {
             university.canSee(folder: $0, user: viewer)
         }
         return collection(items.map { folder($0, viewer: viewer) }, page: Page(query: request.query))
     }
 
-    /// Only documents the user may download (`RangeFileRefsIndex`).
+    /// Only documents the user may download (`RangeFileRefsIndex`); 403 when the files tool is off.
     func courseFileRefs(id: String, viewer: User) -> SimResponse {
         guard let found = university.courses[id] else { return notFound() }
-        guard university.canAccess(course: found, user: viewer) else { return forbidden() }
+        guard university.canAccess(course: found, user: viewer), found.hasFiles else { return forbidden() }
         let refs = university.folderTree(from: found.topFolderID).flatMap { university.fileRefs(in: $0.id) }
             .filter { university.canDownload($0, user: viewer) }
         return collection(refs.map { fileRef($0, viewer: viewer) }, page: Page(query: request.query))

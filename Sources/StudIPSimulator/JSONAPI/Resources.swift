@@ -128,9 +128,13 @@ extension JSONAPIEnvironment {
         var relationships: [(String, JSON)] = [("institute", toOne("institutes", course.instituteID))]
         if let start { relationships.append(("start-semester", toOne("semesters", start))) }
         if let end { relationships.append(("end-semester", toOne("semesters", end))) }
+        relationships.append(("participating-institutes", ["data": []]))
+        if course.hasFiles {
+            relationships += [
+                ("file-refs", related("courses/\(id)/file-refs")), ("folders", related("courses/\(id)/folders")),
+            ]
+        }
         relationships += [
-            ("participating-institutes", ["data": []]), ("file-refs", related("courses/\(id)/file-refs")),
-            ("folders", related("courses/\(id)/folders")),
             ("forum-categories", related("courses/\(id)/forum-categories")),
             ("blubber-threads", related("courses/\(id)/blubber-threads")),
         ]

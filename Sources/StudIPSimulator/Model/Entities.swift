@@ -179,6 +179,11 @@ public struct Course: Sendable, Hashable {
 
     public var isOpenEnded: Bool { semesterIDs.isEmpty }
 
+    /// The files tool (`CoreDocuments`) is active. Off (Stud.IP 5.0.7, fixtures-5.0.7-more Part 5), JSON:API
+    /// answers 403 for the course's folders and file-refs and leaves those relationships out of the course;
+    /// legacy REST still serves `top_folder` (its route checks no tool) and lists no `documents` module.
+    public var hasFiles: Bool { modules.contains("documents") }
+
     /// `Course::isInSemester`: open-ended courses are in every semester.
     public func isIn(semester id: String) -> Bool {
         semesterIDs.isEmpty || semesterIDs.contains(id)

@@ -10,7 +10,7 @@ import Foundation
 /// | `POST /__sim/documents`, `PATCH`/`DELETE /__sim/documents/{id}` | add; rename (`name`), move (`folder_id`), new version (`new_version`, `size`, `text`, `via`); delete |
 /// | `GET /__sim/documents/{id}/content` | the bytes a download of that document must produce |
 /// | `POST /__sim/folders`, `PATCH`/`DELETE /__sim/folders/{id}` | add (`parent_id`, `name`, `folder_type`); rename, move (`parent_id`); delete with contents |
-/// | `POST /__sim/courses` | add a course (`title`, `number`, `semester_ids`, `members` {username: permission}) with its root folder |
+/// | `POST /__sim/courses` | add a course (`title`, `number`, `semester_ids`, `members` {username: permission}, `files_tool` false = files tool off) with its root folder |
 /// | `POST /__sim/oauth2/expire` | expire every access token now |
 ///
 /// Changes bump dates like Stud.IP 5.0.7 (captured in `fixtures-5.0.7-more`, Parts 2 and 3), each at least one
@@ -275,6 +275,7 @@ struct ControlAPI: Sendable {
         }
         let id = try string(input, "id") ?? PHP.newID()
         let rootID = PHP.newID()
+        let hasFiles = try bool(input, "files_tool") ?? true
         try store.mutate { university in
             let now = Self.now(after: 0)
             let memberships = try members.map { username, permission in
@@ -287,10 +288,11 @@ struct ControlAPI: Sendable {
                 throw Failure(status: 404, message: "no semester \(semester)")
             }
             let owner = memberships.first { $0.permission == "dozent" }?.userID ?? memberships.first?.userID ?? ""
-            university.add(
-                Course(
-                    id: id, number: number, title: title, instituteID: PHP.newID(), semesterIDs: semesterIDs,
-                    members: memberships, topFolderID: rootID, mkdate: now, chdate: now))
+            var course = Course(
+                id: id, number: number, title: title, instituteID: PHP.newID(), semesterIDs: semesterIDs,
+                members: memberships, topFolderID: rootID, mkdate: now, chdate: now)
+            if !hasFiles { course.modules.removeAll { $0 == "documents" } }
+            university.add(course)
             university.add(
                 Folder(
                     id: rootID, userID: owner, parentID: "", rangeID: id, folderType: "RootFolder", name: "",
@@ -340,6 +342,14 @@ struct ControlAPI: Sendable {
     private func required(_ input: JSON, _ key: String) throws -> String {
         guard let value = try string(input, key) else { throw Failure(status: 400, message: "\(key) is required") }
         return value
+    }
+
+    private func bool(_ input: JSON, _ key: String) throws -> Bool? {
+        switch input[key] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        default: throw Failure(status: 400, message: "\(key) must be true or false")
+        }
     }
 
     private func int(_ input: JSON, _ key: String) throws -> Int? {

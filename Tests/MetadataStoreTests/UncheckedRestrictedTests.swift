@@ -1,0 +1,63 @@
+import Foundation
+import StudIPKit
+import Testing
+
+@testable import MetadataStore
+
+/// `CourseContent.foldersWithUncheckedRestrictedDocuments`: a listing that did not look in a folder for documents
+/// the user may not download says nothing about those documents there.
+@Suite("Restricted documents in folders a listing did not look in")
+struct UncheckedRestrictedTests {
+    let course = "WS 2026-27/INF-101 Foo"
+    let slides = folder("f-slides", in: root(info101), "Folien")
+    let lecture = document("d-1", in: "f-slides", "Vorlesung 1.pdf")
+    var solution: RemoteDocument { restricted(document("d-sol", in: "f-slides", "Musterloesung.pdf")) }
+    var rootSolution: RemoteDocument { restricted(document("d-root", in: root(info101), "Loesung Blatt 1.pdf")) }
+
+    func restricted(_ document: RemoteDocument) -> RemoteDocument {
+        var document = document
+        document.isDownloadable = false
+        return document
+    }
+
+    func listing(_ documents: [RemoteDocument], unchecked: Set<String>) -> CourseContent {
+        var listing = content(info101, folders: [slides], documents: documents)
+        listing.foldersWithUncheckedRestrictedDocuments = unchecked
+        return listing
+    }
+
+    @Test func keptUntilAListingThatLooksInTheFolderOmitsIt() throws {
+        let store = try MetadataStore.withCourse(listing([lecture, solution, rootSolution], unchecked: []))
+        let kept = try store.inode(course + "/Folien/Musterloesung.pdf")
+
+        var summary = try store.applyCourse(listing([lecture], unchecked: ["f-slides"]), now: now + day)
+        #expect(try store.inode(course + "/Folien/Musterloesung.pdf") == kept, "Folien was not looked in")
+        #expect(summary.removed.map(\.path) == [course + "/Loesung Blatt 1.pdf"], "the root was")
+
+        summary = try store.applyCourse(listing([lecture], unchecked: [root(info101)]), now: now + 2 * day)
+        #expect(try store.names(course + "/Folien") == ["Vorlesung 1.pdf"])
+        #expect(summary.removed.map(\.path) == [course + "/Folien/Musterloesung.pdf"])
+    }
+
+    @Test func keptInTheRootWhenTheRootWasNotLookedIn() throws {
+        let store = try MetadataStore.withCourse(listing([lecture, rootSolution], unchecked: []))
+        let summary = try store.applyCourse(listing([lecture], unchecked: [root(info101)]), now: now + day)
+        #expect(try store.names(course) == ["Folien", "Loesung Blatt 1.pdf"])
+        #expect(summary.removed.isEmpty)
+    }
+
+    @Test func downloadableDocumentsOfUncheckedFoldersGoAsUsual() throws {
+        let store = try MetadataStore.withCourse(listing([lecture, solution], unchecked: []))
+        let summary = try store.applyCourse(listing([], unchecked: ["f-slides", root(info101)]), now: now + day)
+        #expect(try store.names(course + "/Folien") == ["Musterloesung.pdf"])
+        #expect(summary.removed.map(\.path) == [course + "/Folien/Vorlesung 1.pdf"])
+    }
+
+    @Test func aVanishedFolderTakesItsRestrictedDocumentsAlong() throws {
+        let store = try MetadataStore.withCourse(listing([lecture, solution], unchecked: []))
+        var gone = content(info101, documents: [])
+        gone.foldersWithUncheckedRestrictedDocuments = [root(info101)]
+        _ = try store.applyCourse(gone, now: now + day)
+        #expect(try store.names(course).isEmpty)
+    }
+}
