@@ -42,10 +42,11 @@ extension JSONAPIEnvironment {
         "\"\(ref.inode) \(ref.fileMtime) \(ref.size)\""
     }
 
+    /// Strong comparison only: `W/<current>` does not match (fixture `p2_v4_jsonapi_content_if_none_match_weak`).
     static func matches(_ header: String, etag: String) -> Bool {
         header.split(separator: ",").contains {
             let candidate = $0.trimmingCharacters(in: .whitespaces)
-            return candidate == "*" || candidate == etag || candidate == "W/" + etag
+            return candidate == "*" || candidate == etag
         }
     }
 
