@@ -5,11 +5,11 @@ import Testing
 
 /// New versions, renames, moves, undownloadable and elsewhere-hosted documents, held against what an unmodified
 /// Stud.IP 5.0.7 sent (`Tests/Fixtures/studip-5.0.7-more`, README Parts 2, 3, 4 and 6).
-@Suite("Versions, renames and moves as captured from Stud.IP 5.0.7")
+@Suite("Versions, renames, moves, undownloadable and elsewhere-hosted documents as Stud.IP 5.0.7 has them")
 struct VersionCaptureTests {
-    /// One captured change: the document starts with the bytes, name and folder of state `from`; the control API
-    /// applies `change` (and the bytes of `toBytes` as a new version); then the values that changed on the
-    /// simulator must be the values that changed between the captured states `from` and `to`.
+    /// One captured change: a new document starts with the bytes and name of state `from`; the control API applies
+    /// `change` (and the bytes of `toBytes` as a new version); then the values that changed on the simulator must
+    /// be the values that changed between the captured states `from` and `to`.
     struct Step: Sendable, CustomTestStringConvertible {
         let testDescription: String
         /// Capture prefix: `p2` (versions) or `p3` (rename, move).
