@@ -25,9 +25,6 @@ struct ConformanceTests {
         static func withoutHost(_ text: String) -> String {
             text.replacing(/http:\/\/127\.0\.0\.1(:[0-9]+)?/, with: "http://<host>")
         }
-        /// ETags carry the capture disk's inode and mtime; `If-None-Match` sends the ETag the simulator gave
-        /// for the same URL earlier in the replay instead of the captured one.
-        static let revalidatingHeader = "If-None-Match"
         /// The full HTML error page of Stud.IP's web layout (24 KB of navigation and session data); only the
         /// status and content type are compared.
         static let htmlErrorPages: Set<String> = ["rest_upload_file"]
@@ -40,16 +37,11 @@ struct ConformanceTests {
         defer { Task { await sim.stop() } }
         /// Captured id → id the simulator generated (uploads, new folders), learned from `Location` headers.
         var ids: [String: String] = [:]
-        /// ETags the simulator sent, by URL.
-        var etags: [String: String] = [:]
 
         for fixture in fixtures {
             var url = fixture.url
             for (captured, generated) in ids { url = url.replacingOccurrences(of: captured, with: generated) }
-            var headers = fixture.requestHeaders.map { header in
-                header.key == Exception.revalidatingHeader
-                    ? (header.key, etags[url] ?? header.value) : (header.key, header.value)
-            }
+            var headers = fixture.requestHeaders.map { ($0.key, $0.value) }
             if let user = fixture.user {
                 headers.append(HTTP.basic(user, fixture.name.hasSuffix("_badpw") ? "wrong-password" : "testing"))
             }
@@ -57,7 +49,6 @@ struct ConformanceTests {
                 .init(rawValue: fixture.method), sim.baseURL + url, headers: headers,
                 body: Self.requestBody(for: fixture))
             try #require(response.status == fixture.status, "\(fixture.name): status \(response.status)")
-            if let etag = response.header("ETag") { etags[url] = etag }
 
             if let location = fixture.header("Location"), let actual = response.header("Location") {
                 #expect(
@@ -71,7 +62,8 @@ struct ConformanceTests {
             for name in ["ETag", "Content-Disposition", "WWW-Authenticate", "Last-Modified", "Content-Type"] {
                 guard let expected = fixture.header(name) else { continue }
                 let actual = response.header(name) ?? "(missing)"
-                if name == "ETag" {
+                if name == "ETag", fixture.url.hasPrefix("/api.php") {
+                    // Legacy REST's ETag is the MD5 of the body, and the bodies name the capture's host.
                     #expect(headerForm(expected) == headerForm(actual), "\(fixture.name): ETag \(actual)")
                 } else if name == "Content-Type" {
                     #expect(expected.lowercased() == actual.lowercased(), "\(fixture.name): Content-Type \(actual)")

@@ -3,13 +3,13 @@ import Testing
 
 @testable import StudIPSimulator
 
-/// New versions, renames and moves, held against what an unmodified Stud.IP 5.0.7 sent
-/// (`Tests/Fixtures/studip-5.0.7-more`, README Parts 2 and 3).
-@Suite("Versions, renames and moves as captured from Stud.IP 5.0.7")
+/// New versions, renames, moves, undownloadable and elsewhere-hosted documents, held against what an unmodified
+/// Stud.IP 5.0.7 sent (`Tests/Fixtures/studip-5.0.7-more`, README Parts 2, 3, 4 and 6).
+@Suite("Versions, renames, moves, undownloadable and elsewhere-hosted documents as Stud.IP 5.0.7 has them")
 struct VersionCaptureTests {
-    /// One captured change: the document starts with the bytes, name and folder of state `from`; the control API
-    /// applies `change` (and the bytes of `toBytes` as a new version); then the values that changed on the
-    /// simulator must be the values that changed between the captured states `from` and `to`.
+    /// One captured change: a new document starts with the bytes and name of state `from`; the control API applies
+    /// `change` (and the bytes of `toBytes` as a new version); then the values that changed on the simulator must
+    /// be the values that changed between the captured states `from` and `to`.
     struct Step: Sendable, CustomTestStringConvertible {
         let testDescription: String
         /// Capture prefix: `p2` (versions) or `p3` (rename, move).
@@ -209,5 +209,101 @@ struct VersionCaptureTests {
 
     static func json(_ object: [String: String]) throws -> String {
         String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+    }
+
+    /// Part 4: listed by folder with `is-downloadable: false`, left out of the course-wide list, 403 to download.
+    @Test func documentTheStudentMayNotDownload() async throws {
+        var university = Scenario.university()
+        university.add(
+            TermsOfUse(
+                id: "CAMPUSFS_NODOWNLOAD", name: "Nur Lehrende (kein Download)", icon: "lock", position: 9, mkdate: 0,
+                chdate: 0, downloadCondition: 2))
+        let id = "d0000000000000000000000000000009"
+        let lecturer = try #require(university.user(named: "test_dozent")?.id)
+        university.add(
+            FileRef(
+                id: id, fileID: "e0000000000000000000000000000009", folderID: Scenario.slidesFolderID,
+                name: "Musterlösung (gesperrt).pdf", userID: lecturer, mimeType: "application/pdf", size: 100,
+                mkdate: 1_790_900_500, chdate: 1_790_900_500, content: .generated(kind: .binary, seed: 9, size: 100),
+                termsOfUseID: "CAMPUSFS_NODOWNLOAD"))
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .custom(university), flavour: .v50))
+        defer { Task { await sim.stop() } }
+        let capturedID = "3ea71767f91c62bc2f96e65077ef2674"
+        let auth = [HTTP.basic("test_autor"), HTTP.jsonAPIAccept]
+        let jsonapi = "\(sim.baseURL)/jsonapi.php/v1"
+
+        func entries(_ body: Data?) throws -> [[String: Any]] {
+            let document = try Self.object(try #require(body))
+            return try #require(document["data"] as? [[String: Any]])
+        }
+        func flags(_ entry: [String: Any]?) -> [String: Bool] {
+            (entry?["attributes"] as? [String: Any] ?? [:]).filter { $0.key.hasPrefix("is-") }
+                .compactMapValues { $0 as? Bool }
+        }
+        let capturedListing = try entries(try Fixture.named("p4_jsonapi_folder_root_file_refs", in: Fixture.more).body)
+        let capturedEntry = capturedListing.first { $0["id"] as? String == capturedID }
+        let listing = try entries(
+            try await HTTP.get("\(jsonapi)/folders/\(Scenario.slidesFolderID)/file-refs", headers: auth).body)
+        let entry = listing.first { $0["id"] as? String == id }
+        #expect(flags(entry) == flags(capturedEntry))
+        #expect(flags(entry)["is-downloadable"] == false)
+        #expect((entry?["meta"] as? [String: Any])?["download-url"] != nil)
+
+        let course = try Self.object(
+            try await HTTP.get("\(jsonapi)/courses/\(Scenario.courseID)/file-refs", headers: auth).body)
+        let listed = (course["data"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(!listed.contains(id))
+        #expect(listed.count == university.fileRefs.count - 1)
+        #expect(((course["meta"] as? [String: Any])?["page"] as? [String: Any])?["total"] as? Int == listed.count)
+
+        let content = try await HTTP.get("\(jsonapi)/file-refs/\(id)/content", headers: [HTTP.basic("test_autor")])
+        let capturedContent = try Fixture.named("p4_jsonapi_content", in: Fixture.more)
+        #expect(content.status == capturedContent.status)
+        #expect(content.body == capturedContent.body)
+        let download = try await HTTP.get(
+            "\(sim.baseURL)/api.php/file/\(id)/download", headers: [HTTP.basic("test_autor")])
+        let capturedDownload = try Fixture.named("p4_rest_file_download", in: Fixture.more)
+        #expect(download.status == capturedDownload.status)
+        let message = try JSONSerialization.jsonObject(
+            with: try #require(capturedDownload.body), options: .fragmentsAllowed)
+        #expect(try download.json() as? String == (message as? String)?.replacingOccurrences(of: capturedID, with: id))
+    }
+
+    /// Part 6: JSON:API redirects a GET to the other host and answers HEAD without an ETag; legacy REST cannot
+    /// deliver it at all.
+    @Test func documentHostedElsewhere() async throws {
+        let sim = try await Scenario.start(flavour: .v50)
+        defer { Task { await sim.stop() } }
+        let id = Scenario.linkID
+        let content = "\(sim.baseURL)/jsonapi.php/v1/file-refs/\(id)/content"
+        let autor = [HTTP.basic("test_autor")]
+
+        let redirect = try await HTTP.get(content, headers: autor)
+        let capturedRedirect = try Fixture.named("p6_jsonapi_content", in: Fixture.more)
+        #expect(redirect.status == capturedRedirect.status)
+        #expect(redirect.header("Location") == "\(sim.externalBaseURL)/elsewhere/\(id)/Paper.pdf")
+        #expect(redirect.header("Content-Type") == capturedRedirect.header("Content-Type"))
+        #expect(redirect.body.isEmpty)
+
+        let head = try await HTTP.request(.HEAD, content, headers: autor)
+        let capturedHead = try Fixture.named("p6_jsonapi_content_head", in: Fixture.more)
+        #expect(head.status == capturedHead.status)
+        #expect(head.header("ETag") == nil && capturedHead.header("ETag") == nil)
+        #expect(head.header("Location") == nil)
+
+        let download = try await HTTP.get("\(sim.baseURL)/api.php/file/\(id)/download", headers: autor)
+        let capturedDownload = try Fixture.named("p6_rest_file_download", in: Fixture.more)
+        #expect(download.status == capturedDownload.status)
+        let message = try JSONSerialization.jsonObject(
+            with: try #require(capturedDownload.body), options: .fragmentsAllowed)
+        #expect(try download.json() as? String == message as? String)
+
+        let file = try Self.object(try await HTTP.get("\(sim.baseURL)/api.php/file/\(id)", headers: autor).body)
+        let capturedFile = try Self.object(try #require(try Fixture.named("p6_rest_file", in: Fixture.more).body))
+        #expect(file["storage"] as? String == capturedFile["storage"] as? String)
+        let capturedURL = (capturedFile["url"] as? String)?
+            .replacingOccurrences(of: "f62768f0cbd0bcdc4912ce5e4f84eb14", with: id)
+            .replacingOccurrences(of: "mappe_studip-el.pdf", with: "Paper.pdf")
+        #expect(file["url"] as? String == capturedURL)
     }
 }

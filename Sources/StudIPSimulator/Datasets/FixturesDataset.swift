@@ -77,7 +77,8 @@ enum FixturesDataset {
                     id: ref.id, fileID: ref.fileId, folderID: ref.folderId, name: ref.name, userID: ref.userId,
                     mimeType: ref.mimeType, size: ref.size, mkdate: ref.mkdate, chdate: ref.chdate,
                     fileChdate: ref.fileChdate, content: .bytes(bytes), description: ref.description,
-                    downloads: ref.downloads, termsOfUseID: ref.termsOfUseId))
+                    downloads: ref.downloads, termsOfUseID: ref.termsOfUseId, inode: ref.inode,
+                    fileMtime: ref.fileMtime))
         }
         return university
     }
@@ -139,5 +140,8 @@ enum FixturesDataset {
     private struct FileRefRow: Decodable {
         var id, fileId, folderId, name, description, userId, mimeType, termsOfUseId, contentFile, sha256: String
         var size, mkdate, chdate, fileChdate, downloads: Int
+        /// The captured ETag's inode and mtime, for the documents whose ETag was captured.
+        var inode: UInt64?
+        var fileMtime: Int?
     }
 }

@@ -6,17 +6,19 @@ extension JSONAPIEnvironment {
     func content(id: String, viewer: User) -> SimResponse {
         guard let ref = university.fileRefs[id] else { return plain(404, "Not Found") }
         guard university.canDownload(ref, user: viewer) else { return plain(403, "Forbidden") }
+        let html = ("Content-Type", "text/html; charset=UTF-8")
         if case .external(let url) = ref.content {
+            // Stud.IP redirects only a GET; a HEAD gets 200 without an ETag (fixture `p6_jsonapi_content_head`).
+            guard request.method == "GET" else { return SimResponse(status: 200, headers: [html], route: route) }
             let location = url.hasPrefix("/") ? context.externalBaseURL + url : url
-            return SimResponse(status: 302, headers: [("Location", location)], route: route)
+            return SimResponse(status: 302, headers: [html, ("Location", location)], route: route)
         }
         let etag = Self.etag(for: ref)
         if let match = request.header("if-none-match"), Self.matches(match, etag: etag) {
             return SimResponse(status: 304, headers: [("ETag", etag)], route: route)
         }
         if request.method == "HEAD" {
-            return SimResponse(
-                status: 200, headers: [("Content-Type", "text/html; charset=UTF-8"), ("ETag", etag)], route: route)
+            return SimResponse(status: 200, headers: [html, ("ETag", etag)], route: route)
         }
         if ref.userID != viewer.id, university.folders[ref.folderID]?.folderType != "HomeworkFolder" {
             _ = try? context.mutate { university in
@@ -42,10 +44,11 @@ extension JSONAPIEnvironment {
         "\"\(ref.inode) \(ref.fileMtime) \(ref.size)\""
     }
 
+    /// Strong comparison only: `W/<current>` does not match (fixture `p2_v4_jsonapi_content_if_none_match_weak`).
     static func matches(_ header: String, etag: String) -> Bool {
         header.split(separator: ",").contains {
             let candidate = $0.trimmingCharacters(in: .whitespaces)
-            return candidate == "*" || candidate == etag || candidate == "W/" + etag
+            return candidate == "*" || candidate == etag
         }
     }
 

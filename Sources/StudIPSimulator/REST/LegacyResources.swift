@@ -124,7 +124,7 @@ extension LegacyEnvironment {
         ]
         if ref.isLink {
             let query = PHP.buildQuery([("type", "0"), ("file_id", ref.id), ("file_name", ref.name)])
-            fields.append(("url", .string(context.baseURL + "/sendfile.php?" + query)))
+            fields.append(("url", .string(context.basePath + "/sendfile.php?" + query)))
         }
         fields += [
             ("is_readable", .bool(readable)), ("is_downloadable", .bool(university.canDownload(ref, user: viewer))),

@@ -117,7 +117,7 @@ extension LegacyEnvironment {
             return error(403, "You are not permitted to read the file reference with id \(id)!")
         }
         guard university.canDownload(ref, user: viewer) else {
-            return error(403, "You may not download the file reference with the id \(id)!")
+            return error(403, "You may not download the file reference with the id \(id)")
         }
         guard !ref.isLink else { return error(500, "File was not found in the operating system's file system!") }
         let lastModified = ("Last-Modified", StudIPDate.http(ref.fileChdate))
