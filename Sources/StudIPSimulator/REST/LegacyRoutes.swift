@@ -111,6 +111,9 @@ extension LegacyEnvironment {
     }
 
     /// `file/:id/download` (API.md §2.6): octet-stream, `Last-Modified` = the file's chdate, no Range, no ETag.
+    /// Conditional requests as Stud.IP 5.0.7 answers them (captured): `If-Modified-Since` is ignored, and
+    /// `If-Unmodified-Since` fails with an empty 412 whatever its date (`RouteMap::lastModified()` compares a date
+    /// string with an integer).
     func download(id: String, viewer: User) -> SimResponse {
         guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
         guard let folder = university.folders[ref.folderID], university.canRead(folder: folder, user: viewer) else {
@@ -121,9 +124,7 @@ extension LegacyEnvironment {
         }
         guard !ref.isLink else { return error(500, "File was not found in the operating system's file system!") }
         let lastModified = ("Last-Modified", StudIPDate.http(ref.fileChdate))
-        if let since = request.header("if-modified-since").flatMap(StudIPDate.parseHTTP), since >= ref.fileChdate {
-            return SimResponse(status: 304, headers: [lastModified], route: route)
-        }
+        if request.header("if-unmodified-since") != nil { return SimResponse(status: 412, route: route) }
         return SimResponse(
             status: 200,
             headers: [
