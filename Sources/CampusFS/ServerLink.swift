@@ -54,7 +54,7 @@ public actor ServerLink: DocumentDownloader {
     public var apiName: String? { source?.apiName }
 
     /// Cached documents open without revalidation while this is true.
-    public var isKnownUnreachable: Bool { state == .offline }
+    public var isKnownUnavailable: Bool { state == .offline || state == .loginNeeded }
 
     /// HTTP requests sent so far through the connected source.
     public var requestCount: Int { source?.requestCount ?? 0 }

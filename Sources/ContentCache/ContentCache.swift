@@ -74,8 +74,8 @@ public actor ContentCache {
     ///
     /// A cached current version with an `ETag` that the server has not confirmed for
     /// ``ContentCacheConfiguration/revalidationInterval`` is revalidated first (`If-None-Match`): a 304 serves the
-    /// blob, new bytes replace it. While the downloader knows the server is unreachable, or when it fails to answer,
-    /// the blob is served as it is: revalidation never makes an offline open wait or fail.
+    /// blob, new bytes replace it. While the downloader knows the server is unreachable or refusing the login, or
+    /// when it fails to answer, the blob is served as it is: revalidation never makes an offline open wait or fail.
     public func open(_ document: CacheDocument) async throws(ContentCacheError) -> ContentHandle {
         // Counted as open from the start, so an eviction while this waits cannot take the blob it gets.
         openCounts[document.id, default: 0] += 1
@@ -221,7 +221,7 @@ public actor ContentCache {
                 if revalidate, needsRevalidation(cached) {
                     // Asked only when it matters, so warm opens cost no hop to the downloader; the state may change
                     // while this waits, hence the loop.
-                    revalidate = !(await downloader.isKnownUnreachable)
+                    revalidate = !(await downloader.isKnownUnavailable)
                     if revalidate {
                         try startTransfer(document)
                         revalidate = false

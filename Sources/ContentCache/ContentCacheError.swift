@@ -45,12 +45,12 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
-    /// Whether an open may fall back to the cached bytes it has: the server cannot be reached or is failing, so
-    /// it cannot say anything newer.
+    /// Whether an open may fall back to the cached bytes of the current version: the server cannot be reached,
+    /// refuses the login or is failing, so it cannot say anything newer (cached documents need no login).
     public var allowsCachedCopy: Bool {
         switch self {
         case _ where isOffline: true
-        case .downloadFailed(_, .serverError): true
+        case .downloadFailed(_, .serverError), .downloadFailed(_, .authenticationFailed): true
         default: false
         }
     }

@@ -9,14 +9,14 @@ public protocol DocumentDownloader: Sendable {
     /// conditional request is ``DownloadResponse/notModified``.
     func download(_ request: DownloadRequest) async throws(StudIPError) -> DownloadResponse
 
-    /// True while the last exchange with the server found it unreachable. A cached document then opens without
-    /// asking the server whether it is still current, so an offline open never waits for the network.
-    var isKnownUnreachable: Bool { get async }
+    /// True while the last exchange with the server found it unreachable or refusing the login. A cached document
+    /// then opens without asking the server whether it is still current, so such an open never waits or fails.
+    var isKnownUnavailable: Bool { get async }
 }
 
 extension DocumentDownloader {
     /// Downloaders that keep no connection state (the sources themselves, test fakes) never know.
-    public var isKnownUnreachable: Bool { get async { false } }
+    public var isKnownUnavailable: Bool { get async { false } }
 }
 
 public struct DownloadRequest: Sendable, Hashable {

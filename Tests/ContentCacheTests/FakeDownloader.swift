@@ -82,8 +82,8 @@ final class FakeDownloader: DocumentDownloader {
         var pauseAt: Int?
         /// The body throws `.unreachable` once this many bytes were sent.
         var failAfter: Int?
-        /// What ``isKnownUnreachable`` answers.
-        var knownUnreachable = false
+        /// What ``isKnownUnavailable`` answers.
+        var knownUnavailable = false
     }
 
     private struct State {
@@ -108,7 +108,7 @@ final class FakeDownloader: DocumentDownloader {
         state.withLock { change(&$0.settings) }
     }
 
-    var isKnownUnreachable: Bool { state.withLock { $0.settings.knownUnreachable } }
+    var isKnownUnavailable: Bool { state.withLock { $0.settings.knownUnavailable } }
 
     func download(_ request: DownloadRequest) async throws(StudIPError) -> DownloadResponse {
         let (settings, document) = state.withLock { state in

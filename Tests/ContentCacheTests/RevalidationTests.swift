@@ -87,24 +87,24 @@ import Testing
         #expect(fixture.downloader.requests.map(\.ifNoneMatch) == [nil, "e1"])
     }
 
-    /// Offline, revalidation never delays or fails an open: known unreachable, the server is not asked; failing
-    /// to reach it or a server error, the cached bytes are served.
+    /// Offline, revalidation never delays or fails an open: known unavailable, the server is not asked; failing
+    /// to reach it, a server error or a refused login, the cached bytes are served.
     @Test(arguments: [
         (true, StudIPError.cancelled), (false, .unreachable(server: "fake", detail: "refused")),
-        (false, .serverError(status: 503, what: "document")),
+        (false, .serverError(status: 503, what: "document")), (false, .authenticationFailed(server: "fake")),
     ])
-    func revalidationFallsBackToTheCachedBytes(knownUnreachable: Bool, failure: StudIPError) async throws {
+    func revalidationFallsBackToTheCachedBytes(knownUnavailable: Bool, failure: StudIPError) async throws {
         let fixture = Fixture()
         defer { fixture.remove() }
         let (document, bytes) = fixture.document("doc", size: 100, etag: "e1")
         let cache = try fixture.cache(revalidationInterval: .zero)
         _ = try await cache.load(document)
         fixture.downloader.configure {
-            $0.knownUnreachable = knownUnreachable
+            $0.knownUnavailable = knownUnavailable
             $0.behavior = .fail(failure)
         }
         #expect(try await within(.seconds(2)) { try await cache.load(document) } == bytes)
-        #expect(fixture.downloader.requests.count == (knownUnreachable ? 1 : 2))
+        #expect(fixture.downloader.requests.count == (knownUnavailable ? 1 : 2))
     }
 
     /// Documents without an ETag (legacy REST) are never revalidated: Stud.IP answers 200 to every conditional

@@ -57,7 +57,7 @@ struct HostedElsewhereTests {
         }
         #expect(await link.state == .online)
         #expect(await link.problem == nil)
-        #expect(await link.isKnownUnreachable == false)
+        #expect(await link.isKnownUnavailable == false)
         await link.shutdown()
         await sim.stop()
     }
