@@ -16,7 +16,9 @@ extension MetadataStore {
     ///
     /// Highlights: a course's first listing is a *first sync* when the course was in the profile's first overview
     /// (and has not been listed since it got its directory): then only documents changed within
-    /// `firstSyncNewWindow` before `now` are `new`. Otherwise every document that appears is `new`, and one
+    /// `firstSyncNewWindow` before `now` are `new`; the same holds for non-downloadable documents in
+    /// ``CourseContent/foldersCheckedForTheFirstTime`` (missed before, not added). Otherwise every document that
+    /// appears is `new`, and one
     /// whose version (``DocumentVersion``: file id, size) changes is `changed` (an unread `new` stays `new`). A new
     /// chdate alone is a rename or a move on Stud.IP, never new content.
     public func applyCourse(_ content: CourseContent, now: Date = Date()) throws(StoreError) -> RefreshSummary {
@@ -375,7 +377,9 @@ private struct CourseRefresh {
             }
         } else {
             let isRecent = document.changed >= now.addingTimeInterval(-MetadataStore.firstSyncNewWindow)
-            highlight = !isFirstSync || isRecent ? .new : nil
+            let wasMissed =
+                !document.isDownloadable && content.foldersCheckedForTheFirstTime.contains(document.folderID)
+            highlight = !(isFirstSync || wasMissed) || isRecent ? .new : nil
             inode = try editor.insert(
                 parent: parent, baseName: base, kind: .file, item: .document, studipID: document.id,
                 courseID: content.course.id, size: document.size, mtime: document.changed, created: document.created)

@@ -175,13 +175,15 @@ final class JSONAPISource: DocumentSource {
             }
         }
         var unchecked = Set(uncounted)
+        var firstChecks = Set<String>()
         for (folder, listing) in zip(ownListings, listings) {
             switch listing {
             case .success(let elements):
                 for element in elements { tree.add(document: element, listedInFolder: folder.id) }
                 if folder.id == rotated?.id {
                     unchecked.remove(folder.id)
-                    rotation.withLock { $0.checked(folder.id, in: course.id, among: uncounted) }
+                    let isFirst = rotation.withLock { $0.checked(folder.id, in: course.id, among: uncounted) }
+                    if isFirst { firstChecks.insert(folder.id) }
                 }
             case .failure(let error):
                 tree.fail(folder.id, because: error.description)
@@ -189,6 +191,7 @@ final class JSONAPISource: DocumentSource {
         }
         var content = tree.content
         content.foldersWithUncheckedRestrictedDocuments = unchecked
+        content.foldersCheckedForTheFirstTime = firstChecks
         return content
     }
 
@@ -352,12 +355,14 @@ private struct FolderRotation {
         }?.element
     }
 
-    /// Records a listing of `folderID`; folders no longer among `folderIDs` are forgotten.
-    mutating func checked(_ folderID: String, in courseID: String, among folderIDs: [String]) {
+    /// Records a listing of `folderID`; folders no longer among `folderIDs` are forgotten. Returns whether it was
+    /// the folder's first.
+    mutating func checked(_ folderID: String, in courseID: String, among folderIDs: [String]) -> Bool {
         tick += 1
         let current = Set(folderIDs)
         var checks = (lastChecked[courseID] ?? [:]).filter { current.contains($0.key) }
-        checks[folderID] = tick
+        let isFirst = checks.updateValue(tick, forKey: folderID) == nil
         lastChecked[courseID] = checks
+        return isFirst
     }
 }

@@ -178,6 +178,10 @@ public struct CourseContent: Sendable, Hashable {
     /// non-downloadable ones the store knows there must stay until a listing that looks in the folder omits them.
     /// Empty when the listing is complete (legacy REST, JSON:API 5.1+, or restricted documents switched off).
     public var foldersWithUncheckedRestrictedDocuments: Set<String>
+    /// Folders this listing looked into for non-downloadable documents for the first time (Stud.IP 5.0, in
+    /// rotation). Such documents that appear there were missed before, not added: they are `new` only when recent,
+    /// as in a first sync.
+    public var foldersCheckedForTheFirstTime: Set<String> = []
     public var problems: [ItemProblem]
 
     public init(

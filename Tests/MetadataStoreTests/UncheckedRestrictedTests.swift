@@ -39,6 +39,23 @@ struct UncheckedRestrictedTests {
         #expect(summary.removed.map(\.path) == [course + "/Folien/Musterloesung.pdf"])
     }
 
+    /// Found by a folder's first check, a restricted document was missed before, not added: like a first sync, it
+    /// is `new` only when it changed within the last seven days; a downloadable one appearing there is `new`.
+    @Test func foundByAFirstCheckIsNewOnlyWhenRecent() throws {
+        let store = try MetadataStore.withCourse(listing([lecture], unchecked: ["f-slides"]))
+        let recent = restricted(document("d-recent", in: "f-slides", "Neu (gesperrt).pdf", created: now - day))
+        let added = document("d-added", in: "f-slides", "Blatt 2.pdf")
+        var listed = listing([lecture, solution, recent, added], unchecked: [])
+        listed.foldersCheckedForTheFirstTime = ["f-slides"]
+        _ = try store.applyCourse(listed, now: now + day)
+        func highlight(_ name: String) throws -> Highlight? {
+            try store.info(inode: store.inode(course + "/Folien/" + name))?.highlight
+        }
+        #expect(try highlight("Musterloesung.pdf") == nil)
+        #expect(try highlight("Neu (gesperrt).pdf") == .new)
+        #expect(try highlight("Blatt 2.pdf") == .new)
+    }
+
     @Test func keptInTheRootWhenTheRootWasNotLookedIn() throws {
         let store = try MetadataStore.withCourse(listing([lecture, rootSolution], unchecked: []))
         let summary = try store.applyCourse(listing([lecture], unchecked: [root(info101)]), now: now + day)
