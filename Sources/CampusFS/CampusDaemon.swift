@@ -149,7 +149,9 @@ public final class CampusDaemon: Sendable {
             configuration: configuration, store: store, link: link, mount: mount, control: control, logger: logger)
         daemon.value = started
         do throws(CampusMount.MountError) {
-            try mount.start(at: configuration.mountpoint, exitOnSignals: true)
+            try mount.start(
+                at: configuration.mountpoint, fileSystemName: fileSystemName(profile: configuration.profile),
+                exitOnSignals: true)
         } catch {
             control.stop()
             await link.shutdown()
@@ -176,6 +178,10 @@ public final class CampusDaemon: Sendable {
         self.control = control
         self.logger = logger
     }
+
+    /// The FUSE fsname of a profile's mount, `campusfs:<profile>`: the mount table's source column then says
+    /// whose mount it is, so `campusfs unmount` can leave other profiles' mounts alone.
+    public static func fileSystemName(profile: String) -> String { "campusfs:" + profile }
 
     /// Waits until the mount ends: `campusfs unmount`, a termination signal, or an external `fusermount3 -u`.
     public func waitUntilUnmounted() async {

@@ -283,6 +283,34 @@ struct DaemonTests {
             #expect(cat.stdout == "10\n")
         }
     }
+    /// `unmount` touches only its own profile's mount: from another home (same user, same profile name) it exits 1
+    /// and leaves the mount alone, with or without the mountpoint, while the daemon runs and after `kill -9`; the
+    /// profile's own `unmount` then detaches it.
+    @Test func unmountLeavesOtherProfilesMountsAlone() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let other = try CLI()
+            defer { other.removeHome() }
+            for arguments in [["unmount"], ["unmount", setup.mountpoint]] {
+                let refused = try await other.run(arguments, timeout: 30)
+                #expect(refused.status == 1, "\(arguments): \(refused.stdout) \(refused.stderr)")
+            }
+            #expect(try await setup.status()["mounted"] as? Bool == true, "another home's unmount ended the mount")
+
+            let killed = try #require(try await setup.status()["pid"] as? Int)
+            kill(pid_t(killed), SIGKILL)
+            try await Task.sleep(for: .milliseconds(200))
+            for arguments in [["unmount"], ["unmount", setup.mountpoint]] {
+                let refused = try await other.run(arguments, timeout: 30)
+                #expect(refused.status == 1, "\(arguments): \(refused.stdout) \(refused.stderr)")
+            }
+            #expect(MountHarness.isMounted(setup.mountpoint), "another home's unmount detached a killed daemon's mount")
+            let own = try await setup.campusfs(["unmount"], timeout: 30)
+            #expect(own.status == 0, "\(own.stderr)")
+            #expect(!MountHarness.isMounted(setup.mountpoint))
+        }
+    }
+
     /// Tags and pins are the user's data: they survive a remount, `kill -9` right after the write, and a rename
     /// plus move of the document on the server.
     @Test func tagsAndPinsSurviveRemountsCrashesAndServerSideMoves() async throws {
