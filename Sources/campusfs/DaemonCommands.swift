@@ -112,6 +112,12 @@ struct StatusCommand: AsyncParsableCommand {
                 print(json ? Self.json(status) : Self.text(status))
                 return
             }
+            // Like `mount`: a profile named that neither the config file nor an earlier mount knows is a typo.
+            if let profile, try ConfigFile.load(from: paths.configFile).profiles[profile] == nil,
+                !FileManager.default.fileExists(atPath: paths.database(profile: profile).path)
+            {
+                throw ProfileOptions.unknown(profile, paths: paths)
+            }
             let lastRefresh = (try? ProfileStore.open(name, paths: paths)).flatMap {
                 try? $0.syncState().lastOverviewAt
             }
