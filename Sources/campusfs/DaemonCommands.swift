@@ -164,8 +164,9 @@ struct StatusCommand: AsyncParsableCommand {
         date.formatted(.dateTime.year().month().day().hour().minute().second())
     }
 
+    /// Foundation writes 0 as "Zero KB".
     private static func bytes(_ count: Int64) -> String {
-        ByteCountFormatter.string(fromByteCount: count, countStyle: .binary)
+        count == 0 ? "0 bytes" : ByteCountFormatter.string(fromByteCount: count, countStyle: .binary)
     }
 }
 

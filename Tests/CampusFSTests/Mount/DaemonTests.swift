@@ -77,6 +77,10 @@ struct DaemonTests {
             let mounted = try await setup.mount()
             #expect(mounted.status == 0, "\(mounted.stderr)")
             #expect(MountHarness.isMounted(setup.mountpoint))
+            let empty = try await setup.campusfs(["status"], timeout: 20)
+            #expect(
+                empty.lines.contains { $0.hasPrefix("cache:        0 bytes of ") },
+                "\(empty.stdout)")
 
             let find = try await MountHarness.shell("cd \(setup.path("")) && find . -mindepth 1 | cut -c3-")
             #expect(find.lines.sorted() == FixtureTreeTests.autorTree.sorted())
