@@ -95,8 +95,8 @@ public final class CampusDaemon: Sendable {
     private let poller = Mutex<Task<Void, Never>?>(nil)
     private let lastRefresh = Mutex<(at: Date?, error: RefreshError?)>((nil, nil))
 
-    /// Opens the store (refreshing first if it was never filled), mounts, and starts the control socket and the
-    /// poller. Returns once the mount serves requests.
+    /// Opens the store (refreshing first if it was never filled, else right after mounting, in the background),
+    /// mounts, and starts the control socket and the poller. Returns once the mount serves requests.
     public static func start(
         _ configuration: DaemonConfiguration, logger: Logger = Logger(label: "campusfs.daemon")
     ) async throws(DaemonError) -> CampusDaemon {
@@ -164,6 +164,9 @@ public final class CampusDaemon: Sendable {
                 now: { [weak started] courseID in _ = await started?.refresh(courseIDs: [courseID]) }))
         control.start()
         started.startPoller()
+        // A mount from the store: refresh at once rather than at the first poll, so `status` soon knows the server
+        // and what changed while nothing was mounted shows without `campusfs refresh`.
+        if synced, !offline { Task { [weak started] in _ = await started?.refresh() } }
         return started
     }
 

@@ -13,7 +13,7 @@ struct MountCommand: AsyncParsableCommand {
         discussion: """
             Starts a daemon in the background and returns once the mount is ready, or says why it is not. The first
             mount of a profile fetches the whole tree first; later ones start from the metadata cache at once, also
-            offline. The daemon refreshes every refresh_interval (default 10m), logs to
+            offline, and refresh in the background. The daemon refreshes every refresh_interval (default 10m), logs to
             $XDG_STATE_HOME/campusfs/<profile>.log and answers `campusfs status`, `refresh` and `unmount`.
 
             Examples:

@@ -456,6 +456,33 @@ struct DaemonTests {
         }
     }
 
+    /// A mount of a profile that synced before refreshes everything at once, in the background: `status` is soon
+    /// online and what changed on the server while nothing was mounted shows without `campusfs refresh`.
+    @Test func aMountFromTheStoreRefreshesAtOnce() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let readme = try setup.document(Self.readme)
+            #expect(try await setup.campusfs(["unmount"], timeout: 30).status == 0)
+            let changes = try await MountHarness.shell(
+                """
+                curl -sf -X PATCH -d '{"name": "LIESMICH.txt"}' \(setup.sim.controlURL)/documents/\(readme.id) \
+                  >/dev/null
+                """)
+            #expect(changes.status == 0, "\(changes.stderr)")
+
+            #expect(try await setup.mount().status == 0)
+            var server: String?
+            var listing: [String] = []
+            for _ in 0..<50 where server != "online" || !listing.contains("LIESMICH.txt") {
+                try await Task.sleep(for: .milliseconds(200))
+                server = try await setup.status()["server"] as? String
+                listing = try await MountHarness.shell("ls \(setup.path(Self.course))").lines
+            }
+            #expect(server == "online", "status should know the server soon after mounting")
+            #expect(listing.contains("LIESMICH.txt") && !listing.contains("README.txt"), "\(listing)")
+        }
+    }
+
     /// A server that stops accepting the login: opens of uncached documents fail with EACCES, `status` says
     /// "login needed", cached documents still read, and it all recovers once the server accepts again.
     @Test func aRejectedLoginIsEACCESAndLoginNeeded() async throws {
