@@ -95,8 +95,8 @@ public final class CampusDaemon: Sendable {
     private let poller = Mutex<Task<Void, Never>?>(nil)
     private let lastRefresh = Mutex<(at: Date?, error: RefreshError?)>((nil, nil))
 
-    /// Opens the store (refreshing first if it was never filled), mounts, and starts the control socket and the
-    /// poller. Returns once the mount serves requests.
+    /// Opens the store (refreshing first if it was never filled, else right after mounting, in the background),
+    /// mounts, and starts the control socket and the poller. Returns once the mount serves requests.
     public static func start(
         _ configuration: DaemonConfiguration, logger: Logger = Logger(label: "campusfs.daemon")
     ) async throws(DaemonError) -> CampusDaemon {
@@ -149,7 +149,9 @@ public final class CampusDaemon: Sendable {
             configuration: configuration, store: store, link: link, mount: mount, control: control, logger: logger)
         daemon.value = started
         do throws(CampusMount.MountError) {
-            try mount.start(at: configuration.mountpoint, exitOnSignals: true)
+            try mount.start(
+                at: configuration.mountpoint, fileSystemName: fileSystemName(profile: configuration.profile),
+                exitOnSignals: true)
         } catch {
             control.stop()
             await link.shutdown()
@@ -162,6 +164,9 @@ public final class CampusDaemon: Sendable {
                 now: { [weak started] courseID in _ = await started?.refresh(courseIDs: [courseID]) }))
         control.start()
         started.startPoller()
+        // A mount from the store: refresh at once rather than at the first poll, so `status` soon knows the server
+        // and what changed while nothing was mounted shows without `campusfs refresh`.
+        if synced, !offline { Task { [weak started] in _ = await started?.refresh() } }
         return started
     }
 
@@ -176,6 +181,10 @@ public final class CampusDaemon: Sendable {
         self.control = control
         self.logger = logger
     }
+
+    /// The FUSE fsname of a profile's mount, `campusfs:<profile>`: the mount table's source column then says
+    /// whose mount it is, so `campusfs unmount` can leave other profiles' mounts alone.
+    public static func fileSystemName(profile: String) -> String { "campusfs:" + profile }
 
     /// Waits until the mount ends: `campusfs unmount`, a termination signal, or an external `fusermount3 -u`.
     public func waitUntilUnmounted() async {

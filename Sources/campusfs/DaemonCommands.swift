@@ -23,28 +23,46 @@ struct UnmountCommand: AsyncParsableCommand {
         try await reportingErrors {
             let paths = Paths()
             let target = mountpoint.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
-            let socket: URL?
-            if let target {
-                socket = DaemonDirectory.sockets(paths).first { DaemonDirectory.status($0)?.mountpoint == target }
-            } else {
-                let name = try profile ?? ProfileOptions.defaultProfileName(paths: paths)
-                socket = paths.socket(profile: name)
-            }
+            let named = try target == nil ? profile ?? ProfileOptions.defaultProfileName(paths: paths) : nil
+            let socket =
+                named.map { paths.socket(profile: $0) }
+                ?? DaemonDirectory.sockets(paths).first { DaemonDirectory.status($0)?.mountpoint == target }
             if let socket, let status = DaemonDirectory.status(socket) {
                 _ = try? ControlClient.send(.unmount, to: socket.path)
                 try await waitUntilUnmounted(status.mountpoint, socket: socket)
                 print("unmounted \(status.mountpoint)")
                 return
             }
-            // No daemon answers: a mount left behind by a killed daemon is detached.
-            let stale = Mountpoint.mounts().first { $0.type == "fuse.campusfs" && ($0.path == target || target == nil) }
-            guard let stale else {
-                throw CLIError.usage(
-                    target.map { "no CampusFS mount at \($0)" } ?? "profile is not mounted (see `campusfs status`)")
-            }
+            let (stale, owner) = try abandonedMount(at: target, profile: named, paths: paths)
             try detach(stale.path)
+            try? FileManager.default.removeItem(at: paths.mountRecord(profile: owner))
             print("detached \(stale.path) (its daemon was gone)")
         }
+    }
+
+    /// The mount a killed daemon left behind — the `named` profile's, else the one at `target` — and the profile it
+    /// belongs to. Only a mount a daemon of this user's profiles recorded (``MountRecord``) qualifies, and only once
+    /// that daemon is gone: anything else may be another profile's or another user's, and is never touched.
+    private func abandonedMount(
+        at target: String?, profile named: String?, paths: Paths
+    ) throws(CLIError) -> (MountEntry, profile: String) {
+        if let target, MountEntry.at(target)?.isOwnCampusFS != true {
+            throw .usage("no CampusFS mount of yours at \(target)")
+        }
+        for name in named.map({ [$0] }) ?? DaemonDirectory.recordedProfiles(paths) {
+            guard let record = MountRecord.read(paths.mountRecord(profile: name)),
+                target == nil || record.mountpoint == target, let entry = record.mount(of: name)
+            else { continue }
+            guard record.daemonIsGone else {
+                throw .other(
+                    "the daemon of \(entry.path) (pid \(record.pid)) does not answer; end it with `kill \(record.pid)`")
+            }
+            return (entry, name)
+        }
+        if let named { throw .usage("profile \"\(named)\" is not mounted (see `campusfs status`)") }
+        throw .usage(
+            "\(target ?? "") is not the mount of a profile in this XDG_RUNTIME_DIR; "
+                + "if its daemon is gone, `fusermount3 -u -z \(target ?? "")` detaches it")
     }
 
     private func waitUntilUnmounted(_ path: String, socket: URL) async throws(CLIError) {
@@ -94,6 +112,12 @@ struct StatusCommand: AsyncParsableCommand {
                 print(json ? Self.json(status) : Self.text(status))
                 return
             }
+            // Like `mount`: a profile named that neither the config file nor an earlier mount knows is a typo.
+            if let profile, try ConfigFile.load(from: paths.configFile).profiles[profile] == nil,
+                !FileManager.default.fileExists(atPath: paths.database(profile: profile).path)
+            {
+                throw ProfileOptions.unknown(profile, paths: paths)
+            }
             let lastRefresh = (try? ProfileStore.open(name, paths: paths)).flatMap {
                 try? $0.syncState().lastOverviewAt
             }
@@ -140,16 +164,25 @@ struct StatusCommand: AsyncParsableCommand {
         date.formatted(.dateTime.year().month().day().hour().minute().second())
     }
 
+    /// Foundation writes 0 as "Zero KB".
     private static func bytes(_ count: Int64) -> String {
-        ByteCountFormatter.string(fromByteCount: count, countStyle: .binary)
+        count == 0 ? "0 bytes" : ByteCountFormatter.string(fromByteCount: count, countStyle: .binary)
     }
 }
 
 /// The running daemons of this user: one socket per mounted profile.
 enum DaemonDirectory {
     static func sockets(_ paths: Paths) -> [URL] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: paths.runtime.path)) ?? []
-        return names.filter { $0.hasSuffix(".sock") }.sorted().map { paths.runtime.appendingPathComponent($0) }
+        names(paths).filter { $0.hasSuffix(".sock") }.map { paths.runtime.appendingPathComponent($0) }
+    }
+
+    /// The profiles whose daemon recorded a mount (``MountRecord``), running or killed.
+    static func recordedProfiles(_ paths: Paths) -> [String] {
+        names(paths).filter { $0.hasSuffix(".mount") }.map { String($0.dropLast(".mount".count)) }
+    }
+
+    private static func names(_ paths: Paths) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: paths.runtime.path)) ?? []).sorted()
     }
 
     /// The daemon's status, or nil when none answers at `socket`.

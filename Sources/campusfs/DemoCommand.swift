@@ -67,7 +67,7 @@ struct DemoCommand: AsyncParsableCommand {
                 Press Ctrl-C to unmount.
                 """)
             await daemon.waitUntilUnmounted()
-            await daemon.shutdown()
+            await DaemonRunner.shutDown(daemon, profile: profile)
             await simulator.stop()
             printNow("unmounted \(mountpoint)")
         }

@@ -13,7 +13,7 @@ struct MountCommand: AsyncParsableCommand {
         discussion: """
             Starts a daemon in the background and returns once the mount is ready, or says why it is not. The first
             mount of a profile fetches the whole tree first; later ones start from the metadata cache at once, also
-            offline. The daemon refreshes every refresh_interval (default 10m), logs to
+            offline, and refresh in the background. The daemon refreshes every refresh_interval (default 10m), logs to
             $XDG_STATE_HOME/campusfs/<profile>.log and answers `campusfs status`, `refresh` and `unmount`.
 
             Examples:
@@ -88,7 +88,7 @@ struct MountCommand: AsyncParsableCommand {
                 printNow("mounted \"\(profile.name)\" at \(mountpoint); Ctrl-C unmounts")
             }
             await daemon.waitUntilUnmounted()
-            await daemon.shutdown()
+            await DaemonRunner.shutDown(daemon, profile: profile)
         } catch {
             if let readyFD {
                 ReadinessPipe.send(.failed(exitCode: error.exitCode, message: error.description), to: readyFD)
@@ -114,11 +114,30 @@ enum DaemonRunner {
             tree: TreeOptions(courseNameTemplate: profile.courseNameTemplate, hiddenCourseIDs: profile.hiddenCourses),
             semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters), cache: cache,
             refreshInterval: profile.refreshInterval ?? .seconds(600), offline: offline)
+        let daemon: CampusDaemon
         do throws(DaemonError) {
-            return try await CampusDaemon.start(configuration)
+            daemon = try await CampusDaemon.start(configuration)
         } catch {
             throw CLIError(exitCode: error.exitCode, "cannot mount at \(mountpoint): \(error)")
         }
+        let record = profile.paths.mountRecord(profile: profile.name)
+        do throws(CLIError) {
+            guard let current = MountRecord.current(profile: profile.name, mountpoint: mountpoint) else {
+                throw .other("the mount table does not show \(mountpoint)")
+            }
+            try current.write(to: record)
+        } catch {
+            printError(
+                "campusfs: \(error); should this daemon be killed, `fusermount3 -u -z \(mountpoint)` detaches its mount"
+            )
+        }
+        return daemon
+    }
+
+    /// Unmounts and stops the daemon, and forgets its mount (``MountRecord``).
+    static func shutDown(_ daemon: CampusDaemon, profile: Profile) async {
+        await daemon.shutdown()
+        try? FileManager.default.removeItem(at: profile.paths.mountRecord(profile: profile.name))
     }
 }
 
@@ -146,34 +165,8 @@ enum Mountpoint {
         return path
     }
 
-    /// Whether the kernel's mount table lists `path` (octal escapes as in /proc/self/mounts).
+    /// Whether the kernel's mount table lists `path`.
     static func isMounted(_ path: String) -> Bool {
-        mounts().contains { $0.path == path }
-    }
-
-    /// The kernel's mount table: mountpoints and filesystem types.
-    static func mounts() -> [(path: String, type: String)] {
-        let table = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
-        return table.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: " ")
-            guard fields.count > 2 else { return nil }
-            return (unescape(String(fields[1])), String(fields[2]))
-        }
-    }
-
-    private static func unescape(_ field: String) -> String {
-        var bytes: [UInt8] = []
-        var iterator = Array(field.utf8)[...]
-        while let byte = iterator.popFirst() {
-            if byte == UInt8(ascii: "\\"), iterator.count >= 3,
-                let value = UInt8(String(decoding: iterator.prefix(3), as: UTF8.self), radix: 8)
-            {
-                bytes.append(value)
-                iterator = iterator.dropFirst(3)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        MountEntry.table().contains { $0.path == path }
     }
 }

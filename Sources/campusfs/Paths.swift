@@ -49,6 +49,11 @@ struct Paths: Sendable {
         runtime.appendingPathComponent(profile + ".sock")
     }
 
+    /// `$XDG_RUNTIME_DIR/campusfs/<profile>.mount`: which mount a profile's daemon serves (``MountRecord``).
+    func mountRecord(profile: String) -> URL {
+        runtime.appendingPathComponent(profile + ".mount")
+    }
+
     /// `$XDG_STATE_HOME/campusfs/<profile>.log`: the daemon's log (no secrets, ever).
     func log(profile: String) -> URL {
         state.appendingPathComponent(profile + ".log")

@@ -39,14 +39,17 @@ struct ProfileOptions: ParsableArguments {
         return name
     }
 
+    /// A profile named on the command line that the config file does not know.
+    static func unknown(_ name: String, paths: Paths) -> CLIError {
+        .usage("no profile \"\(name)\" in \(paths.configFile.path); add it or pass --server and --username")
+    }
+
     /// The profile's effective settings: command line over config file over defaults.
     func resolve(paths: Paths = Paths()) throws(CLIError) -> Profile {
         let file = try ConfigFile.load(from: paths.configFile)
         let name = try name(paths: paths)
         let settings = file.profiles[name]
-        if profile != nil, settings == nil, server == nil {
-            throw .usage("no profile \"\(name)\" in \(paths.configFile.path); add it or pass --server and --username")
-        }
+        if profile != nil, settings == nil, server == nil { throw Self.unknown(name, paths: paths) }
         guard let url = server ?? settings?.url else {
             throw .usage(
                 "no Stud.IP server configured: pass --server URL --username NAME, or add a profile to \(paths.configFile.path)"

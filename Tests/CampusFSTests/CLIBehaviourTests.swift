@@ -98,4 +98,22 @@ struct CLIBehaviourTests {
         #expect(typo.status == 1)
         #expect(typo.stderr.contains("usernme"))
     }
+
+    /// `status` treats an unknown profile as `mount` does: exit 1, naming the config file; known ones are merely
+    /// "not mounted".
+    @Test func statusOfAnUnknownProfileFails() async throws {
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        let config = cli.home.appendingPathComponent("config/campusfs")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try "[profiles.uni]\nurl = \"http://127.0.0.1:9\"\n".write(
+            to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+
+        let unknown = try await cli.run(["status", "--profile", "nosuch"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no profile \"nosuch\""), "\(unknown.stderr)")
+        let known = try await cli.run(["status", "--profile", "uni"])
+        #expect(known.status == 0, "\(known.stderr)")
+        #expect(known.stdout == "profile \"uni\": not mounted\n")
+    }
 }

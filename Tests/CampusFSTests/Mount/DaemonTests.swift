@@ -77,6 +77,10 @@ struct DaemonTests {
             let mounted = try await setup.mount()
             #expect(mounted.status == 0, "\(mounted.stderr)")
             #expect(MountHarness.isMounted(setup.mountpoint))
+            let empty = try await setup.campusfs(["status"], timeout: 20)
+            #expect(
+                empty.lines.contains { $0.hasPrefix("cache:        0 bytes of ") },
+                "\(empty.stdout)")
 
             let find = try await MountHarness.shell("cd \(setup.path("")) && find . -mindepth 1 | cut -c3-")
             #expect(find.lines.sorted() == FixtureTreeTests.autorTree.sorted())
@@ -283,6 +287,34 @@ struct DaemonTests {
             #expect(cat.stdout == "10\n")
         }
     }
+    /// `unmount` touches only its own profile's mount: from another home (same user, same profile name) it exits 1
+    /// and leaves the mount alone, with or without the mountpoint, while the daemon runs and after `kill -9`; the
+    /// profile's own `unmount` then detaches it.
+    @Test func unmountLeavesOtherProfilesMountsAlone() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let other = try CLI()
+            defer { other.removeHome() }
+            for arguments in [["unmount"], ["unmount", setup.mountpoint]] {
+                let refused = try await other.run(arguments, timeout: 30)
+                #expect(refused.status == 1, "\(arguments): \(refused.stdout) \(refused.stderr)")
+            }
+            #expect(try await setup.status()["mounted"] as? Bool == true, "another home's unmount ended the mount")
+
+            let killed = try #require(try await setup.status()["pid"] as? Int)
+            kill(pid_t(killed), SIGKILL)
+            try await Task.sleep(for: .milliseconds(200))
+            for arguments in [["unmount"], ["unmount", setup.mountpoint]] {
+                let refused = try await other.run(arguments, timeout: 30)
+                #expect(refused.status == 1, "\(arguments): \(refused.stdout) \(refused.stderr)")
+            }
+            #expect(MountHarness.isMounted(setup.mountpoint), "another home's unmount detached a killed daemon's mount")
+            let own = try await setup.campusfs(["unmount"], timeout: 30)
+            #expect(own.status == 0, "\(own.stderr)")
+            #expect(!MountHarness.isMounted(setup.mountpoint))
+        }
+    }
+
     /// Tags and pins are the user's data: they survive a remount, `kill -9` right after the write, and a rename
     /// plus move of the document on the server.
     @Test func tagsAndPinsSurviveRemountsCrashesAndServerSideMoves() async throws {
@@ -421,6 +453,33 @@ struct DaemonTests {
             let highlight = try await MountHarness.shell(
                 "getfattr --only-values -n user.campusfs.highlight \(setup.path(Self.course + "/Abgefragt.txt"))")
             #expect(highlight.stdout == "new")
+        }
+    }
+
+    /// A mount of a profile that synced before refreshes everything at once, in the background: `status` is soon
+    /// online and what changed on the server while nothing was mounted shows without `campusfs refresh`.
+    @Test func aMountFromTheStoreRefreshesAtOnce() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let readme = try setup.document(Self.readme)
+            #expect(try await setup.campusfs(["unmount"], timeout: 30).status == 0)
+            let changes = try await MountHarness.shell(
+                """
+                curl -sf -X PATCH -d '{"name": "LIESMICH.txt"}' \(setup.sim.controlURL)/documents/\(readme.id) \
+                  >/dev/null
+                """)
+            #expect(changes.status == 0, "\(changes.stderr)")
+
+            #expect(try await setup.mount().status == 0)
+            var server: String?
+            var listing: [String] = []
+            for _ in 0..<50 where server != "online" || !listing.contains("LIESMICH.txt") {
+                try await Task.sleep(for: .milliseconds(200))
+                server = try await setup.status()["server"] as? String
+                listing = try await MountHarness.shell("ls \(setup.path(Self.course))").lines
+            }
+            #expect(server == "online", "status should know the server soon after mounting")
+            #expect(listing.contains("LIESMICH.txt") && !listing.contains("README.txt"), "\(listing)")
         }
     }
 

@@ -1,0 +1,108 @@
+import CampusFS
+import Foundation
+import Glibc
+
+/// One mount as `/proc/self/mountinfo` lists it, with what tells whose it is.
+struct MountEntry: Equatable {
+    /// `major:minor`; no two mounts that exist at the same time share it.
+    var device: String
+    var path: String
+    /// `fuse.campusfs` for every CampusFS mount.
+    var type: String
+    /// The FUSE fsname: `campusfs:<profile>` (``CampusDaemon/fileSystemName(profile:)``).
+    var source: String
+    /// Who mounted it: FUSE's `user_id=` option; nil for other filesystems.
+    var userID: uid_t?
+
+    /// A CampusFS mount of the user running this command.
+    var isOwnCampusFS: Bool { type == "fuse.campusfs" && userID == getuid() }
+
+    /// The kernel's mount table, in mount order (a later entry at the same path covers an earlier one).
+    static func table() -> [MountEntry] {
+        let table = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        return table.split(separator: "\n").compactMap { line in
+            // id parent major:minor root mountpoint options [optional fields…] - type source superoptions
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count > 5, let separator = fields.firstIndex(of: "-"), separator + 3 < fields.count else {
+                return nil
+            }
+            let userID = fields[separator + 3].split(separator: ",").lazy
+                .compactMap { $0.hasPrefix("user_id=") ? uid_t($0.dropFirst("user_id=".count)) : nil }.first
+            return MountEntry(
+                device: fields[2], path: unescape(fields[4]), type: fields[separator + 1],
+                source: unescape(fields[separator + 2]), userID: userID)
+        }
+    }
+
+    /// The mount that is visible at `path`, if any.
+    static func at(_ path: String) -> MountEntry? {
+        table().last { $0.path == path }
+    }
+
+    /// Undoes the kernel's octal escapes (`\040` for a space).
+    private static func unescape(_ field: String) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(field.utf8)[...]
+        while let byte = iterator.popFirst() {
+            if byte == UInt8(ascii: "\\"), iterator.count >= 3,
+                let value = UInt8(String(decoding: iterator.prefix(3), as: UTF8.self), radix: 8)
+            {
+                bytes.append(value)
+                iterator = iterator.dropFirst(3)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// What a daemon writes next to its socket once it has mounted (`<profile>.mount`), and removes when it ends.
+///
+/// A daemon killed with `kill -9` leaves its mount behind and answers nothing; this record is how `campusfs unmount`
+/// proves that a mount is this profile's — this path, this very mount (its device), mounted by this user with
+/// the profile's fsname — and that its daemon is gone, before it detaches anything.
+struct MountRecord: Codable, Equatable {
+    var mountpoint: String
+    var device: String
+    var pid: Int32
+
+    /// The record of the mount just made at `mountpoint` for `profile`; nil if the table does not show it.
+    static func current(profile: String, mountpoint: String) -> MountRecord? {
+        let entry = MountEntry.at(mountpoint)
+        guard let entry, entry.isOwnCampusFS, entry.source == CampusDaemon.fileSystemName(profile: profile) else {
+            return nil
+        }
+        return MountRecord(mountpoint: mountpoint, device: entry.device, pid: getpid())
+    }
+
+    static func read(_ url: URL) -> MountRecord? {
+        (try? Data(contentsOf: url)).flatMap { try? JSONDecoder().decode(MountRecord.self, from: $0) }
+    }
+
+    func write(to url: URL) throws(CLIError) {
+        do {
+            try JSONEncoder().encode(self).write(to: url, options: .atomic)
+        } catch {
+            throw .other("cannot write \(url.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// The recorded mount, if it is still there and still `profile`'s and this user's.
+    func mount(of profile: String) -> MountEntry? {
+        guard let entry = MountEntry.at(mountpoint), entry.isOwnCampusFS, entry.device == device,
+            entry.source == CampusDaemon.fileSystemName(profile: profile)
+        else { return nil }
+        return entry
+    }
+
+    /// Whether the daemon has ended: no such process, or one that exited and waits to be reaped (a zombie holds no
+    /// FUSE connection).
+    var daemonIsGone: Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return true }
+        let state = stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first
+        return state == "Z" || state == "X"
+    }
+}
