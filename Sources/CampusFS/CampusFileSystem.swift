@@ -47,8 +47,8 @@ public final class CampusFileSystem: FileSystemOperations {
     private struct OpenFile: Sendable {
         let handle: ContentHandle
         let inode: Inode
-        /// Whether a read already cleared the document's `new`/`changed` highlight (once per handle).
-        var wasRead = false
+        /// The process that opened it, whose burst its reads and release extend (``ScanDetector``).
+        let opener: pid_t
     }
 
     private struct OpenFiles: Sendable {
@@ -86,6 +86,7 @@ public final class CampusFileSystem: FileSystemOperations {
     private let owner: (user: uid_t, group: gid_t)
     private let openFiles = Mutex(OpenFiles())
     private let courseRefreshing = Mutex<CourseRefreshing?>(nil)
+    private let scans = ScanDetector()
     let logger: Logger
 
     /// Readdir pages fetched from the store at a time; a kernel buffer holds about this many entries.
@@ -202,8 +203,9 @@ public final class CampusFileSystem: FileSystemOperations {
     // MARK: - Content (cache, asynchronous)
 
     /// Answers once the cache has the document or its download has started: the cache coalesces concurrent
-    /// opens into one download and fails offline opens within its start deadline. An empty document is never
-    /// read (the kernel sends no READ), so opening it counts as reading it.
+    /// opens into one download and fails offline opens within its start deadline. Opening is what clears
+    /// `new`/`changed` once the opener's burst turns out not to be a scan (``ScanDetector``): reading is no sign,
+    /// since a warm `cat` sends no READ and an empty document is never read.
     public func open(_ inode: Inode, file: FileInfo, reply: OpenReply) {
         counters.countOpen()
         guard file.flags & O_ACCMODE == O_RDONLY, file.flags & O_TRUNC == 0 else {
@@ -225,7 +227,13 @@ public final class CampusFileSystem: FileSystemOperations {
             reply.error(EACCES)
             return
         }
-        Task { [cache, logger] in
+        let opener = reply.context.processID
+        if scans.opening(inode, by: opener) {
+            Task { [scans] in
+                for opened in await scans.documentsToClear(after: opener) { clearHighlight(of: opened) }
+            }
+        }
+        Task { [cache, logger, scans] in
             let handle: ContentHandle
             let current: String
             do throws(ContentCacheError) {
@@ -233,14 +241,15 @@ public final class CampusFileSystem: FileSystemOperations {
             } catch {
                 logger.warning("open of \(document.id) failed: \(error)")
                 reply.error(error.errorNumber)
+                scans.answered(inode, by: opener, opened: false)
                 return
             }
-            let (id, keepCache) = register(handle, inode: inode, current: current)
-            if !reply.open(handle: id, keepCache: keepCache) {
+            let (id, keepCache) = register(handle, inode: inode, opener: opener, current: current)
+            let opened = reply.open(handle: id, keepCache: keepCache)
+            scans.answered(inode, by: opener, opened: opened)
+            if !opened {
                 openFiles.withLock { _ = $0.files.removeValue(forKey: id) }
                 await cache.release(handle)
-            } else if handle.size == 0 {
-                clearHighlight(of: inode)
             }
         }
     }
@@ -276,35 +285,31 @@ public final class CampusFileSystem: FileSystemOperations {
     /// reads of cached documents cost no task and no thread hop. Only a range still downloading waits in a task.
     public func read(_ inode: Inode, offset: Int64, file: FileInfo, reply: DataReply) {
         counters.countRead()
-        let claimed = openFiles.withLock { state -> (handle: ContentHandle, isFirst: Bool)? in
-            guard let open = state.files[file.handle] else { return nil }
-            state.files[file.handle]?.wasRead = true
-            return (open.handle, !open.wasRead)
-        }
-        guard let claimed else {
+        guard let open = openFiles.withLock({ $0.files[file.handle] }) else {
             reply.error(EBADF)
             return
         }
         do throws(ContentCacheError) {
-            if let bytes = try cache.readIfAvailable(claimed.handle, offset: offset, length: reply.size) {
+            if let bytes = try cache.readIfAvailable(open.handle, offset: offset, length: reply.size) {
                 reply.data(bytes)
-                if claimed.isFirst { clearHighlight(of: inode) }
+                scans.active(open.opener)
                 return
             }
         } catch {
-            logger.warning("read of \(claimed.handle.documentID) failed: \(error)")
+            logger.warning("read of \(open.handle.documentID) failed: \(error)")
             reply.error(error.errorNumber)
             return
         }
-        Task { [cache, logger] in
+        // A read waiting for its download keeps the opener's burst going, however slow the server.
+        let counted = scans.active(open.opener, inFlight: true)
+        Task { [cache, logger, scans] in
+            defer { if counted { scans.finished(by: open.opener) } }
             do throws(ContentCacheError) {
-                reply.data(try await cache.read(claimed.handle, offset: offset, length: reply.size))
+                reply.data(try await cache.read(open.handle, offset: offset, length: reply.size))
             } catch {
-                logger.warning("read of \(claimed.handle.documentID) failed: \(error)")
+                logger.warning("read of \(open.handle.documentID) failed: \(error)")
                 reply.error(error.errorNumber)
-                return
             }
-            if claimed.isFirst { clearHighlight(of: inode) }
         }
     }
 
@@ -312,6 +317,7 @@ public final class CampusFileSystem: FileSystemOperations {
         let open = openFiles.withLock { $0.files.removeValue(forKey: file.handle) }
         reply.ok()
         guard let open else { return }
+        scans.active(open.opener)
         Task { [cache] in await cache.release(open.handle) }
     }
 
@@ -338,7 +344,8 @@ public final class CampusFileSystem: FileSystemOperations {
 
     // MARK: - Helpers
 
-    /// The first successful read of an open clears `new`/`changed` (DESIGN.md §1.4); called after the reply.
+    /// Clears `new`/`changed` of a document a person opened (DESIGN.md §1.4), from the burst's task: never on a
+    /// request, which would wait for a running refresh's write.
     private func clearHighlight(of inode: Inode) {
         do throws(StoreError) {
             try store.markRead(inode: Int64(inode))
@@ -348,10 +355,12 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     /// Records an open handle and decides whether the kernel's page cache for the inode still holds its bytes.
-    private func register(_ handle: ContentHandle, inode: Inode, current: String) -> (id: UInt64, keepCache: Bool) {
+    private func register(
+        _ handle: ContentHandle, inode: Inode, opener: pid_t, current: String
+    ) -> (id: UInt64, keepCache: Bool) {
         openFiles.withLock { state in
             state.lastID += 1
-            state.files[state.lastID] = OpenFile(handle: handle, inode: inode)
+            state.files[state.lastID] = OpenFile(handle: handle, inode: inode, opener: opener)
             let previous = state.servedContent.updateValue(handle.contentID, forKey: inode)
             let keepCache = handle.version == current && (previous ?? handle.contentID) == handle.contentID
             return (state.lastID, keepCache)

@@ -12,7 +12,7 @@ import GRDB
 ///   `readdir` during a refresh sees the tree before or after the refresh, never half of it.
 /// - Writes (`applyOverview`, `applyCourse`, `markRead`, the user-state setters) are serialized: a writer waits
 ///   until the current one commits. A course refresh takes milliseconds, so FUSE handlers may write (e.g.
-///   `markRead` on the first `read`), but they then wait for a running refresh.
+///   `setxattr`), but they then wait for a running refresh.
 /// - Other processes (a `campusfs ls` next to the daemon) share the file; SQLite locks it between them and a
 ///   writer waits up to `busyTimeout` for another process's write.
 /// - Each refresh step is one transaction, so a crash (`kill -9`) leaves the state before or after that step, and

@@ -101,8 +101,8 @@ extension MetadataStore {
         }
     }
 
-    /// Clears `new`/`changed` once a document was read (the filesystem calls this on the first `read`); `flagged`
-    /// stays. Returns whether anything changed; when nothing did, no write transaction is taken.
+    /// Clears `new`/`changed` once a person opened a document (the filesystem decides who; scans do not count);
+    /// `flagged` stays. Returns whether anything changed; when nothing did, no write transaction is taken.
     @discardableResult
     public func markRead(inode: Int64) throws(StoreError) -> Bool {
         let isHighlighted = try read("reading the highlight of inode \(inode)") { db in

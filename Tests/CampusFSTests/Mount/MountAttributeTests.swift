@@ -154,10 +154,10 @@ struct MountAttributeTests {
                 "setfattr -n user.campusfs.highlight -v flagged \(campus.path(Self.readme)) && "
                     + "cat \(campus.path(Self.course + "/Neu.txt")) \(campus.path(Self.readme)) >/dev/null")
             #expect(flag.status == 0, "\(flag.stderr)")
-            // The highlight is cleared by the read's task, just after the reply.
+            // The highlights are cleared once cat has been idle for a second (its two documents are no scan).
             var after = try await MountHarness.shell(
                 "\(highlight) \(campus.path(Self.course + "/Neu.txt")); echo; \(highlight) \(campus.path(Self.readme))")
-            for _ in 0..<50 where !after.stdout.hasPrefix("\n") {
+            for _ in 0..<200 where !after.stdout.hasPrefix("\n") {
                 try await Task.sleep(for: .milliseconds(20))
                 after = try await MountHarness.shell(
                     "\(highlight) \(campus.path(Self.course + "/Neu.txt")); echo; "

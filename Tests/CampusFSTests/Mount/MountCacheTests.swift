@@ -126,7 +126,7 @@ struct MountCacheTests {
             #expect(gone.status != 0)
 
             var highlight = try campus.store.info(inode: readmeInode)?.highlight
-            for _ in 0..<50 where highlight != nil {
+            for _ in 0..<200 where highlight != nil {
                 try await Task.sleep(for: .milliseconds(20))
                 highlight = try campus.store.info(inode: readmeInode)?.highlight
             }

@@ -121,7 +121,7 @@ struct MountVersionTests {
             let read = try await MountHarness.shell("cat \(campus.path(empty)) | wc -c")
             #expect(read.stdout == "0\n")
             var highlight = try await campus.attribute("user.campusfs.highlight", of: empty)
-            for _ in 0..<50 where highlight != nil {
+            for _ in 0..<200 where highlight != nil {
                 try await Task.sleep(for: .milliseconds(20))
                 highlight = try await campus.attribute("user.campusfs.highlight", of: empty)
             }
