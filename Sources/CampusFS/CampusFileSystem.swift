@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Logging
 import MetadataStore
+import StudIPKit
 import Synchronization
 
 /// The filesystem of DESIGN.md §1.3–1.5: FUSE operations answered from the metadata store (names, attributes,
@@ -230,23 +231,26 @@ public final class CampusFileSystem: FileSystemOperations {
         let opener = reply.context.processID
         if scans.opening(inode, by: opener) {
             Task { [scans] in
-                for opened in await scans.documentsToClear(after: opener) { clearHighlight(of: opened) }
+                for (opened, version) in await scans.documentsToClear(after: opener) {
+                    clearHighlight(of: opened, version: version)
+                }
             }
         }
         Task { [cache, logger, scans] in
             let handle: ContentHandle
-            let current: String
+            let current: DocumentInfo
             do throws(ContentCacheError) {
                 (handle, current) = try await openContent(document, inode: inode)
             } catch {
                 logger.warning("open of \(document.id) failed: \(error)")
                 reply.error(error.errorNumber)
-                scans.answered(inode, by: opener, opened: false)
+                scans.answered(inode, by: opener, opened: nil)
                 return
             }
-            let (id, keepCache) = register(handle, inode: inode, opener: opener, current: current)
+            let key = CacheDocument(id: current.id, version: current.version).version
+            let (id, keepCache) = register(handle, inode: inode, opener: opener, current: key)
             let opened = reply.open(handle: id, keepCache: keepCache)
-            scans.answered(inode, by: opener, opened: opened)
+            scans.answered(inode, by: opener, opened: opened ? current.version : nil)
             if !opened {
                 openFiles.withLock { _ = $0.files.removeValue(forKey: id) }
                 await cache.release(handle)
@@ -254,15 +258,14 @@ public final class CampusFileSystem: FileSystemOperations {
         }
     }
 
-    /// Opens the document's content and returns it with the version the metadata names. A body whose length
+    /// Opens the document's content and returns it with the metadata it was opened for. A body whose length
     /// differs from the metadata's size means the listing is out of date (Stud.IP can replace the bytes without
     /// changing anything else): the course is refreshed, and the open tried once more with what the refresh found.
     private func openContent(
         _ document: DocumentInfo, inode: Inode
-    ) async throws(ContentCacheError) -> (ContentHandle, version: String) {
-        let wanted = CacheDocument(id: document.id, version: document.version)
+    ) async throws(ContentCacheError) -> (ContentHandle, DocumentInfo) {
         do {
-            return (try await cache.open(wanted), wanted.version)
+            return (try await cache.open(CacheDocument(id: document.id, version: document.version)), document)
         } catch .sizeMismatch(let id, let expected, let received) {
             guard let refreshing = courseRefreshing.withLock({ $0 }) else {
                 throw .sizeMismatch(documentID: id, expected: expected, received: received)
@@ -276,8 +279,7 @@ public final class CampusFileSystem: FileSystemOperations {
             guard updated.isDownloadable else {
                 throw .downloadFailed(documentID: id, .forbidden(what: "document \(id)"))
             }
-            let retried = CacheDocument(id: updated.id, version: updated.version)
-            return (try await cache.open(retried), retried.version)
+            return (try await cache.open(CacheDocument(id: updated.id, version: updated.version)), updated)
         }
     }
 
@@ -346,9 +348,9 @@ public final class CampusFileSystem: FileSystemOperations {
 
     /// Clears `new`/`changed` of a document a person opened (DESIGN.md §1.4), from the burst's task: never on a
     /// request, which would wait for a running refresh's write.
-    private func clearHighlight(of inode: Inode) {
+    private func clearHighlight(of inode: Inode, version: DocumentVersion) {
         do throws(StoreError) {
-            try store.markRead(inode: Int64(inode))
+            try store.markRead(inode: Int64(inode), version: version)
         } catch {
             logger.warning("cannot clear the highlight of inode \(inode): \(error)")
         }

@@ -1,5 +1,6 @@
 import FUSEKit
 import Glibc
+import StudIPKit
 import Synchronization
 
 /// Tells a person opening documents from a scan that opens them all (issue 13): `grep -r`, `rsync`, indexers and
@@ -26,8 +27,8 @@ final class ScanDetector: Sendable {
     private struct Burst {
         let isScanner: Bool
         var documents: Set<Inode> = []
-        /// The documents whose open succeeded: the ones a person would have seen.
-        var opened: Set<Inode> = []
+        /// The documents whose open succeeded, with the version opened: the ones a person would have seen.
+        var opened: [Inode: DocumentVersion] = [:]
         var inFlight = 0
         var lastActivity = ContinuousClock.now
 
@@ -59,10 +60,11 @@ final class ScanDetector: Sendable {
         }
     }
 
-    func answered(_ inode: Inode, by pid: pid_t, opened: Bool) {
+    /// - Parameter opened: the version the open served; nil when it failed.
+    func answered(_ inode: Inode, by pid: pid_t, opened: DocumentVersion?) {
         update(pid) { burst in
             burst.inFlight -= 1
-            if opened { burst.opened.insert(inode) }
+            if let opened { burst.opened[inode] = opened }
         }
     }
 
@@ -79,15 +81,16 @@ final class ScanDetector: Sendable {
         update(pid) { $0.inFlight -= 1 }
     }
 
-    /// Waits until the burst of `pid` ends and returns the documents to clear: none for a scan.
-    func documentsToClear(after pid: pid_t) async -> Set<Inode> {
+    /// Waits until the burst of `pid` ends and returns the documents to clear, with the versions opened: none for
+    /// a scan.
+    func documentsToClear(after pid: pid_t) async -> [Inode: DocumentVersion] {
         while true {
-            let (ended, wait) = bursts.withLock { bursts -> (Set<Inode>?, Duration) in
-                guard let burst = bursts[pid] else { return ([], .zero) }
+            let (ended, wait) = bursts.withLock { bursts -> ([Inode: DocumentVersion]?, Duration) in
+                guard let burst = bursts[pid] else { return ([:], .zero) }
                 let idle = ContinuousClock.now - burst.lastActivity
                 guard burst.inFlight > 0 || idle < Self.quiet else {
                     bursts[pid] = nil
-                    return (burst.isScan ? [] : burst.opened, .zero)
+                    return (burst.isScan ? [:] : burst.opened, .zero)
                 }
                 return (nil, burst.inFlight > 0 ? Self.quiet : Self.quiet - idle)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StudIPKit
 
 /// Who owns a piece of user state: the Stud.IP item, never the inode or path, so that it survives renames, moves
 /// and refreshes. Course links share their course's state.
@@ -102,15 +103,26 @@ extension MetadataStore {
     }
 
     /// Clears `new`/`changed` once a person opened a document (the filesystem decides who; scans do not count);
-    /// `flagged` stays. Returns whether anything changed; when nothing did, no write transaction is taken.
+    /// `flagged` stays. With `version`, only while the document still has that version: the filesystem clears a
+    /// moment after the open, and a refresh in between may have brought a newer one, which nobody has seen.
+    /// Returns whether anything changed; when nothing did, no write transaction is taken.
     @discardableResult
-    public func markRead(inode: Int64) throws(StoreError) -> Bool {
+    public func markRead(inode: Int64, version: DocumentVersion? = nil) throws(StoreError) -> Bool {
         let isHighlighted = try read("reading the highlight of inode \(inode)") { db in
             try db.row(QuerySQL.isHighlighted, [inode]) != nil
         }
         guard isHighlighted else { return false }
         return try write("marking inode \(inode) read") { db in
-            try db.run("UPDATE document SET highlight = NULL WHERE inode = ? AND highlight IS NOT NULL", [inode])
+            if let version {
+                try db.run(
+                    """
+                    UPDATE document SET highlight = NULL
+                    WHERE inode = ? AND highlight IS NOT NULL AND file_id = ?
+                      AND (SELECT size FROM node WHERE node.inode = document.inode) = ?
+                    """, [inode, version.fileID, version.size])
+            } else {
+                try db.run("UPDATE document SET highlight = NULL WHERE inode = ? AND highlight IS NOT NULL", [inode])
+            }
             guard db.changesCount > 0, let courseID = try Node.fetch(inode, db)?.courseID else { return false }
             try HighlightCounts.recount(course: courseID, db)
             return true

@@ -76,6 +76,19 @@ import Testing
         #expect(try store.markRead(inode: store.inode(course + "/Alt.pdf")) == false)
     }
 
+    /// The filesystem clears a moment after the open; a refresh in between brought a version nobody has seen.
+    @Test func readingAnOlderVersionLeavesTheNewerOneHighlighted() throws {
+        let store = try MetadataStore.withCourse(content(info101, documents: [atRoot(old)]))
+        let inode = try store.inode(course + "/Alt.pdf")
+        var newer = atRoot(old)
+        newer.fileID = "file-v2"
+        _ = try store.applyCourse(content(info101, documents: [newer]), now: now + day)
+        #expect(try store.markRead(inode: inode, version: old.version) == false)
+        #expect(try highlight(store, "Alt.pdf") == .changed)
+        #expect(try store.markRead(inode: inode, version: newer.version))
+        #expect(try highlight(store, "Alt.pdf") == nil)
+    }
+
     @Test func flaggedSurvivesReadsAndRefreshes() throws {
         let store = try MetadataStore.withCourse(content(info101, documents: [atRoot(recent), atRoot(old)]))
         let inode = try store.inode(course + "/Alt.pdf")

@@ -158,8 +158,9 @@ struct FixtureTests {
     /// - document owners: JSON:API names every uploader ("Family, Given"), legacy REST only sends ids, which
     ///   the client resolves for lecturers and the user ("Given Family");
     /// - `isLink`: only legacy REST says which documents are hosted elsewhere (none in these fixtures);
-    /// - `foldersWithUncheckedRestrictedDocuments`: JSON:API on 5.0 looks in one folder per listing for
-    ///   documents the user may not download (none in these fixtures), legacy REST lists every folder.
+    /// - `foldersWithUncheckedRestrictedDocuments` and `foldersCheckedForTheFirstTime`: JSON:API on 5.0 looks in
+    ///   one folder per listing for documents the user may not download (none in these fixtures), legacy REST lists
+    ///   every folder.
     @Test("JSON:API and legacy REST produce the same overview and content", arguments: ["test_autor", "root@studip"])
     func bothAPIsAgree(user: String) async throws {
         try await Harness.withSimulator { sim in
@@ -184,6 +185,7 @@ struct FixtureTests {
             for course in overview.courses {
                 var content = try await source.content(of: course)
                 content.foldersWithUncheckedRestrictedDocuments = []
+                content.foldersCheckedForTheFirstTime = []
                 content.folders = content.folders.map { folder in
                     var folder = folder
                     if folder.parentID == nil { folder.name = "" }
