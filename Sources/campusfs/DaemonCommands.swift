@@ -107,7 +107,7 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let paths = Paths()
-            let name = try profile ?? ProfileOptions.defaultProfileName(paths: paths)
+            let name = try MountedProfiles.name(explicit: profile, paths: paths)
             if let status = DaemonDirectory.status(paths.socket(profile: name)) {
                 print(json ? Self.json(status) : Self.text(status))
                 return

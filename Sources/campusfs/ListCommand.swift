@@ -8,7 +8,7 @@ struct ListCommand: ParsableCommand {
         commandName: "ls",
         abstract: "List a directory of the tree from the metadata cache.",
         discussion: """
-            PATH is relative to the tree's root, e.g. "WS 2026-27/INF-101 Einführung in die Informatik".
+            PATH is inside the mount, or relative to the tree's root, e.g. "WS 2026-27/INF-101 Einführung in die Informatik".
             -l shows type, size, date (the document's change date), highlight and tags.
             """)
 
@@ -18,13 +18,14 @@ struct ListCommand: ParsableCommand {
     @Flag(name: .customShort("l"), help: "Long format: type, size, date, highlight, tags.")
     var long = false
 
-    @Argument(help: "A directory (or document) below the tree's root; default: the root.")
+    @Argument(help: "A directory or document, inside the mount or relative to the tree's root; default: the root.")
     var path: String?
 
     func run() throws {
         do {
-            let store = try ProfileStore.open(profile ?? ProfileOptions.defaultProfileName())
-            let node = try ProfileStore.node(path, in: store)
+            let tree = try UserTree(profile: profile, arguments: path.map { [$0] } ?? [])
+            let store = tree.store
+            let node = try tree.node(path ?? "/").0
             let nodes = node.kind == .directory ? try Listing.children(of: node, in: store) : [node]
             // Byte order of the names, like `campusfs tree` and `LC_ALL=C ls`.
             for child in nodes.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {

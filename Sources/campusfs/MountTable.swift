@@ -106,3 +106,39 @@ struct MountRecord: Codable, Equatable {
         return state == "Z" || state == "X"
     }
 }
+
+/// The profiles of this user that are mounted now, from their daemons' records (``MountRecord``), so that a command
+/// given a path inside a mount, or run while one profile alone is mounted, works on that profile without `--profile`.
+enum MountedProfiles {
+    /// Each live mount's profile and mountpoint: the record's mount is still there and its daemon still runs.
+    static func all(_ paths: Paths) -> [(profile: String, mountpoint: String)] {
+        DaemonDirectory.recordedProfiles(paths).compactMap { name in
+            guard let record = MountRecord.read(paths.mountRecord(profile: name)), !record.daemonIsGone,
+                record.mount(of: name) != nil
+            else { return nil }
+            return (name, record.mountpoint)
+        }
+    }
+
+    /// The profile a command means: `explicit` (`--profile`), else the profile whose mount contains one of
+    /// `arguments` (the innermost mount), else the only mounted profile, else the config file's default.
+    static func name(explicit: String?, arguments: [String] = [], paths: Paths) throws(CLIError) -> String {
+        if let explicit { return explicit }
+        let mounted = all(paths)
+        let containing = arguments.lazy.compactMap { argument in
+            mounted.filter { treePath(argument, inside: $0.mountpoint) != nil }
+                .max { $0.mountpoint.count < $1.mountpoint.count }
+        }.first
+        if let containing { return containing.profile }
+        if mounted.count == 1, let only = mounted.first { return only.profile }
+        return try ProfileOptions.defaultProfileName(paths: paths)
+    }
+
+    /// `argument` relative to the tree's root ("" for the mountpoint itself) if it names a path inside the mount at
+    /// `mountpoint`; nil otherwise.
+    static func treePath(_ argument: String, inside mountpoint: String) -> String? {
+        let absolute = URL(fileURLWithPath: argument).standardizedFileURL.path
+        guard absolute == mountpoint || absolute.hasPrefix(mountpoint + "/") else { return nil }
+        return String(absolute.dropFirst(mountpoint.count))
+    }
+}

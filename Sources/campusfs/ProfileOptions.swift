@@ -28,10 +28,17 @@ struct ProfileOptions: ParsableArguments {
     }
 
     /// The name of the profile meant: `--profile`, else the config file's default. Enough to find a running daemon,
-    /// which already knows its server.
-    func name(paths: Paths = Paths()) throws(CLIError) -> String {
+    /// which already knows its server. With `arguments` (the paths a command was given), the mounts decide before
+    /// the default does (``MountedProfiles/name(explicit:arguments:paths:)``).
+    func name(paths: Paths = Paths(), inferringFrom arguments: [String]? = nil) throws(CLIError) -> String {
         let name: String
-        if let profile { name = profile } else { name = try Self.defaultProfileName(paths: paths) }
+        if let arguments {
+            name = try MountedProfiles.name(explicit: profile, arguments: arguments, paths: paths)
+        } else if let profile {
+            name = profile
+        } else {
+            name = try Self.defaultProfileName(paths: paths)
+        }
         guard name.range(of: #"^[A-Za-z0-9._-]+$"#, options: .regularExpression) != nil, name != ".", name != ".."
         else {
             throw .usage("profile name \"\(name)\" may only contain letters, digits, '.', '_' and '-'")

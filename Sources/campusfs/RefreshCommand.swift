@@ -27,7 +27,7 @@ struct RefreshCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let paths = Paths()
-            let socket = paths.socket(profile: try profile.name(paths: paths))
+            let socket = paths.socket(profile: try profile.name(paths: paths, inferringFrom: path.map { [$0] } ?? []))
             if ControlClient.isServing(socket.path) {
                 let outcome = try throughDaemon(socket)
                 let server = DaemonDirectory.status(socket)?.serverURL ?? "the server"
@@ -57,9 +57,7 @@ struct RefreshCommand: AsyncParsableCommand {
     /// PATH relative to the tree's root; a path inside the mount (`~/Uni/WS 2026-27/…`) is accepted too.
     private func treePath(mountpoint: String?) -> String? {
         guard let path, let mountpoint else { return path }
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-        guard absolute == mountpoint || absolute.hasPrefix(mountpoint + "/") else { return path }
-        return String(absolute.dropFirst(mountpoint.count))
+        return MountedProfiles.treePath(path, inside: mountpoint) ?? path
     }
 
     private static func mountpoint(_ socket: URL) -> String? {

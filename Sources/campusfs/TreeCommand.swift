@@ -22,20 +22,20 @@ struct TreeCommand: ParsableCommand {
     @Flag(help: "One path per line with type, size, date and highlight.")
     var long = false
 
-    @Argument(help: "A directory below the tree's root; default: the root.")
+    @Argument(help: "A directory: a path inside the mount, or relative to the tree's root; default: the root.")
     var path: String?
 
     func run() throws {
         do {
-            let store = try ProfileStore.open(profile ?? ProfileOptions.defaultProfileName())
-            let start = try ProfileStore.node(path, in: store)
+            let tree = try UserTree(profile: profile, arguments: path.map { [$0] } ?? [])
+            let store = tree.store
+            let (start, prefix) = try tree.node(path ?? "/")
             let entries: [WalkEntry]
             do {
                 entries = try store.walk(from: start.inode).filter { $0.depth > 0 }
             } catch {
                 throw CLIError.other(error.description)
             }
-            let prefix = try ProfileStore.path(of: start, in: store)
             for entry in entries {
                 let relative = String(entry.path.dropFirst(prefix.isEmpty ? 0 : prefix.count + 1))
                 if paths {

@@ -33,7 +33,7 @@ struct TagCommand: ParsableCommand {
             guard !paths.isEmpty, !(adds + removes).isEmpty else {
                 throw CLIError.usage("name at least one PATH and one +TAG or -TAG")
             }
-            let tree = try UserTree(profile: profile)
+            let tree = try UserTree(profile: profile, arguments: paths)
             for path in paths {
                 let (node, treePath) = try tree.node(path)
                 var tags = try tree.info(node).user.tags.filter { !removes.contains($0) }
@@ -143,7 +143,7 @@ struct PinCommand: ParsableCommand {
     func run() throws {
         try reportingErrorsNow {
             guard !paths.isEmpty else { throw CLIError.usage("name at least one PATH to pin") }
-            let tree = try UserTree(profile: profile)
+            let tree = try UserTree(profile: profile, arguments: paths)
             var pinned: [(node: Node, path: String)] = []
             for path in paths {
                 let (node, treePath) = try tree.node(path)
@@ -173,7 +173,7 @@ struct UnpinCommand: ParsableCommand {
     func run() throws {
         try reportingErrorsNow {
             guard !paths.isEmpty else { throw CLIError.usage("name at least one PATH to unpin") }
-            let tree = try UserTree(profile: profile)
+            let tree = try UserTree(profile: profile, arguments: paths)
             for path in paths {
                 let (node, treePath) = try tree.node(path)
                 try tree.set(.pinned, nil, on: treePath, node: node)
@@ -194,23 +194,17 @@ struct UserTree {
     let store: MetadataStore
     let mountpoint: String?
 
-    init(profile: String?) throws(CLIError) {
+    /// `profile` if named, else the one the mounts suggest for `arguments` (``MountedProfiles``).
+    init(profile: String?, arguments: [String] = []) throws(CLIError) {
         let paths = Paths()
-        let name: String
-        if let profile { name = profile } else { name = try ProfileOptions.defaultProfileName(paths: paths) }
+        let name = try MountedProfiles.name(explicit: profile, arguments: arguments, paths: paths)
         store = try ProfileStore.open(name, paths: paths)
         mountpoint = DaemonDirectory.status(paths.socket(profile: name))?.mountpoint
     }
 
     /// A path inside the mount, or relative to the tree's root.
     func node(_ argument: String) throws(CLIError) -> (Node, String) {
-        var treePath = argument
-        if let mountpoint {
-            let absolute = URL(fileURLWithPath: argument).standardizedFileURL.path
-            if absolute == mountpoint || absolute.hasPrefix(mountpoint + "/") {
-                treePath = String(absolute.dropFirst(mountpoint.count))
-            }
-        }
+        let treePath = mountpoint.flatMap { MountedProfiles.treePath(argument, inside: $0) } ?? argument
         let node = try ProfileStore.node(treePath, in: store)
         return (node, try ProfileStore.path(of: node, in: store))
     }

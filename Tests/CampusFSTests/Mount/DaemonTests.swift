@@ -397,6 +397,32 @@ struct DaemonTests {
             #expect(pinned.stderr.contains("No such attribute"), "\(pinned.stderr)")
         }
     }
+    /// Without `--profile`, a path inside a mount picks that mount's profile, and a lone mounted profile is the one
+    /// meant; `--profile` still wins.
+    @Test func commandsFindTheMountedProfile() async throws {
+        try await Self.with { setup in
+            let mounted = try await setup.mount(["--profile", "lab"])
+            #expect(mounted.status == 0, "\(mounted.stderr)")
+            let status = try await setup.campusfs(["status"], timeout: 20)
+            #expect(
+                status.stdout.hasPrefix("profile \"lab\": mounted at \(setup.mountpoint) "),
+                "\(status.stdout)\(status.stderr)")
+            let new = try await setup.campusfs(["new"])
+            #expect(new.status == 0 && new.stderr.isEmpty, "\(new.stderr)")
+
+            let inMount = setup.mountpoint + "/" + Self.course
+            let ls = try await setup.campusfs(["ls", inMount])
+            #expect(ls.status == 0, "\(ls.stderr)")
+            #expect(ls.lines.contains("README.txt"), "\(ls.stdout)")
+            let tree = try await setup.campusfs(["tree", "--paths", inMount + "/Vorlesungsfolien"])
+            #expect(tree.status == 0, "\(tree.stderr)")
+            #expect(tree.lines.contains("Kapitel 1 - Einleitung.pdf"), "\(tree.stdout)")
+
+            let named = try await setup.campusfs(["status", "--profile", "default"], timeout: 20)
+            #expect(!named.stdout.contains("mounted at"), "\(named.stdout)")
+            #expect((named.stdout + named.stderr).contains("\"default\""), "\(named.stdout)\(named.stderr)")
+        }
+    }
     /// `campusfs refresh PATH` refreshes only the courses below PATH; the others change at the next full refresh.
     @Test func refreshOfOnePathLeavesOtherCoursesAlone() async throws {
         try await Self.with { setup in
