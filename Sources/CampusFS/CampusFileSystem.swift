@@ -407,7 +407,7 @@ public final class CampusFileSystem: FileSystemOperations {
     private func mode(of node: Node) -> mode_t {
         switch node.kind {
         case .directory: S_IFDIR | 0o555
-        case .file: S_IFREG | 0o444
+        case .file: S_IFREG | (node.isLocked ? 0 : 0o444)
         case .symlink: S_IFLNK | 0o777
         }
     }

@@ -47,7 +47,8 @@ extension Node {
     /// of the daemon's time in a cold `find`.
     static let columns =
         "n.inode, n.parent, n.name, n.kind, n.item_kind, n.studip_id, n.course_id, n.size, n.mtime, "
-        + "n.symlink_target, n.highlighted_below"
+        + "n.symlink_target, n.highlighted_below, "
+        + "COALESCE((SELECT locked.downloadable = 0 FROM document locked WHERE locked.inode = n.inode), 0)"
 
     init(row: Row) throws {
         let inode = try row.decode(Int64.self, atIndex: 0)
@@ -67,7 +68,8 @@ extension Node {
             size: try row.decode(atIndex: 7),
             mtime: try row.date(atIndex: 8),
             symlinkTarget: try row.decode(atIndex: 9),
-            highlightedBelow: try row.decode(atIndex: 10))
+            highlightedBelow: try row.decode(atIndex: 10),
+            isLocked: try row.decode(Int64.self, atIndex: 11) != 0)
     }
 
     static func fetch(_ inode: Int64, _ db: Database) throws -> Node? {

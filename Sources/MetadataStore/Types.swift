@@ -57,6 +57,9 @@ public struct Node: Sendable, Hashable {
     public var symlinkTarget: String?
     /// Directories: how many highlighted documents (new, changed or flagged) lie below (`user.campusfs.new`).
     public var highlightedBelow: Int
+    /// Documents the user may see but not download: the mount shows them with mode 0000, so that `ls -l` tells
+    /// them apart before an open fails with `EACCES`. Read with the node, so getattr needs no second query.
+    public var isLocked: Bool
 
     public static let rootInode: Int64 = 1
 }

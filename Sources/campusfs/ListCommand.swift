@@ -9,13 +9,14 @@ struct ListCommand: ParsableCommand {
         abstract: "List a directory of the tree from the metadata cache.",
         discussion: """
             PATH is inside the mount, or relative to the tree's root, e.g. "WS 2026-27/INF-101 Einführung in die Informatik".
-            -l shows type, size, date (the document's change date), highlight and tags.
+            -l shows type, size, date (the document's change date), highlight, "locked" (you may not download it)
+            and tags.
             """)
 
     @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
     var profile: String?
 
-    @Flag(name: .customShort("l"), help: "Long format: type, size, date, highlight, tags.")
+    @Flag(name: .customShort("l"), help: "Long format: type, size, date, highlight, locked, tags.")
     var long = false
 
     @Argument(help: "A directory or document, inside the mount or relative to the tree's root; default: the root.")
@@ -56,7 +57,8 @@ enum Listing {
         }
     }
 
-    /// `d|-|l  SIZE  YYYY-MM-DD HH:MM  HIGHLIGHT  NAME[ -> TARGET]  [#tag …]`
+    /// `d|-|l  SIZE  YYYY-MM-DD HH:MM  HIGHLIGHT  NAME[ -> TARGET]  [locked]  [#tag …]`; `locked`: the user may
+    /// not download the document (the mount shows it with mode 0000).
     static func longLine(_ node: Node, in store: MetadataStore) throws(CLIError) -> String {
         let info: NodeInfo?
         do {
@@ -76,7 +78,7 @@ enum Listing {
         let target = node.symlinkTarget.map { " -> \($0)" } ?? ""
         let tags = info?.user.tags.map { "#\($0)" }.joined(separator: " ") ?? ""
         return "\(type) \(paddedSize)  \(date(node.mtime))  \(highlight) \(node.name)\(target)"
-            + (tags.isEmpty ? "" : "  \(tags)")
+            + (node.isLocked ? "  locked" : "") + (tags.isEmpty ? "" : "  \(tags)")
     }
 
     static func date(_ date: Date) -> String {

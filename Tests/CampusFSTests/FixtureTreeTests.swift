@@ -102,6 +102,26 @@ struct FixtureTreeTests {
 /// The `small` dataset's hostile cases as a user sees them in the tree.
 @Suite("The small dataset's tree through the CLI")
 struct HostileTreeTests {
+    /// A document the user may not download is marked `locked` in `ls -l`; its neighbours are not.
+    @Test func aDocumentThatMayNotBeDownloadedIsLocked() async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .generated(.small, seed: 1), flavour: .v55))
+        let cli = try CLI()
+        defer {
+            cli.removeHome()
+            Task { await sim.stop() }
+        }
+        let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+        #expect(refresh.status == 0, "\(refresh.stderr)")
+        let paths = try await cli.run(["tree", "--paths"]).lines
+        let scan = try #require(paths.first { $0.hasSuffix("/Lehrbuch Kapitel 3 (Scan).pdf") })
+        let folder = String(scan.dropLast("/Lehrbuch Kapitel 3 (Scan).pdf".count))
+        let listing = try await cli.run(["ls", "-l", folder])
+        #expect(listing.status == 0, "\(listing.stderr)")
+        let line = try #require(listing.lines.first { $0.contains("Lehrbuch Kapitel 3 (Scan).pdf") })
+        #expect(line.hasSuffix("Lehrbuch Kapitel 3 (Scan).pdf  locked"), "\(line)")
+        #expect(listing.lines.filter { $0.contains("locked") } == [line], "\(listing.stdout)")
+    }
+
     @Test func sanitizedNamesSymlinksAndUnreadableFolders() async throws {
         let sim = try await Simulator.start(SimulatorConfiguration(dataset: .generated(.small, seed: 1), flavour: .v55))
         let cli = try CLI()
