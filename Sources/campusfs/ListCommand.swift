@@ -8,7 +8,7 @@ struct ListCommand: ParsableCommand {
         commandName: "ls",
         abstract: "List a directory of the tree from the metadata cache.",
         discussion: """
-            PATH is relative to the tree's root, e.g. "WS 2026-27/INF-101 Einführung in die Informatik".
+            PATH is relative to the tree's root, e.g. "WS 2026-27/INF-101 Einführung in die Informatik". \
             -l shows type, size, date (the document's change date), highlight and tags.
             """)
 
