@@ -47,8 +47,10 @@ enum CredentialSource {
         guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
-        FileHandle.standardError.write(Data("Stud.IP password for \(username): ".utf8))
+        // Echo goes off before the prompt shows: TCSAFLUSH drops what was typed before, and a quick answer
+        // (pasted, or a script on a pty) would be lost.
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        FileHandle.standardError.write(Data("Stud.IP password for \(username): ".utf8))
         let line = readLine(strippingNewline: true)
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
         FileHandle.standardError.write(Data("\n".utf8))
