@@ -232,7 +232,7 @@ extension HTTPTransport {
             } catch {
                 let transient: String
                 do throws(StudIPError) {
-                    transient = try startFailure(error, server: server)
+                    transient = try startFailure(error, url: url, server: server)
                 } catch .unreachable(_, let detail) where server != installation.serverName {
                     throw .hostUnreachable(host: server, what: what, detail: detail)
                 }
@@ -266,7 +266,7 @@ extension HTTPTransport {
     }
 
     /// The detail of a failure worth retrying; throws for those that are not.
-    private func startFailure(_ error: any Error, server: String) throws(StudIPError) -> String {
+    private func startFailure(_ error: any Error, url: String, server: String) throws(StudIPError) -> String {
         if error is CancellationError || Task.isCancelled { throw .cancelled }
         if let clientError = error as? HTTPClientError {
             switch clientError {
@@ -282,9 +282,7 @@ extension HTTPTransport {
                 break
             }
         }
-        if Self.isConnectionFailure(error) {
-            throw .unreachable(server: server, detail: "connection refused or host unknown")
-        }
+        if let failure = connectionFailure(error, url: url, server: server) { throw failure }
         return "connection failed (\(String(describing: error).prefix(120)))"
     }
 }

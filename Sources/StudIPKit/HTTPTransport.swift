@@ -155,10 +155,13 @@ final class HTTPTransport: Sendable {
     }
 
     /// The error a non-2xx answer means. Legacy REST answers 403 "Route not activated" when an admin has not
-    /// enabled a route for API use: that is a missing API, not a missing permission (API.md §2.1).
+    /// enabled a route for API use: that is a missing API, not a missing permission (API.md §2.1). nginx and
+    /// Apache answer 400 "plain HTTP" to `http://` sent to their HTTPS port.
     func error(for response: HTTPResponse, what: String) -> StudIPError {
-        let text = String(decoding: response.body.prefix(200), as: UTF8.self)
+        let text = String(decoding: response.body.prefix(1000), as: UTF8.self)
         switch response.status {
+        case 400 where text.contains("plain HTTP") && installation.baseURL.hasPrefix("http:"):
+            return Self.wrongScheme(installation.baseURL) ?? .serverError(status: 400, what: what)
         case 403 where text.contains("Route not activated"):
             return .apiUnavailable(
                 server: installation.serverName,
@@ -224,7 +227,7 @@ final class HTTPTransport: Sendable {
                     metadata: ["attempt": "\(attempt)", "duration": "\(ContinuousClock.now - started)"])
                 return .success(response)
             } catch {
-                return .failure(try classify(error))
+                return .failure(try classify(error, url: request.url))
             }
         }
     }
@@ -263,7 +266,7 @@ final class HTTPTransport: Sendable {
 
     /// Timeouts and broken connections are transient; a refused connection or an unknown host is not (the
     /// server is down or the URL wrong: fail fast), and neither is cancellation.
-    private func classify(_ error: any Error) throws(StudIPError) -> TransientFailure {
+    private func classify(_ error: any Error, url: String) throws(StudIPError) -> TransientFailure {
         if error is CancellationError || Task.isCancelled { throw .cancelled }
         if let clientError = error as? HTTPClientError {
             switch clientError {
@@ -276,17 +279,34 @@ final class HTTPTransport: Sendable {
                 break
             }
         }
-        if Self.isConnectionFailure(error) {
-            throw .unreachable(server: installation.serverName, detail: "connection refused or host unknown")
-        }
+        if let failure = connectionFailure(error, url: url, server: installation.serverName) { throw failure }
         return TransientFailure(detail: "connection failed (\(String(describing: error).prefix(120)))")
     }
 
-    /// A refused connection or an unknown host. NIO's connection errors are not visible without importing
-    /// NIOPosix; their descriptions are stable.
-    static func isConnectionFailure(_ error: any Error) -> Bool {
-        String(describing: type(of: error)) == "NIOConnectionError"
-            || String(describing: error).contains("Connection refused")
+    /// The connection failures retrying cannot fix: a refused connection or an unknown host (server down or URL
+    /// wrong: fail fast), and `https://` typed for a server that speaks plain HTTP, whose TLS handshake meets an
+    /// HTTP answer (BoringSSL's WRONG_VERSION_NUMBER). NIO's and NIOSSL's errors are not visible without
+    /// importing them; their descriptions are stable.
+    func connectionFailure(_ error: any Error, url: String, server: String) -> StudIPError? {
+        let text = String(describing: error)
+        if text.contains("WRONG_VERSION_NUMBER"), server == installation.serverName, url.hasPrefix("https:"),
+            let wrong = Self.wrongScheme(url)
+        {
+            return wrong
+        }
+        if String(describing: type(of: error)) == "NIOConnectionError" || text.contains("Connection refused") {
+            return .unreachable(server: server, detail: "connection refused or host unknown")
+        }
+        return nil
+    }
+
+    /// The error for `url`'s scheme being the wrong one, naming its server with the other scheme.
+    static func wrongScheme(_ url: String) -> StudIPError? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host
+        else { return nil }
+        let hostAndPort = host + (components.port.map { ":\($0)" } ?? "")
+        let other = scheme == "https" ? "http" : "https"
+        return .wrongScheme(typed: "\(scheme)://\(hostAndPort)", meant: "\(other)://\(hostAndPort)")
     }
 
     static func nanoseconds(_ duration: Duration) -> Int64 {

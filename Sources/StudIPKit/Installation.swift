@@ -15,7 +15,9 @@ struct Installation: Sendable {
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {
             let shown = URLComponents(string: text).map { Self.withoutCredentials($0) } ?? "the configured URL"
-            throw .apiUnavailable(server: shown, detail: "not an http(s) URL")
+            throw .apiUnavailable(
+                server: shown,
+                detail: "not an http(s) URL; use the installation's base URL, e.g. https://studip.example.org/studip")
         }
         components.query = nil
         components.fragment = nil

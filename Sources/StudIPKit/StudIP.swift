@@ -14,19 +14,33 @@ public enum StudIP {
             case .jsonAPI:
                 return try await connectJSONAPI(transport)
             case .legacyREST:
-                return try await connectLegacy(transport, credentials: configuration.credentials)
+                do throws(StudIPError) {
+                    return try await connectLegacy(transport, credentials: configuration.credentials)
+                } catch .notFound {
+                    throw .apiUnavailable(
+                        server: installation.serverName,
+                        detail: "no legacy REST API below /api.php (Stud.IP 6 removed it); use api = auto or jsonapi")
+                }
             case .auto:
                 do throws(StudIPError) {
                     return try await JSONAPISource.connect(transport)
                 } catch {
                     switch error {
                     case .notFound, .malformedResponse:
-                        transport.logger.info(
+                        transport.logger.debug(
                             "no JSON:API at \(installation.serverName) (\(error)); trying legacy REST")
-                        return try await connectLegacy(transport, credentials: configuration.credentials)
                     default:
                         throw error
                     }
+                }
+                do throws(StudIPError) {
+                    return try await connectLegacy(transport, credentials: configuration.credentials)
+                } catch .notFound, .malformedResponse {
+                    throw .apiUnavailable(
+                        server: installation.serverName,
+                        detail: "neither JSON:API (/jsonapi.php/v1) nor the legacy REST API (/api.php) answers there; "
+                            + "use the installation's base URL, the address before /dispatch.php in the browser, "
+                            + "e.g. https://studip.example.org/studip")
                 }
             }
         } catch {
@@ -53,12 +67,6 @@ public enum StudIP {
                 server: transport.installation.serverName,
                 detail: "the legacy REST API does not accept OAuth2 tokens; use JSON:API or another login")
         }
-        do {
-            return try await LegacyRESTSource.connect(transport)
-        } catch .notFound {
-            throw .apiUnavailable(
-                server: transport.installation.serverName,
-                detail: "no legacy REST API below /api.php (Stud.IP 6 removed it; use api = auto or jsonapi)")
-        }
+        return try await LegacyRESTSource.connect(transport)
     }
 }

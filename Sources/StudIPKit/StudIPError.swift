@@ -16,6 +16,8 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case serverError(status: Int, what: String)
     /// The server answered something that cannot be read as the API promises.
     case malformedResponse(what: String, detail: String)
+    /// The URL's scheme does not match the server: `https://` for one that speaks plain HTTP, or the reverse.
+    case wrongScheme(typed: String, meant: String)
     /// Neither API answers at this URL (wrong URL, or the API is switched off).
     case apiUnavailable(server: String, detail: String)
     /// The per-server request budget of one refresh ran out; the rest waits for the next refresh.
@@ -37,8 +39,11 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "such documents; open it in the browser (user.xdg.origin.url)"
         case .serverError(let status, let what): "Stud.IP answered \(status) for \(what); try again later"
         case .malformedResponse(let what, let detail): "unreadable answer from Stud.IP for \(what): \(detail)"
+        case .wrongScheme(let typed, let meant):
+            "the server at \(typed) \(typed.hasPrefix("https:") ? "does not speak" : "speaks only") HTTPS; "
+                + "did you mean \(meant)?"
         case .apiUnavailable(let server, let detail):
-            "no Stud.IP API at \(server): \(detail) (is the URL the installation's base, e.g. https://host/studip?)"
+            "no Stud.IP API at \(server): \(detail)"
         case .budgetExhausted(let server, let limit):
             "stopped after \(limit) requests to \(server) in one refresh (request budget); the rest follows later"
         case .cancelled: "cancelled"
@@ -57,7 +62,7 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     public var exitCode: Int32 {
         switch self {
         case .authenticationFailed: 2
-        case .unreachable, .apiUnavailable: 3
+        case .unreachable, .apiUnavailable, .wrongScheme: 3
         default: 4
         }
     }

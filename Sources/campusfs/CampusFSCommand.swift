@@ -8,7 +8,7 @@ struct CampusFSCommand: AsyncParsableCommand {
         commandName: "campusfs",
         abstract: "Your university's Stud.IP as a folder.",
         discussion: """
-            Everything works from the metadata cache, so `ls` and `tree` need no network. Credentials never go on
+            Everything works from the metadata cache, so `ls` and `tree` need no network. Credentials never go on \
             the command line: set CAMPUSFS_PASSWORD, use --password-command, or CAMPUSFS_TOKEN for OAuth2.
 
             Examples:
@@ -29,6 +29,13 @@ struct CampusFSCommand: AsyncParsableCommand {
 
     /// Parses and runs like ArgumentParser does, but with the exit codes of DESIGN.md §1.1: a usage error is 1.
     static func main() async {
+        if passwordOnTheCommandLine(CommandLine.arguments.dropFirst()) {
+            printError(
+                "campusfs: passwords are not taken on the command line, where shell history and ps show them; set "
+                    + "CAMPUSFS_PASSWORD, use --password-command CMD or password_command in the profile "
+                    + "(campusfs login is coming)")
+            Foundation.exit(1)
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -43,5 +50,13 @@ struct CampusFSCommand: AsyncParsableCommand {
             }
             exit(withError: error)
         }
+    }
+
+    /// `--password` or `-p` before a `--`: ArgumentParser would call it an unknown option without saying why
+    /// there is none. `tag` takes `-TAG`, so `-p` there removes the tag "p".
+    static func passwordOnTheCommandLine(_ arguments: ArraySlice<String>) -> Bool {
+        let options = arguments.prefix { $0 != "--" }
+        return options.contains { $0 == "--password" || $0.hasPrefix("--password=") }
+            || (options.first != "tag" && options.contains("-p"))
     }
 }

@@ -35,17 +35,52 @@ struct ConfigFile: Decodable, Sendable {
     /// Reads the file; a missing file is an empty configuration, a broken one an error naming line and column.
     static func load(from url: URL) throws(CLIError) -> ConfigFile {
         guard let text = try? String(contentsOf: url, encoding: .utf8) else { return ConfigFile() }
+        let file: ConfigFile
         do {
-            return try TOMLDecoder(strictDecoding: true).decode(ConfigFile.self, from: text)
+            file = try TOMLDecoder(strictDecoding: true).decode(ConfigFile.self, from: text)
         } catch let error as TOMLParseError {
             throw .usage("\(url.path): \(error.description) (\(error.source.begin.debugDescription))")
         } catch let error as UnexpectedKeysError {
             let keys = error.keys.values.map { $0.map(\.stringValue).joined(separator: ".") }.sorted()
             throw .usage("\(url.path): unknown setting \(keys.joined(separator: ", ")) (typo?)")
+        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.keyNotFound(_, let context)
+        {
+            let path = context.codingPath.map(\.stringValue)
+            guard let key = path.last(where: { forms[$0] != nil }), let form = forms[key] else {
+                throw .usage("\(url.path): \(path.joined(separator: ".")) has the wrong type")
+            }
+            let shown = path.prefix { $0 != key }.joined(separator: ".")
+            throw .usage("\(url.path): \(shown.isEmpty ? "" : shown + ".")\(key) must be \(form)")
         } catch {
             throw .usage("\(url.path): \(error)")
         }
+        for (name, settings) in file.profiles.sorted(by: { $0.key < $1.key }) {
+            for (key, value) in settings.values where value.hasPrefix("<") && value.hasSuffix(">") {
+                throw .usage(
+                    "\(url.path): profiles.\(name).\(key) is still the placeholder \"\(value)\" from the README; "
+                        + "replace it with a real value: \(forms[key] ?? "")")
+            }
+        }
+        return file
     }
+
+    /// What each setting must look like, with an example, for messages about a wrong value.
+    static let forms: [String: String] = [
+        "default_profile": #"a profile name in quotes, e.g. default_profile = "uni""#,
+        "profiles": "tables, one per profile, e.g. [profiles.uni]",
+        "url": #"the installation's base URL in quotes, e.g. url = "https://studip.example.org/studip""#,
+        "username": #"a string in quotes, e.g. username = "jdoe""#,
+        "api": #"one of "auto", "jsonapi" or "rest" in quotes, e.g. api = "auto""#,
+        "password_command": #"a command in quotes, e.g. password_command = "pass show studip""#,
+        "semesters": #"a list of semester titles or ids, e.g. semesters = ["WS 2026/27"]"#,
+        "hidden_courses":
+            #"a list of course ids, e.g. hidden_courses = ["1fafd4798ef2af4ee2860238232af98f"] "#
+            + "(a course folder's user.campusfs.id)",
+        "course_name": #"a template in quotes, e.g. course_name = "{number} {title}""#,
+        "cache_limit": #"a size in quotes, e.g. cache_limit = "10G""#,
+        "refresh_interval": #"a duration in quotes, e.g. refresh_interval = "10m""#,
+    ]
 }
 
 /// One profile's settings as written in the file; every field optional, command-line options win.
@@ -67,5 +102,16 @@ struct ProfileSettings: Decodable, Sendable {
         case courseName = "course_name"
         case cacheLimit = "cache_limit"
         case refreshInterval = "refresh_interval"
+    }
+
+    /// Every string set, with its key, so that all are checked alike.
+    var values: [(key: String, value: String)] {
+        let single: [(CodingKeys, String?)] = [
+            (.url, url), (.username, username), (.api, api), (.passwordCommand, passwordCommand),
+            (.courseName, courseName), (.cacheLimit, cacheLimit), (.refreshInterval, refreshInterval),
+        ]
+        let lists: [(CodingKeys, [String]?)] = [(.semesters, semesters), (.hiddenCourses, hiddenCourses)]
+        return single.compactMap { key, value in value.map { (key: key.rawValue, value: $0) } }
+            + lists.flatMap { key, values in (values ?? []).map { (key: key.rawValue, value: $0) } }
     }
 }

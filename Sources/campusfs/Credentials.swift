@@ -1,8 +1,10 @@
 import Foundation
 import StudIPKit
+import Synchronization
 
 /// Finds the secret for a profile without ever taking it from the command line (DESIGN.md §1.1):
-/// `CAMPUSFS_TOKEN` (an OAuth2 access token), `CAMPUSFS_PASSWORD`, or the output of `--password-command`.
+/// `CAMPUSFS_TOKEN` (an OAuth2 access token), `CAMPUSFS_PASSWORD`, the output of `--password-command`, or, in a
+/// terminal, what the user types when asked.
 enum CredentialSource {
     static func resolve(
         username: String?, passwordCommand: String?, environment: [String: String] = ProcessInfo.processInfo.environment
@@ -19,26 +21,74 @@ enum CredentialSource {
         if let command = passwordCommand {
             return .basic(username: username, password: try run(command))
         }
+        if let password = ask(username) { return .basic(username: username, password: password) }
         throw .usage(
-            "no password for \(username): set CAMPUSFS_PASSWORD, use --password-command CMD, or CAMPUSFS_TOKEN")
+            "no password for \(username): set CAMPUSFS_PASSWORD, use --password-command CMD or password_command "
+                + "in the profile, or CAMPUSFS_TOKEN for OAuth2 (in a terminal, campusfs asks for it)")
     }
 
-    /// Runs the command with `/bin/sh -c` and takes the first line of its output.
+    /// `campusfs mount` asks in the terminal when no other source has the password, and hands the answer to its
+    /// daemon in `CAMPUSFS_PASSWORD` (the daemon has no terminal; the environment is never on a command line).
+    static func askForTheDaemon(
+        username: String?, passwordCommand: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        guard passwordCommand == nil, environment["CAMPUSFS_TOKEN"] ?? "" == "",
+            environment["CAMPUSFS_PASSWORD"] ?? "" == "", let username, !username.isEmpty,
+            let password = ask(username)
+        else { return }
+        setenv("CAMPUSFS_PASSWORD", password, 1)
+    }
+
+    /// Asks for the password on the terminal without echoing it, as ssh and sudo do; nil without a terminal
+    /// (a script, a daemon) or when nothing was typed.
+    private static func ask(_ username: String) -> String? {
+        guard isatty(STDIN_FILENO) == 1 else { return nil }
+        var saved = termios()
+        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        // Echo goes off before the prompt shows: TCSAFLUSH drops what was typed before, and a quick answer
+        // (pasted, or a script on a pty) would be lost.
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        FileHandle.standardError.write(Data("Stud.IP password for \(username): ".utf8))
+        let line = readLine(strippingNewline: true)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
+        FileHandle.standardError.write(Data("\n".utf8))
+        guard let line, !line.isEmpty else { return nil }
+        return line
+    }
+
+    /// Runs the command with `/bin/sh -c` and takes the first line of its output. Its stderr is read alongside
+    /// (a full pipe would stall it) and its first lines shown when it fails: an exit status alone says nothing.
     private static func run(_ command: String) throws(CLIError) -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
         let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
+        process.standardError = errors
         do {
             try process.run()
         } catch {
             throw .usage("password command could not start: \(error.localizedDescription)")
         }
+        let collected = Collected()
+        let errorOutput = errors.fileHandleForReading
+        let reading = DispatchGroup()
+        DispatchQueue.global().async(group: reading) {
+            let data = errorOutput.readDataToEndOfFile()
+            collected.data.withLock { $0 = data }
+        }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        reading.wait()
         guard process.terminationStatus == 0 else {
-            throw .auth("password command failed with exit status \(process.terminationStatus)")
+            let said = collected.data.withLock { String(decoding: $0, as: UTF8.self) }
+                .split(separator: "\n").prefix(3).joined(separator: " / ")
+            throw .auth(
+                "password command `\(command)` failed with exit status \(process.terminationStatus)"
+                    + (said.isEmpty ? "" : ": \(said)") + "; fix it in the profile or --password-command")
         }
         let password =
             String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
@@ -46,4 +96,9 @@ enum CredentialSource {
         guard !password.isEmpty else { throw .auth("password command printed nothing") }
         return password
     }
+}
+
+/// What a reader thread collected, for the thread that waits for it.
+private final class Collected: Sendable {
+    let data = Mutex(Data())
 }

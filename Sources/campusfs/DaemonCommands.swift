@@ -9,7 +9,7 @@ struct UnmountCommand: AsyncParsableCommand {
         commandName: "unmount",
         abstract: "Unmount (the profile's mount, or the one at MOUNTPOINT) and stop its daemon.",
         discussion: """
-            Programs still holding files in the mount get errors from then on; nothing waits for them. A mount whose
+            Programs still holding files in the mount get errors from then on; nothing waits for them. A mount whose \
             daemon was killed is detached as well.
             """)
 
@@ -93,8 +93,8 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show whether the profile is mounted, the server reachable and logged in, and the cache's use.",
         discussion: """
-            --json prints one object: {"mounted", "profile", "mountpoint", "server", "serverDetail", "api",
-            "lastRefresh", "lastRefreshError", "cacheBytes", "cacheLimit", "cachedDocuments", "downloadsInFlight",
+            --json prints one object: {"mounted", "profile", "mountpoint", "server", "serverDetail", "api", \
+            "lastRefresh", "lastRefreshError", "cacheBytes", "cacheLimit", "cachedDocuments", "downloadsInFlight", \
             "pid"}; without a mount only "mounted", "profile" and "lastRefresh".
             """)
 

@@ -11,7 +11,7 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Mount a demo university (the built-in Stud.IP simulator): no account, no network needed.",
         discussion: """
             Serves the demo university on 127.0.0.1 as the student test_autor and mounts it, in the foreground:
-            Ctrl-C unmounts. Everything works as with a real Stud.IP: lazy downloads, refresh, status. The demo keeps
+            Ctrl-C unmounts. Everything works as with a real Stud.IP: lazy downloads, refresh, status. The demo keeps \
             its state in the profile "demo".
 
             Examples:

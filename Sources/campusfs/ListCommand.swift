@@ -8,9 +8,9 @@ struct ListCommand: ParsableCommand {
         commandName: "ls",
         abstract: "List a directory of the tree from the metadata cache.",
         discussion: """
-            PATH is inside the mount, or relative to the tree's root, e.g. "WS 2026-27/INF-101 Einführung in die Informatik".
-            -l shows type, size, date (the document's change date), highlight, "locked" (you may not download it)
-            and tags.
+            PATH is inside the mount, or relative to the tree's root, e.g. \
+            "WS 2026-27/INF-101 Einführung in die Informatik". -l shows type, size, date (the document's change \
+            date), highlight, "locked" (you may not download it) and tags.
             """)
 
     @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")

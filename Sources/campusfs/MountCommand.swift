@@ -11,9 +11,9 @@ struct MountCommand: AsyncParsableCommand {
         commandName: "mount",
         abstract: "Mount your Stud.IP as a folder (default ~/Uni).",
         discussion: """
-            Starts a daemon in the background and returns once the mount is ready, or says why it is not. The first
-            mount of a profile fetches the whole tree first; later ones start from the metadata cache at once, also
-            offline, and refresh in the background. The daemon refreshes every refresh_interval (default 10m), logs to
+            Starts a daemon in the background and returns once the mount is ready, or says why it is not. The first \
+            mount of a profile fetches the whole tree first; later ones start from the metadata cache at once, also \
+            offline, and refresh in the background. The daemon refreshes every refresh_interval (default 10m), logs to \
             $XDG_STATE_HOME/campusfs/<profile>.log and answers `campusfs status`, `refresh` and `unmount`.
 
             Examples:
@@ -54,6 +54,7 @@ struct MountCommand: AsyncParsableCommand {
             if foreground || readyFD != nil {
                 try await serve(profile, at: mountpoint)
             } else {
+                CredentialSource.askForTheDaemon(username: profile.username, passwordCommand: profile.passwordCommand)
                 try DaemonLauncher.launch(
                     arguments: daemonArguments(mountpoint: mountpoint), log: profile.paths.log(profile: profile.name))
                 print("mounted \"\(profile.name)\" at \(mountpoint)")

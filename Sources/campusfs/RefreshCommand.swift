@@ -11,8 +11,8 @@ struct RefreshCommand: AsyncParsableCommand {
         abstract: "Fetch the current tree from Stud.IP and report what is new, changed or removed.",
         discussion: """
             Prints a summary and the number of HTTP requests it made. With --json, one JSON object for scripts:
-            {"api", "requests", "new", "changed", "moved", "removed", "problems"} with paths. While the profile is
-            mounted, its daemon does the refresh and the mount shows the changes at once. With PATH, only the
+            {"api", "requests", "new", "changed", "moved", "removed", "problems"} with paths. While the profile is \
+            mounted, its daemon does the refresh and the mount shows the changes at once. With PATH, only the \
             courses below it are refreshed (plus the overview of semesters and courses).
             """)
 
@@ -20,6 +20,9 @@ struct RefreshCommand: AsyncParsableCommand {
 
     @Flag(help: "Print the result as JSON.")
     var json = false
+
+    @Flag(name: .shortAndLong, help: "List every item, also on a profile's first refresh, where all are new.")
+    var verbose = false
 
     @Argument(help: "Refresh only the courses below this path (relative to the tree's root); default: everything.")
     var path: String?
@@ -31,11 +34,14 @@ struct RefreshCommand: AsyncParsableCommand {
             if ControlClient.isServing(socket.path) {
                 let outcome = try throughDaemon(socket)
                 let server = DaemonDirectory.status(socket)?.serverURL ?? "the server"
-                print(json ? Self.json(outcome) : Self.text(outcome, server: server))
+                print(json ? Self.json(outcome) : Self.text(outcome, server: server, verbose: verbose))
             } else {
                 let profile = try profile.resolve(paths: paths)
-                let outcome = try await directly(profile)
-                print(json ? Self.json(outcome) : Self.text(outcome, server: profile.serverURL))
+                let (outcome, first) = try await directly(profile)
+                print(
+                    json
+                        ? Self.json(outcome)
+                        : Self.text(outcome, server: profile.serverURL, verbose: verbose, first: first))
             }
         }
     }
@@ -64,7 +70,8 @@ struct RefreshCommand: AsyncParsableCommand {
         DaemonDirectory.status(socket)?.mountpoint
     }
 
-    private func directly(_ profile: Profile) async throws -> RefreshOutcome {
+    /// Refreshes without a daemon; `first` tells whether the profile had never been refreshed before.
+    private func directly(_ profile: Profile) async throws -> (outcome: RefreshOutcome, first: Bool) {
         try Paths.ensureDirectory(profile.databaseURL.deletingLastPathComponent())
         let store: MetadataStore
         do throws(StoreError) {
@@ -72,6 +79,7 @@ struct RefreshCommand: AsyncParsableCommand {
         } catch {
             throw CLIError.other(error.description)
         }
+        let first = (try? store.syncState().lastOverviewAt) ?? nil == nil
         let courseIDs = try courses(below: path, in: store)
         let credentials = try CredentialSource.resolve(
             username: profile.username, passwordCommand: profile.passwordCommand)
@@ -92,7 +100,7 @@ struct RefreshCommand: AsyncParsableCommand {
         }
         await source.shutdown()
         switch result {
-        case .success(let report): return RefreshOutcome(report)
+        case .success(let report): return (RefreshOutcome(report), first)
         case .failure(.studIP(let error)): throw CLIError(error)
         case .failure(.store(let error)): throw CLIError.other(error.description)
         }
@@ -116,18 +124,26 @@ struct RefreshCommand: AsyncParsableCommand {
 
     static let listLimit = 50
 
-    static func text(_ outcome: RefreshOutcome, server: String) -> String {
+    /// The summary line and the items; on a profile's first refresh everything is new, and a list of thousands
+    /// hides the summary, so only the count per course is shown unless `verbose`.
+    static func text(_ outcome: RefreshOutcome, server: String, verbose: Bool, first: Bool = false) -> String {
         var lines = [
             "\(outcome.new.count) new, \(outcome.changed.count) changed, \(outcome.moved.count) moved, "
                 + "\(outcome.removed.count) removed — \(outcome.requests) requests to \(server) (\(outcome.api))"
         ]
         func list(_ label: String, _ paths: [String]) {
-            for path in paths.prefix(listLimit) { lines.append("  \(label) \(path)") }
-            if paths.count > listLimit {
-                lines.append("  \(label) … and \(paths.count - listLimit) more (--json lists all)")
+            let limit = verbose ? paths.count : listLimit
+            for path in paths.prefix(limit) { lines.append("  \(label) \(path)") }
+            if paths.count > limit {
+                lines.append("  \(label) … and \(paths.count - limit) more (--verbose or --json lists all)")
             }
         }
-        list("new     ", outcome.new)
+        if first && !verbose {
+            lines.append("  first refresh of this profile, so everything is new; --verbose lists each item")
+            for (course, count) in newPerCourse(outcome.new) { lines.append("  \(count) new in \(course)") }
+        } else {
+            list("new     ", outcome.new)
+        }
         list("changed ", outcome.changed)
         list("moved   ", outcome.moved.map { "\($0.from) → \($0.to)" })
         list("removed ", outcome.removed)
@@ -135,6 +151,17 @@ struct RefreshCommand: AsyncParsableCommand {
             lines.append("  skipped  \(problem)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// How many of `paths` lie in each course: below `semester/course/`, the first two components.
+    static func newPerCourse(_ paths: [String]) -> [(course: String, count: Int)] {
+        var counts: [String: Int] = [:]
+        for path in paths {
+            let components = path.split(separator: "/", maxSplits: 2)
+            guard components.count == 3 else { continue }
+            counts["\(components[0])/\(components[1])", default: 0] += 1
+        }
+        return counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     static func json(_ outcome: RefreshOutcome) -> String {

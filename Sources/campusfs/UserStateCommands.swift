@@ -10,8 +10,8 @@ struct TagCommand: ParsableCommand {
         commandName: "tag",
         abstract: "Add (+TAG) or remove (-TAG) tags on documents and folders.",
         discussion: """
-            PATH is a path inside the mount, or relative to the tree's root. Tags are yours: they survive refreshes,
-            remounts and renames on Stud.IP. While the profile is mounted, the change goes through the mount (the
+            PATH is a path inside the mount, or relative to the tree's root. Tags are yours: they survive refreshes, \
+            remounts and renames on Stud.IP. While the profile is mounted, the change goes through the mount (the \
             same as setfattr -n user.xdg.tags); otherwise straight into the metadata cache.
 
             Examples:
@@ -88,8 +88,8 @@ struct NewCommand: ParsableCommand {
         commandName: "new",
         abstract: "List new, changed and flagged documents, newest first.",
         discussion: """
-            A document is new when it appeared since the last refresh, changed when a new version was uploaded;
-            reading it clears both. Flagged ones (setfattr -n user.campusfs.highlight -v flagged) stay until you
+            A document is new when it appeared since the last refresh, changed when a new version was uploaded; \
+            reading it clears both. Flagged ones (setfattr -n user.campusfs.highlight -v flagged) stay until you \
             remove the flag. Prints HIGHLIGHT, DATE, COURSE and the path, tab-separated.
             """)
 
@@ -122,8 +122,8 @@ struct PinCommand: ParsableCommand {
         commandName: "pin",
         abstract: "Keep documents and folders offline: download now, never evict.",
         discussion: """
-            While the profile is mounted, the documents download at once and a progress line counts them; a pin on a
-            folder covers everything below it, also what appears later. Without a mount, the pin is recorded and the
+            While the profile is mounted, the documents download at once and a progress line counts them; a pin on a \
+            folder covers everything below it, also what appears later. Without a mount, the pin is recorded and the \
             next mount downloads.
 
             Examples:

@@ -10,8 +10,8 @@ struct StudIPSim: AsyncParsableCommand {
         commandName: "studip-sim",
         abstract: "Serve a simulated Stud.IP installation on 127.0.0.1.",
         discussion: """
-            Prints the installation's base URL as the first line of stdout (append /jsonapi.php/v1/… or
-            /api.php/…) and runs until SIGINT or SIGTERM. Every dataset has the users test_autor (a student),
+            Prints the installation's base URL as the first line of stdout (append /jsonapi.php/v1/… or \
+            /api.php/…) and runs until SIGINT or SIGTERM. Every dataset has the users test_autor (a student), \
             test_dozent and root@studip, password "testing". /__sim/… is the control API (see README).
 
             Examples:

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+
+@testable import StudIPSimulator
+
+/// Issue 13: every message a user sees says what is wrong and what to do, in whole sentences.
+@Suite("campusfs messages")
+struct CLIMessagesTests {
+    /// ArgumentParser wraps help text to the terminal; a line break in the source must not break a sentence.
+    @Test func helpParagraphsWrapToTheTerminalNotTheSource() async throws {
+        var cli = try CLI()
+        defer { cli.removeHome() }
+        cli.environment["COLUMNS"] = "300"
+        let mount = try await cli.run(["mount", "--help"])
+        #expect(mount.status == 0)
+        #expect(
+            mount.stdout.contains(
+                "or says why it is not. The first mount of a profile fetches the whole tree first; later ones start"),
+            "\(mount.stdout)")
+        #expect(mount.stdout.contains("\n\nExamples:\n"), "paragraph breaks stay")
+        let refresh = try await cli.run(["refresh", "--help"])
+        #expect(refresh.status == 0)
+        #expect(refresh.stdout.contains("with paths. While the profile is mounted, its daemon does the refresh"))
+    }
+
+    @Test func httpsTypedForAPlainHTTPServerSaysWhichSchemeToUse() async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
+        defer { Task { await sim.stop() } }
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        let plain = try #require(URLComponents(string: sim.baseURL))
+        let hostAndPort = "\(plain.host ?? ""):\(plain.port ?? 0)"
+        let result = try await cli.run(["refresh", "--server", "https://" + hostAndPort, "--username", "test_autor"])
+        #expect(result.status == 3)
+        #expect(
+            result.stderr
+                == "campusfs: the server at https://\(hostAndPort) does not speak HTTPS; did you mean http://\(hostAndPort)?\n"
+        )
+    }
+
+    @Test func aURLThatIsNotTheInstallationSaysWhatTheBaseURLIs() async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
+        defer { Task { await sim.stop() } }
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        let result = try await cli.run(["refresh", "--server", sim.baseURL + "/nothing", "--username", "test_autor"])
+        #expect(result.status == 3)
+        #expect(
+            result.stderr
+                == "campusfs: no Stud.IP API at \(sim.baseURL)/nothing: neither JSON:API (/jsonapi.php/v1) nor the "
+                + "legacy REST API (/api.php) answers there; use the installation's base URL, the address before "
+                + "/dispatch.php in the browser, e.g. https://studip.example.org/studip\n")
+    }
+
+    @Test func aFailingPasswordCommandShowsWhatItSaid() async throws {
+        let cli = try CLI(password: nil)
+        defer { cli.removeHome() }
+        let login = ["refresh", "--server", "http://127.0.0.1:9", "--username", "test_autor"]
+        let failing = try await cli.run(login + ["--password-command", "sh -c 'echo nope >&2; exit 3'"])
+        #expect(failing.status == 2)
+        #expect(
+            failing.stderr
+                == "campusfs: password command `sh -c 'echo nope >&2; exit 3'` failed with exit status 3: nope; "
+                + "fix it in the profile or --password-command\n")
+        let missing = try await cli.run(login + ["--password-command", "no-such-password-tool"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("failed with exit status 127: "), "\(missing.stderr)")
+        #expect(missing.stderr.contains("no-such-password-tool: not found"), "\(missing.stderr)")
+    }
+
+    @Test func aPasswordOptionSaysWhyThereIsNone() async throws {
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        let expected =
+            "campusfs: passwords are not taken on the command line, where shell history and ps show them; set "
+            + "CAMPUSFS_PASSWORD, use --password-command CMD or password_command in the profile (campusfs login is "
+            + "coming)\n"
+        for option in [["--password", "secret"], ["--password=secret"], ["-p", "secret"]] {
+            let result = try await cli.run(["refresh", "--server", "http://127.0.0.1:9"] + option)
+            #expect(result.status == 1)
+            #expect(result.stderr == expected, "\(option)")
+        }
+    }
+
+    @Test func wrongValuesInTheConfigFileNameTheKeyAndTheRightForm() async throws {
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        let directory = cli.home.appendingPathComponent("config/campusfs")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("config.toml")
+        func refresh(_ config: String) async throws -> CLI.Result {
+            try config.write(to: file, atomically: true, encoding: .utf8)
+            return try await cli.run(["refresh", "--profile", "uni"])
+        }
+        let notAList = try await refresh("[profiles.uni]\nurl = \"http://127.0.0.1:9\"\nsemesters = \"WS 2026/27\"\n")
+        #expect(notAList.status == 1)
+        #expect(
+            notAList.stderr
+                == "campusfs: \(file.path): profiles.uni.semesters must be a list of semester titles or ids, "
+                + "e.g. semesters = [\"WS 2026/27\"]\n")
+        let notAString = try await refresh("[profiles.uni]\nurl = 42\n")
+        #expect(notAString.status == 1)
+        #expect(notAString.stderr.contains("profiles.uni.url must be the installation's base URL in quotes"))
+
+        let placeholder = try await refresh(
+            "[profiles.uni]\nurl = \"http://127.0.0.1:9\"\nhidden_courses = [\"<course id>\"]\n")
+        #expect(placeholder.status == 1)
+        #expect(
+            placeholder.stderr
+                == "campusfs: \(file.path): profiles.uni.hidden_courses is still the placeholder \"<course id>\" "
+                + "from the README; replace it with a real value: a list of course ids, e.g. hidden_courses = "
+                + "[\"1fafd4798ef2af4ee2860238232af98f\"] (a course folder's user.campusfs.id)\n")
+    }
+
+    @Test func withoutATerminalAMissingPasswordNamesEverySource() async throws {
+        let cli = try CLI(password: nil)
+        defer { cli.removeHome() }
+        let result = try await cli.run(["refresh", "--server", "http://127.0.0.1:9", "--username", "test_autor"])
+        #expect(result.status == 1)
+        #expect(
+            result.stderr
+                == "campusfs: no password for test_autor: set CAMPUSFS_PASSWORD, use --password-command CMD or "
+                + "password_command in the profile, or CAMPUSFS_TOKEN for OAuth2 (in a terminal, campusfs asks for it)\n"
+        )
+    }
+
+    @Test func theFirstRefreshCountsPerCourseAndVerboseListsEachItem() async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
+        defer { Task { await sim.stop() } }
+        let login = ["refresh", "--server", sim.baseURL, "--username", "test_autor"]
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        let first = try await cli.run(login)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.lines[1] == "  first refresh of this profile, so everything is new; --verbose lists each item")
+        #expect(
+            first.lines.contains {
+                $0.hasPrefix("  ") && $0.hasSuffix(" new in WS 2026-27/INF-101 Einführung in die Informatik")
+            })
+        #expect(!first.lines.contains { $0.hasPrefix("  new ") }, "\(first.stdout)")
+
+        let verbose = try CLI()
+        defer { verbose.removeHome() }
+        let listed = try await verbose.run(login + ["--verbose"])
+        #expect(listed.status == 0)
+        #expect(listed.lines.contains("  new      WS 2026-27/INF-101 Einführung in die Informatik/README.txt"))
+        #expect(!listed.stdout.contains("first refresh"))
+    }
+}
