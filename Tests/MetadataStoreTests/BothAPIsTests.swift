@@ -93,7 +93,7 @@ struct BothAPIsTests {
         let sim = try await Simulator.start(SimulatorConfiguration(dataset: .custom(try Self.dataset()), flavour: .v50))
         defer { Task { await sim.stop() } }
         let rest = try MetadataStore.temporary()
-        try await Self.withSource(sim, .legacyREST) { try await Self.refresh(rest, $0, at: now) }
+        _ = try await Self.withSource(sim, .legacyREST) { try await Self.refresh(rest, $0, at: now) }
         let expected = try Self.paths(rest)
         #expect(Self.path(expected, endingWith: "\(Self.inf101)/\(Self.scan)") != nil)
 
