@@ -229,7 +229,8 @@ public final class CampusFileSystem: FileSystemOperations {
             return
         }
         let opener = reply.context.processID
-        if scans.opening(inode, by: opener) {
+        let opening = scans.opening(inode, by: opener)
+        if opening.startsBurst {
             Task { [scans] in
                 for (opened, version) in await scans.documentsToClear(after: opener) {
                     clearHighlight(of: opened, version: version)
@@ -240,7 +241,7 @@ public final class CampusFileSystem: FileSystemOperations {
             let handle: ContentHandle
             let current: DocumentInfo
             do throws(ContentCacheError) {
-                (handle, current) = try await openContent(document, inode: inode)
+                (handle, current) = try await openContent(document, inode: inode, revalidate: !opening.isScan)
             } catch {
                 logger.warning("open of \(document.id) failed: \(error)")
                 reply.error(error.errorNumber)
@@ -261,11 +262,13 @@ public final class CampusFileSystem: FileSystemOperations {
     /// Opens the document's content and returns it with the metadata it was opened for. A body whose length
     /// differs from the metadata's size means the listing is out of date (Stud.IP can replace the bytes without
     /// changing anything else): the course is refreshed, and the open tried once more with what the refresh found.
+    /// A scan's opens do not revalidate cached bytes (``ContentCache/open(_:revalidate:)``).
     private func openContent(
-        _ document: DocumentInfo, inode: Inode
+        _ document: DocumentInfo, inode: Inode, revalidate: Bool
     ) async throws(ContentCacheError) -> (ContentHandle, DocumentInfo) {
         do {
-            return (try await cache.open(CacheDocument(id: document.id, version: document.version)), document)
+            let wanted = CacheDocument(id: document.id, version: document.version)
+            return (try await cache.open(wanted, revalidate: revalidate), document)
         } catch .sizeMismatch(let id, let expected, let received) {
             guard let refreshing = courseRefreshing.withLock({ $0 }) else {
                 throw .sizeMismatch(documentID: id, expected: expected, received: received)
@@ -279,7 +282,8 @@ public final class CampusFileSystem: FileSystemOperations {
             guard updated.isDownloadable else {
                 throw .downloadFailed(documentID: id, .forbidden(what: "document \(id)"))
             }
-            return (try await cache.open(CacheDocument(id: updated.id, version: updated.version)), updated)
+            let retried = CacheDocument(id: updated.id, version: updated.version)
+            return (try await cache.open(retried, revalidate: revalidate), updated)
         }
     }
 

@@ -43,20 +43,28 @@ final class ScanDetector: Sendable {
 
     private let bursts = Mutex<[pid_t: Burst]>([:])
 
+    /// What an open is part of, as far as known when it arrives.
+    struct Opening {
+        /// The caller then awaits the burst's end with ``documentsToClear(after:)``.
+        let startsBurst: Bool
+        /// A scan already (a scanner's name, or more documents than a person opens): the open should not wait for
+        /// the server to confirm cached bytes, which a `grep -r` would pay once per document.
+        let isScan: Bool
+    }
+
     /// An open of `inode` by `pid` arrived; ``answered(_:by:opened:)`` must follow.
-    /// - Returns: whether it starts a burst, which the caller then awaits with ``documentsToClear(after:)``.
-    func opening(_ inode: Inode, by pid: pid_t) -> Bool {
-        let joined = bursts.withLock { bursts in
+    func opening(_ inode: Inode, by pid: pid_t) -> Opening {
+        let joined = bursts.withLock { bursts -> Opening? in
             bursts[pid]?.open(inode)
-            return bursts[pid] != nil
+            return bursts[pid].map { Opening(startsBurst: false, isScan: $0.isScan) }
         }
-        guard !joined else { return false }
+        if let joined { return joined }
         // Outside the lock, which every read takes; a racing open of the same process reads the same names.
         let isScanner = Self.isScanner(pid)
         return bursts.withLock { bursts in
             let isNew = bursts[pid] == nil
             bursts[pid, default: Burst(isScanner: isScanner)].open(inode)
-            return isNew
+            return Opening(startsBurst: isNew, isScan: bursts[pid]?.isScan ?? isScanner)
         }
     }
 

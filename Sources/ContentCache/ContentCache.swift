@@ -76,12 +76,15 @@ public actor ContentCache {
     /// ``ContentCacheConfiguration/revalidationInterval`` is revalidated first (`If-None-Match`): a 304 serves the
     /// blob, new bytes replace it. While the downloader knows the server is unreachable or refusing the login, or
     /// when it fails to answer, the blob is served as it is: revalidation never makes an offline open wait or fail.
-    public func open(_ document: CacheDocument) async throws(ContentCacheError) -> ContentHandle {
+    /// Without `revalidate` (a scan reading everything), a cached current version is served as it is.
+    public func open(_ document: CacheDocument, revalidate: Bool = true) async throws(ContentCacheError)
+        -> ContentHandle
+    {
         // Counted as open from the start, so an eviction while this waits cannot take the blob it gets.
         openCounts[document.id, default: 0] += 1
         let source: Source
         do throws(ContentCacheError) {
-            source = try await acquire(document, allowStale: true, revalidate: true)
+            source = try await acquire(document, allowStale: true, revalidate: revalidate)
         } catch {
             releaseClaim(document.id)
             throw error

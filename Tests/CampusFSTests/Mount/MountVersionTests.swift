@@ -74,6 +74,22 @@ struct MountVersionTests {
         }
     }
 
+    /// A scan does not wait for the server to confirm every cached document (a `grep -r` after a restart would pay
+    /// a round trip per document); a person's open of one still asks.
+    @Test func aScanDoesNotRevalidateAPersonsOpenDoes() async throws {
+        try await MountedCampus.with(cache: ContentCacheConfiguration(revalidationInterval: .zero)) { campus in
+            let course = campus.path(Self.course)
+            let first = try await MountHarness.shell("grep -r -c '' \(course)")
+            #expect(!first.lines.isEmpty, "\(first.stderr)")
+            let served = campus.sim.statistics.snapshot().total
+            let again = try await MountHarness.shell("grep -r -c '' \(course)")
+            #expect(again.lines == first.lines)
+            #expect(campus.sim.statistics.snapshot().total == served, "grep -r sent revalidations")
+            _ = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            #expect(campus.sim.statistics.snapshot().total == served + 1, "a person's open asks once")
+        }
+    }
+
     /// Within the revalidation interval an open of a cached document asks the server nothing.
     @Test func withinTheIntervalACachedOpenSendsNoRequest() async throws {
         try await MountedCampus.with { campus in
