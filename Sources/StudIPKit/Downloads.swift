@@ -36,7 +36,7 @@ extension JSONAPISource: DocumentDownloader {
         if let date = request.ifModifiedSince { conditions["If-Modified-Since"] = HTTPDate.format(date) }
         return try await transport.download(
             transport.installation.jsonAPI(["file-refs", request.documentID, "content"]), conditions: conditions,
-            what: "document \(request.documentID)", validator: "etag")
+            what: "document \(request.documentID)", readsETag: true)
     }
 }
 
@@ -55,7 +55,7 @@ extension LegacyRESTSource: DocumentDownloader {
         do {
             return try await transport.download(
                 transport.installation.legacy(["file", request.documentID, "download"]), conditions: conditions,
-                what: what, validator: nil,
+                what: what, readsETag: false,
                 refusal: { response in
                     guard response.status == 500, String(decoding: response.body, as: UTF8.self).contains("file system")
                     else { return nil }
@@ -72,7 +72,7 @@ extension LegacyRESTSource: DocumentDownloader {
         do {
             return try await transport.download(
                 transport.installation.jsonAPI(["file-refs", request.documentID, "content"]), conditions: [:],
-                what: what, validator: nil)
+                what: what, readsETag: false)
         } catch .notFound, .serverError, .malformedResponse, .apiUnavailable, .authenticationFailed {
             throw .hostedElsewhere(what: what)
         }
@@ -100,15 +100,15 @@ extension HTTPTransport {
     private static let maxAnswerBytes = 64 << 10
 
     /// Downloads `url`, following redirects by hand: only requests to the installation's own origin carry the
-    /// credentials. A 2xx streams (``DownloadStream``), a 304 is `.notModified`. `validator` names the header that
-    /// becomes the body's `etag` (nil: none); `refusal` recognises answers that are final although their status
-    /// would be retried.
+    /// credentials. A 2xx streams (``DownloadStream``), a 304 is `.notModified`. `readsETag` makes the `ETag` header
+    /// the body's `etag` (legacy REST has none worth keeping); `refusal` recognises answers that are final although
+    /// their status would be retried.
     ///
     /// Holds a slot of the download limiter until the body ends, fails or is dropped. Counts every request in
     /// ``requestCount``, none against the refresh budget: downloads are what the user asked for.
     func download(
         _ url: String, conditions: [String: String], what: String,
-        validator: String?, refusal: (HTTPResponse) -> StudIPError? = { _ in nil }
+        readsETag: Bool, refusal: (HTTPResponse) -> StudIPError? = { _ in nil }
     ) async throws(StudIPError) -> DownloadResponse {
         guard await downloadLimiter.acquire() else { throw .cancelled }
         let permit = DownloadPermit(limiter: downloadLimiter)
@@ -129,7 +129,7 @@ extension HTTPTransport {
                     return .content(
                         DownloadBody(
                             expectedLength: body.expectedLength,
-                            etag: validator.flatMap { response.headers.first(name: $0) },
+                            etag: readsETag ? response.headers.first(name: "etag") : nil,
                             lastModified: response.headers.first(name: "last-modified").flatMap(HTTPDate.parse),
                             wasRedirected: redirected, next: body.next))
                 case .rejected:

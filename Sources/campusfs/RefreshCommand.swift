@@ -79,7 +79,7 @@ struct RefreshCommand: AsyncParsableCommand {
         } catch {
             throw CLIError.other(error.description)
         }
-        let first = (try? store.syncState().lastOverviewAt) ?? nil == nil
+        let first = (try? store.syncState())?.lastOverviewAt == nil
         let courseIDs = try courses(below: path, in: store)
         let credentials = try CredentialSource.resolve(
             username: profile.username, passwordCommand: profile.passwordCommand)

@@ -102,8 +102,8 @@ struct FixtureTreeTests {
 /// The `small` dataset's hostile cases as a user sees them in the tree.
 @Suite("The small dataset's tree through the CLI")
 struct HostileTreeTests {
-    /// A document the user may not download is marked `locked` in `ls -l`; its neighbours are not.
-    @Test func aDocumentThatMayNotBeDownloadedIsLocked() async throws {
+    /// A CLI whose profile was refreshed from the simulator's `small` dataset as test_autor.
+    static func refreshed(_ body: (CLI, Simulator) async throws -> Void) async throws {
         let sim = try await Simulator.start(SimulatorConfiguration(dataset: .generated(.small, seed: 1), flavour: .v55))
         let cli = try CLI()
         defer {
@@ -112,58 +112,63 @@ struct HostileTreeTests {
         }
         let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
         #expect(refresh.status == 0, "\(refresh.stderr)")
-        let paths = try await cli.run(["tree", "--paths"]).lines
-        let scan = try #require(paths.first { $0.hasSuffix("/Lehrbuch Kapitel 3 (Scan).pdf") })
-        let folder = String(scan.dropLast("/Lehrbuch Kapitel 3 (Scan).pdf".count))
-        let listing = try await cli.run(["ls", "-l", folder])
-        #expect(listing.status == 0, "\(listing.stderr)")
-        let line = try #require(listing.lines.first { $0.contains("Lehrbuch Kapitel 3 (Scan).pdf") })
-        #expect(line.hasSuffix("Lehrbuch Kapitel 3 (Scan).pdf  locked"), "\(line)")
-        #expect(listing.lines.filter { $0.contains("locked") } == [line], "\(listing.stdout)")
+        try await body(cli, sim)
+    }
+
+    /// A document the user may not download is marked `locked` in `ls -l`; its neighbours are not.
+    @Test func aDocumentThatMayNotBeDownloadedIsLocked() async throws {
+        try await Self.refreshed { cli, _ in
+            let paths = try await cli.run(["tree", "--paths"]).lines
+            let scan = try #require(paths.first { $0.hasSuffix("/Lehrbuch Kapitel 3 (Scan).pdf") })
+            let folder = String(scan.dropLast("/Lehrbuch Kapitel 3 (Scan).pdf".count))
+            let listing = try await cli.run(["ls", "-l", folder])
+            #expect(listing.status == 0, "\(listing.stderr)")
+            let line = try #require(listing.lines.first { $0.contains("Lehrbuch Kapitel 3 (Scan).pdf") })
+            #expect(line.hasSuffix("Lehrbuch Kapitel 3 (Scan).pdf  locked"), "\(line)")
+            #expect(listing.lines.filter { $0.contains("locked") } == [line], "\(listing.stdout)")
+        }
     }
 
     @Test func sanitizedNamesSymlinksAndUnreadableFolders() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .generated(.small, seed: 1), flavour: .v55))
-        let cli = try CLI()
-        defer {
-            cli.removeHome()
-            Task { await sim.stop() }
-        }
-        let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
-        #expect(refresh.status == 0, "\(refresh.stderr)")
-        let paths = try await cli.run(["tree", "--paths"])
-        let lines = Set(paths.lines)
-        let university = sim.university
-        let project = try #require(university.courses.values.first { $0.title == "Projektseminar: Robotik" })
-        let semesters = project.semesterIDs.compactMap { university.semesters[$0] }.sorted { $0.begin < $1.begin }
-        let earlier = try #require(semesters.first).title.replacingOccurrences(of: "/", with: "-")
-        let latest = try #require(semesters.last).title.replacingOccurrences(of: "/", with: "-")
-        let courseName = "INF-390 Projektseminar: Robotik"
+        try await Self.refreshed { cli, sim in
+            let paths = try await cli.run(["tree", "--paths"])
+            let lines = Set(paths.lines)
+            let university = sim.university
+            let project = try #require(university.courses.values.first { $0.title == "Projektseminar: Robotik" })
+            let semesters = project.semesterIDs.compactMap { university.semesters[$0] }.sorted { $0.begin < $1.begin }
+            let earlier = try #require(semesters.first).title.replacingOccurrences(of: "/", with: "-")
+            let latest = try #require(semesters.last).title.replacingOccurrences(of: "/", with: "-")
+            let courseName = "INF-390 Projektseminar: Robotik"
 
-        #expect(lines.contains("\(latest)/\(courseName)/Gruppe A-B/Projektplan.pdf"), "`/` in a folder name → `-`")
-        #expect(lines.contains("\(earlier)/\(courseName)"), "the earlier semester has the course as a link")
-        #expect(!lines.contains("\(earlier)/\(courseName)/Gruppe A-B"), "tree does not descend into the link")
-        let link = try await cli.run(["ls", "-l", earlier])
-        #expect(
-            link.lines.contains { $0.hasPrefix("l ") && $0.hasSuffix("\(courseName) -> ../\(latest)/\(courseName)") })
+            #expect(lines.contains("\(latest)/\(courseName)/Gruppe A-B/Projektplan.pdf"), "`/` in a folder name → `-`")
+            #expect(lines.contains("\(earlier)/\(courseName)"), "the earlier semester has the course as a link")
+            #expect(!lines.contains("\(earlier)/\(courseName)/Gruppe A-B"), "tree does not descend into the link")
+            let link = try await cli.run(["ls", "-l", earlier])
+            #expect(
+                link.lines.contains {
+                    $0.hasPrefix("l ") && $0.hasSuffix("\(courseName) -> ../\(latest)/\(courseName)")
+                })
 
-        let inf = lines.first { $0.hasSuffix("/INF-101 Einführung in die Informatik") }
-        let course = try #require(inf)
-        // Documents "." and ".." become "_." and "_.." and, having no extension, get one from their MIME type.
-        for expected in [
-            "_..txt", "_...txt", "_../in dot dot.txt", "Vorlesungsfolien/Klausur WS 2025-26.pdf",
-            "Vorlesungsfolien/bell_char.txt",
-            "Vorlesungsfolien/Folien.pdf", "Vorlesungsfolien/Folien (2).pdf", "Notizen", "LIESMICH.pdf",
-        ] {
-            #expect(lines.contains("\(course)/\(expected)"), "\(expected)")
+            let inf = lines.first { $0.hasSuffix("/INF-101 Einführung in die Informatik") }
+            let course = try #require(inf)
+            // Documents "." and ".." become "_." and "_.." and, having no extension, get one from their MIME type.
+            for expected in [
+                "_..txt", "_...txt", "_../in dot dot.txt", "Vorlesungsfolien/Klausur WS 2025-26.pdf",
+                "Vorlesungsfolien/bell_char.txt",
+                "Vorlesungsfolien/Folien.pdf", "Vorlesungsfolien/Folien (2).pdf", "Notizen", "LIESMICH.pdf",
+            ] {
+                #expect(lines.contains("\(course)/\(expected)"), "\(expected)")
+            }
+            #expect(
+                !lines.contains { $0.hasPrefix("\(course)/Abgaben") }, "a folder the student may not read is not shown")
+            #expect(!lines.contains { $0.hasPrefix("\(course)/Tutorenmaterial") })
+            #expect(
+                lines.contains("\(course)/Vorlesungsfolien/Lehrbuch Kapitel 3 (Scan).pdf"), "non-downloadable: shown")
+            let umlautNames = lines.filter {
+                $0.hasPrefix("\(course)/Vorlesungsfolien/") && $0.contains("bung") && $0.hasSuffix(".txt")
+            }
+            #expect(umlautNames.count == 2, "NFC and NFD spellings of one name are told apart: \(umlautNames)")
+            #expect(lines.allSatisfy { $0.split(separator: "/").allSatisfy { $0.utf8.count <= 255 } })
         }
-        #expect(!lines.contains { $0.hasPrefix("\(course)/Abgaben") }, "a folder the student may not read is not shown")
-        #expect(!lines.contains { $0.hasPrefix("\(course)/Tutorenmaterial") })
-        #expect(lines.contains("\(course)/Vorlesungsfolien/Lehrbuch Kapitel 3 (Scan).pdf"), "non-downloadable: shown")
-        let umlautNames = lines.filter {
-            $0.hasPrefix("\(course)/Vorlesungsfolien/") && $0.contains("bung") && $0.hasSuffix(".txt")
-        }
-        #expect(umlautNames.count == 2, "NFC and NFD spellings of one name are told apart: \(umlautNames)")
-        #expect(lines.allSatisfy { $0.split(separator: "/").allSatisfy { $0.utf8.count <= 255 } })
     }
 }
