@@ -25,12 +25,16 @@ public struct DaemonConfiguration: Sendable {
     public var listingTTL: Duration
     /// Never touch the network (`campusfs mount --offline`).
     public var offline: Bool
+    /// Where to find credentials again when the server refuses `client.credentials` (a password command); nil
+    /// keeps those.
+    public var credentialLookup: ServerLink.CredentialLookup?
 
     public init(
         profile: String, mountpoint: String, databasePath: String, cacheDirectory: String, socketPath: String,
         client: ClientConfiguration, tree: TreeOptions = TreeOptions(), semesters: Set<String>? = nil,
         cache: ContentCacheConfiguration = ContentCacheConfiguration(), refreshInterval: Duration = .seconds(600),
-        listingTTL: Duration = .seconds(600), offline: Bool = false
+        listingTTL: Duration = .seconds(600), offline: Bool = false,
+        credentialLookup: ServerLink.CredentialLookup? = nil
     ) {
         self.profile = profile
         self.mountpoint = mountpoint
@@ -44,6 +48,7 @@ public struct DaemonConfiguration: Sendable {
         self.refreshInterval = refreshInterval
         self.listingTTL = listingTTL
         self.offline = offline
+        self.credentialLookup = credentialLookup
     }
 }
 
@@ -109,7 +114,8 @@ public final class CampusDaemon: Sendable {
             throw .store(error)
         }
         let offline = configuration.offline
-        let link = ServerLink(configuration: configuration.client) { client throws(StudIPError) in
+        let link = ServerLink(configuration: configuration.client, lookup: configuration.credentialLookup) {
+            client throws(StudIPError) in
             if offline { throw .unreachable(server: client.baseURL, detail: "mounted with --offline") }
             return try await StudIP.connect(client)
         }
@@ -165,8 +171,12 @@ public final class CampusDaemon: Sendable {
         control.start()
         started.startPoller()
         // A mount from the store: refresh at once rather than at the first poll, so `status` soon knows the server
-        // and what changed while nothing was mounted shows without `campusfs refresh`.
-        if synced, !offline { Task { [weak started] in _ = await started?.refresh() } }
+        // and what changed while nothing was mounted shows without `campusfs refresh`; and wait a moment for the
+        // server's first answer, so `campusfs mount` can say right away that the login was refused.
+        if synced, !offline {
+            Task { [weak started] in _ = await started?.refresh() }
+            await started.waitForTheServer(patience: Self.loginCheckPatience)
+        }
         return started
     }
 
@@ -180,6 +190,17 @@ public final class CampusDaemon: Sendable {
         self.mount = mount
         self.control = control
         self.logger = logger
+    }
+
+    /// How long a mount from the store waits for the server's first answer before it reports ready anyway.
+    static let loginCheckPatience = Duration.seconds(3)
+
+    /// Returns once the server answered the first connection, a refresh failed, or `patience` is over.
+    private func waitForTheServer(patience: Duration) async {
+        let deadline = ContinuousClock.now + patience
+        while await link.state == .unknown, lastRefresh.withLock({ $0.error }) == nil, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// The FUSE fsname of a profile's mount, `campusfs:<profile>`: the mount table's source column then says
@@ -222,6 +243,16 @@ public final class CampusDaemon: Sendable {
             case .failure(.studIP(let error)): return .failure(error.description, exitCode: error.exitCode)
             case .failure(.store(let error)): return .failure(error.description, exitCode: 4)
             }
+        case .login(let given):
+            do throws(StudIPError) {
+                try await link.use(given.credentials)
+            } catch {
+                return .failure(error.description, exitCode: error.exitCode)
+            }
+            logger.info("new login accepted")
+            // What changed while the login was refused shows without waiting for the poller.
+            Task { [self] in _ = await refresh() }
+            return ControlResponse(status: await status())
         }
     }
 
@@ -262,7 +293,7 @@ public final class CampusDaemon: Sendable {
             do throws(RefreshError) {
                 let source: any DocumentSource
                 do throws(StudIPError) {
-                    source = try await link.connected()
+                    source = try await link.connected(retryingRefusedLogin: true)
                 } catch {
                     throw .studIP(error)
                 }
@@ -321,7 +352,7 @@ public final class CampusDaemon: Sendable {
 
     private static func connected(_ link: ServerLink) async throws(RefreshError) -> any DocumentSource {
         do throws(StudIPError) {
-            return try await link.connected()
+            return try await link.connected(retryingRefusedLogin: true)
         } catch {
             throw .studIP(error)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import StudIPKit
 
 /// What the `campusfs` command asks a running daemon over its control socket
 /// (`$XDG_RUNTIME_DIR/campusfs/<profile>.sock`, DESIGN.md §1.2): one JSON object per line each way, one request
@@ -14,6 +15,37 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     case refresh(path: String?)
     /// Unmount and end the daemon.
     case unmount
+    /// Log in with these credentials from now on (`campusfs login` while mounted).
+    case login(credentials: LoginCredentials)
+}
+
+/// Credentials on their way from `campusfs login` to its daemon: only over the control socket (0600 in a 0700
+/// directory), never logged, never written anywhere.
+public struct LoginCredentials: Codable, Sendable, Hashable, CustomStringConvertible {
+    public var username: String?
+    public var password: String?
+    /// An OAuth2 access token (`CAMPUSFS_TOKEN`), instead of username and password.
+    public var token: String?
+
+    public init(_ credentials: Credentials) {
+        switch credentials {
+        case .basic(let username, let password):
+            self.username = username
+            self.password = password
+        case .bearer(let tokens, _):
+            token = tokens.accessToken
+        case .webLogin, .sessionCookie:
+            // Not what `campusfs login` finds (CredentialSource): a password or a token.
+            break
+        }
+    }
+
+    var credentials: Credentials {
+        if let token { return .bearer(OAuthTokens(accessToken: token, refreshToken: nil)) }
+        return .basic(username: username ?? "", password: password ?? "")
+    }
+
+    public var description: String { "LoginCredentials(\(username ?? "token"), <redacted>)" }
 }
 
 /// The daemon's answer: exactly one of the payloads, or an error a user can act on.

@@ -4,28 +4,61 @@ import StudIPKit
 /// The daemon's way to Stud.IP. It connects on first use, not at start, so a daemon started offline mounts from the
 /// store and comes online by itself the first time the server answers again; and it remembers how the last
 /// exchange went, for `campusfs status`.
+///
+/// ## Logins
+/// Credentials are looked up at every (re)connection (``CredentialLookup``), so a changed `password_command` output
+/// reaches a running daemon, and `campusfs login` can hand over new ones (``use(_:)``). A login the server refused is
+/// never sent again on a person's behalf: opens fail at once with "login needed" (EACCES) instead of asking with
+/// the same password — LDAP-backed installations lock accounts after a few failed attempts. Only a refresh (the
+/// poller's or `campusfs refresh`) tries the refused login again, and new credentials are tried at once.
 public actor ServerLink: DocumentDownloader {
+    /// Finds the credentials to log in with now: `password_command`'s current output, say. Runs off the
+    /// cooperative pool if it blocks.
+    public typealias CredentialLookup = @Sendable () async throws(CredentialsUnavailable) -> Credentials
+
     public let configuration: ClientConfiguration
     private var source: (any DocumentSource)?
+    /// The credentials `source` logged in with, or the ones being tried.
+    private var credentials: Credentials
+    /// Credentials the server refused since the last successful exchange.
+    private var refused: [Credentials] = []
+    /// Given by `campusfs login` while mounted; take precedence over `lookup` from then on.
+    private var given: Credentials?
     private var connecting: Task<Result<any DocumentSource, StudIPError>, Never>?
     public private(set) var state: DaemonStatus.Server = .unknown
     /// What went wrong last, phrased for the user; nil while things work.
     public private(set) var problem: String?
     private let connect: @Sendable (ClientConfiguration) async throws(StudIPError) -> any DocumentSource
+    private let lookup: CredentialLookup?
 
     public init(
-        configuration: ClientConfiguration,
+        configuration: ClientConfiguration, lookup: CredentialLookup? = nil,
         connect: @escaping @Sendable (ClientConfiguration) async throws(StudIPError) -> any DocumentSource = {
             configuration throws(StudIPError) in try await StudIP.connect(configuration)
         }
     ) {
         self.configuration = configuration
+        self.credentials = configuration.credentials
+        self.lookup = lookup
         self.connect = connect
     }
 
-    /// The connected source; connects first if needed (concurrent callers share one attempt).
-    public func connected() async throws(StudIPError) -> any DocumentSource {
+    /// The connected source; connects first if needed (concurrent callers share one attempt). While the login is
+    /// refused, only `retryingRefusedLogin` (a refresh) or new credentials reach the server.
+    public func connected(retryingRefusedLogin: Bool = false) async throws(StudIPError) -> any DocumentSource {
+        if state == .loginNeeded, connecting == nil {
+            let current = await currentCredentials()
+            if !retryingRefusedLogin, refused.contains(where: { $0.isSameLogin(as: current) }) {
+                throw .authenticationFailed(server: configuration.baseURL)
+            }
+            if !current.isSameLogin(as: credentials) {
+                await disconnect()
+                credentials = current
+            }
+        }
         if let source { return source }
+        var configuration = configuration
+        configuration.credentials = credentials
         let attempt =
             connecting
             ?? Task { [configuration, connect] in
@@ -48,6 +81,39 @@ public actor ServerLink: DocumentDownloader {
             record(error)
             throw error
         }
+    }
+
+    /// Logs in with `credentials` from now on (`campusfs login` while mounted): drops the connection that used the
+    /// old ones and connects with these at once, so the caller hears whether the server accepts them.
+    public func use(_ newCredentials: Credentials) async throws(StudIPError) {
+        given = newCredentials
+        await disconnect()
+        credentials = newCredentials
+        do throws(StudIPError) {
+            _ = try await connected(retryingRefusedLogin: true)
+        } catch {
+            if case .authenticationFailed = error { given = nil }
+            throw error
+        }
+    }
+
+    /// `campusfs login`'s credentials, else the lookup's current answer, else those the daemon started with. A
+    /// lookup that fails (the password command broke) keeps the previous ones; the daemon's log says why.
+    private func currentCredentials() async -> Credentials {
+        if let given { return given }
+        guard let lookup else { return credentials }
+        do throws(CredentialsUnavailable) {
+            return try await lookup()
+        } catch {
+            problem = "login needed: \(error.reason)"
+            return credentials
+        }
+    }
+
+    private func disconnect() async {
+        let old = source
+        source = nil
+        await old?.shutdown()
     }
 
     /// The API in use, once connected.
@@ -82,7 +148,8 @@ public actor ServerLink: DocumentDownloader {
             problem = error.description
         case .authenticationFailed:
             state = .loginNeeded
-            problem = "login needed: \(error.description)"
+            if !refused.contains(where: { $0.isSameLogin(as: credentials) }) { refused.append(credentials) }
+            problem = error.description
         default:
             break
         }
@@ -90,11 +157,37 @@ public actor ServerLink: DocumentDownloader {
 
     public func record(success api: String) {
         state = .online
+        refused = []
         problem = nil
     }
 
     public func shutdown() async {
         await source?.shutdown()
         source = nil
+    }
+}
+
+/// Why no credentials could be found (a password command that failed), in words for the user.
+public struct CredentialsUnavailable: Error, Sendable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+extension Credentials {
+    /// Whether both log in the same way with the same secret; refreshed OAuth2 tokens count as the same login.
+    func isSameLogin(as other: Credentials) -> Bool {
+        switch (self, other) {
+        case (.basic(let user, let password), .basic(let otherUser, let otherPassword)),
+            (.webLogin(let user, let password), .webLogin(let otherUser, let otherPassword)):
+            user == otherUser && password == otherPassword
+        case (.bearer(let tokens, _), .bearer(let otherTokens, _)):
+            tokens.accessToken == otherTokens.accessToken
+                || (tokens.refreshToken != nil && tokens.refreshToken == otherTokens.refreshToken)
+        case (.sessionCookie(let value), .sessionCookie(let otherValue)):
+            value == otherValue
+        default:
+            false
+        }
     }
 }

@@ -9,7 +9,8 @@ struct CampusFSCommand: AsyncParsableCommand {
         abstract: "Your university's Stud.IP as a folder.",
         discussion: """
             Everything works from the metadata cache, so `ls` and `tree` need no network. Credentials never go on \
-            the command line: set CAMPUSFS_PASSWORD, use --password-command, or CAMPUSFS_TOKEN for OAuth2.
+            the command line: set CAMPUSFS_PASSWORD, use --password-command, or CAMPUSFS_TOKEN for OAuth2; in a \
+            terminal, `campusfs mount` and `campusfs login` ask for it.
 
             Examples:
               campusfs demo                  # a made-up university, mounted at ~/Uni-Demo
@@ -22,8 +23,9 @@ struct CampusFSCommand: AsyncParsableCommand {
             Exit codes: 0 ok, 1 usage, 2 login failed, 3 network, 4 other.
             """,
         subcommands: [
-            MountCommand.self, UnmountCommand.self, StatusCommand.self, RefreshCommand.self, ListCommand.self,
-            TreeCommand.self, NewCommand.self, TagCommand.self, TagsCommand.self, PinCommand.self, UnpinCommand.self,
+            MountCommand.self, UnmountCommand.self, StatusCommand.self, LoginCommand.self, RefreshCommand.self,
+            ListCommand.self, TreeCommand.self, NewCommand.self, TagCommand.self, TagsCommand.self, PinCommand.self,
+            UnpinCommand.self,
             DemoCommand.self,
         ])
 
@@ -32,8 +34,8 @@ struct CampusFSCommand: AsyncParsableCommand {
         if passwordOnTheCommandLine(CommandLine.arguments.dropFirst()) {
             printError(
                 "campusfs: passwords are not taken on the command line, where shell history and ps show them; set "
-                    + "CAMPUSFS_PASSWORD, use --password-command CMD or password_command in the profile "
-                    + "(campusfs login is coming)")
+                    + "CAMPUSFS_PASSWORD, use --password-command CMD or password_command in the profile, or type it "
+                    + "when `campusfs mount` or `campusfs login` asks")
             Foundation.exit(1)
         }
         do {

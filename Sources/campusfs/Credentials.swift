@@ -1,3 +1,4 @@
+import CampusFS
 import Foundation
 import StudIPKit
 import Synchronization
@@ -7,7 +8,9 @@ import Synchronization
 /// terminal, what the user types when asked.
 enum CredentialSource {
     static func resolve(
-        username: String?, passwordCommand: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+        username: String?, passwordCommand: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        interactive: Bool = true
     ) throws(CLIError) -> Credentials {
         if let token = environment["CAMPUSFS_TOKEN"], !token.isEmpty {
             return .bearer(OAuthTokens(accessToken: token, refreshToken: nil, expiresAt: nil))
@@ -21,10 +24,31 @@ enum CredentialSource {
         if let command = passwordCommand {
             return .basic(username: username, password: try run(command))
         }
-        if let password = ask(username) { return .basic(username: username, password: password) }
+        if interactive, let password = ask(username) { return .basic(username: username, password: password) }
         throw .usage(
             "no password for \(username): set CAMPUSFS_PASSWORD, use --password-command CMD or password_command "
                 + "in the profile, or CAMPUSFS_TOKEN for OAuth2 (in a terminal, campusfs asks for it)")
+    }
+
+    /// The daemon's way to look the credentials up again after the server refused them: the same sources, never a
+    /// prompt (a daemon has no terminal, a foreground one must not block on it), and the password command on a
+    /// thread of its own, not the cooperative pool.
+    static func lookup(username: String?, passwordCommand: String?) -> ServerLink.CredentialLookup {
+        { () async throws(CredentialsUnavailable) -> Credentials in
+            let result = await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<Credentials, CLIError>, Never>) in
+                Thread {
+                    continuation.resume(
+                        returning: Result { () throws(CLIError) -> Credentials in
+                            try resolve(username: username, passwordCommand: passwordCommand, interactive: false)
+                        })
+                }.start()
+            }
+            switch result {
+            case .success(let credentials): return credentials
+            case .failure(let error): throw CredentialsUnavailable(error.description)
+            }
+        }
     }
 
     /// `campusfs mount` asks in the terminal when no other source has the password, and hands the answer to its

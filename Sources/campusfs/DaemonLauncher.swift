@@ -8,12 +8,13 @@ import Glibc
 /// inherited descriptor but the readiness pipe; it then starts a session of its own (`setsid`), so closing the
 /// terminal does not end it. It inherits the environment, so `CAMPUSFS_PASSWORD` or `CAMPUSFS_TOKEN` reach it
 /// without ever being on a command line. It reports on file descriptor 3 with one line: `ok`, or
-/// `<exit code> <message>` (``ReadinessPipe``).
+/// `ok <warning>` or `<exit code> <message>` (``ReadinessPipe``).
 enum DaemonLauncher {
     /// How long the first mount of a profile may take: it fetches the whole tree before it is ready.
     static let readinessTimeout: Int32 = 600_000
 
-    static func launch(arguments: [String], log: URL) throws(CLIError) {
+    /// Returns the daemon's warning, if it mounted with one (the login refused, the server gone).
+    static func launch(arguments: [String], log: URL) throws(CLIError) -> String? {
         var pipeEnds: [Int32] = [-1, -1]
         guard pipe(&pipeEnds) == 0 else { throw .other("cannot create a pipe: \(errnoText())") }
         let readEnd = pipeEnds[0]
@@ -29,8 +30,8 @@ enum DaemonLauncher {
         close(writeEnd)
         let line = readLine(readEnd)
         switch ReadinessPipe.parse(line) {
-        case .ready:
-            return
+        case .ready(let warning):
+            return warning
         case .failed(let code, let message):
             throw CLIError(exitCode: code, message)
         case nil:
@@ -110,13 +111,14 @@ enum ReadinessPipe {
     static let descriptor: Int32 = 3
 
     enum Report: Equatable {
-        case ready
+        case ready(warning: String?)
         case failed(exitCode: Int32, message: String)
     }
 
     static func parse(_ line: String?) -> Report? {
         guard let line else { return nil }
-        if line == "ok" { return .ready }
+        if line == "ok" { return .ready(warning: nil) }
+        if line.hasPrefix("ok ") { return .ready(warning: String(line.dropFirst(3))) }
         let parts = line.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, let code = Int32(parts[0]) else { return nil }
         return .failed(exitCode: code, message: String(parts[1]))
@@ -126,7 +128,8 @@ enum ReadinessPipe {
     static func send(_ report: Report, to fd: Int32) {
         let line: String
         switch report {
-        case .ready: line = "ok\n"
+        case .ready(nil): line = "ok\n"
+        case .ready(let warning?): line = "ok \(warning.replacingOccurrences(of: "\n", with: " "))\n"
         case .failed(let code, let message):
             line = "\(code) \(message.replacingOccurrences(of: "\n", with: " "))\n"
         }

@@ -55,9 +55,10 @@ struct MountCommand: AsyncParsableCommand {
                 try await serve(profile, at: mountpoint)
             } else {
                 CredentialSource.askForTheDaemon(username: profile.username, passwordCommand: profile.passwordCommand)
-                try DaemonLauncher.launch(
+                let warning = try DaemonLauncher.launch(
                     arguments: daemonArguments(mountpoint: mountpoint), log: profile.paths.log(profile: profile.name))
                 print("mounted \"\(profile.name)\" at \(mountpoint)")
+                if let warning { printError("campusfs: \(warning)") }
             }
         }
     }
@@ -82,11 +83,16 @@ struct MountCommand: AsyncParsableCommand {
             let credentials = try CredentialSource.resolve(
                 username: profile.username, passwordCommand: profile.passwordCommand)
             let daemon = try await DaemonRunner.start(
-                profile, mountpoint: mountpoint, credentials: credentials, offline: offline)
+                profile, mountpoint: mountpoint, credentials: credentials,
+                lookup: profile.passwordCommand.map { _ in
+                    CredentialSource.lookup(username: profile.username, passwordCommand: profile.passwordCommand)
+                }, offline: offline)
+            let warning = await DaemonRunner.serverWarning(daemon, profile: profile)
             if let readyFD {
-                ReadinessPipe.send(.ready, to: readyFD)
+                ReadinessPipe.send(.ready(warning: warning), to: readyFD)
             } else {
                 printNow("mounted \"\(profile.name)\" at \(mountpoint); Ctrl-C unmounts")
+                if let warning { printError("campusfs: \(warning)") }
             }
             await daemon.waitUntilUnmounted()
             await DaemonRunner.shutDown(daemon, profile: profile)
@@ -102,7 +108,8 @@ struct MountCommand: AsyncParsableCommand {
 /// Builds a daemon's configuration from a profile and starts it.
 enum DaemonRunner {
     static func start(
-        _ profile: Profile, mountpoint: String, credentials: Credentials, offline: Bool
+        _ profile: Profile, mountpoint: String, credentials: Credentials, lookup: ServerLink.CredentialLookup? = nil,
+        offline: Bool
     ) async throws(CLIError) -> CampusDaemon {
         var cache = ContentCacheConfiguration()
         if let limit = profile.cacheLimit { cache.sizeLimit = limit }
@@ -114,7 +121,7 @@ enum DaemonRunner {
                 baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials),
             tree: TreeOptions(courseNameTemplate: profile.courseNameTemplate, hiddenCourseIDs: profile.hiddenCourses),
             semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters), cache: cache,
-            refreshInterval: profile.refreshInterval ?? .seconds(600), offline: offline)
+            refreshInterval: profile.refreshInterval ?? .seconds(600), offline: offline, credentialLookup: lookup)
         let daemon: CampusDaemon
         do throws(DaemonError) {
             daemon = try await CampusDaemon.start(configuration)
@@ -133,6 +140,24 @@ enum DaemonRunner {
             )
         }
         return daemon
+    }
+
+    /// What `campusfs mount` adds on stderr when a mount from the store found the server refusing the login or
+    /// gone: the mount works, but the user should know why documents may not open.
+    static func serverWarning(_ daemon: CampusDaemon, profile: Profile) async -> String? {
+        let status = await daemon.status()
+        switch status.server {
+        case .loginNeeded:
+            return "Stud.IP at \(status.serverURL) refused the login" + (profile.username.map { " of \($0)" } ?? "")
+                + ": the cached tree is mounted, but documents not downloaded yet cannot open (Permission denied). "
+                + "Run `campusfs login --profile \(profile.name)` with the new password, or fix password_command; "
+                + "the mount takes the new login without a remount"
+        case .offline:
+            return (status.serverDetail ?? "Stud.IP at \(status.serverURL) cannot be reached")
+                + ": the cached tree is mounted and catches up once the server answers"
+        case .unknown, .online:
+            return nil
+        }
     }
 
     /// Unmounts and stops the daemon, and forgets its mount (``MountRecord``).

@@ -38,6 +38,49 @@ struct CLIMessagesTests {
         )
     }
 
+    /// `http://` typed for an HTTPS-only server: nginx answers such requests on its TLS port with 400 and "The
+    /// plain HTTP request was sent to HTTPS port" (here a Python server answering exactly that, as nginx 1.22 does).
+    @Test func httpTypedForAnHTTPSOnlyServerSaysWhichSchemeToUse() async throws {
+        let portFile = FileManager.default.temporaryDirectory.appendingPathComponent("campusfs-port-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: portFile) }
+        let server = """
+            import http.server, sys
+            class NginxTLSPort(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    body = (b"<html><head><title>400 The plain HTTP request was sent to HTTPS port</title></head>"
+                            b"<body><center><h1>400 Bad Request</h1></center><center>The plain HTTP request was sent "
+                            b"to HTTPS port</center><hr><center>nginx/1.22.1</center></body></html>")
+                    self.send_response(400)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+            server = http.server.HTTPServer(("127.0.0.1", 0), NginxTLSPort)
+            with open(sys.argv[1] + ".tmp", "w") as out:
+                out.write(str(server.server_address[1]))
+            import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+            server.serve_forever()
+            """
+        let pid = try await MountHarness.background(
+            "exec python3 -c \(MountHarness.quoted(server)) \(MountHarness.quoted(portFile.path))")
+        defer { kill(pid, SIGKILL) }
+        var port: String?
+        for _ in 0..<200 where port == nil {
+            port = try? String(contentsOf: portFile, encoding: .utf8)
+            if port == nil { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        let hostAndPort = "127.0.0.1:\(try #require(port, "the server did not start"))"
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        let result = try await cli.run(
+            ["refresh", "--server", "http://" + hostAndPort, "--username", "test_autor"], timeout: 30)
+        #expect(result.status == 3)
+        #expect(
+            result.stderr
+                == "campusfs: the server at http://\(hostAndPort) speaks only HTTPS; did you mean https://\(hostAndPort)?\n"
+        )
+    }
+
     @Test func aURLThatIsNotTheInstallationSaysWhatTheBaseURLIs() async throws {
         let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
         defer { Task { await sim.stop() } }
@@ -73,8 +116,8 @@ struct CLIMessagesTests {
         defer { cli.removeHome() }
         let expected =
             "campusfs: passwords are not taken on the command line, where shell history and ps show them; set "
-            + "CAMPUSFS_PASSWORD, use --password-command CMD or password_command in the profile (campusfs login is "
-            + "coming)\n"
+            + "CAMPUSFS_PASSWORD, use --password-command CMD or password_command in the profile, or type it when "
+            + "`campusfs mount` or `campusfs login` asks\n"
         for option in [["--password", "secret"], ["--password=secret"], ["-p", "secret"]] {
             let result = try await cli.run(["refresh", "--server", "http://127.0.0.1:9"] + option)
             #expect(result.status == 1)
@@ -122,6 +165,53 @@ struct CLIMessagesTests {
                 == "campusfs: no password for test_autor: set CAMPUSFS_PASSWORD, use --password-command CMD or "
                 + "password_command in the profile, or CAMPUSFS_TOKEN for OAuth2 (in a terminal, campusfs asks for it)\n"
         )
+    }
+
+    /// In a terminal, with no other source, campusfs asks for the password without echoing it (a real
+    /// pseudo-terminal, driven by Python's pty module).
+    @Test func inATerminalThePasswordIsAskedForWithoutEcho() async throws {
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
+        defer { Task { await sim.stop() } }
+        let cli = try CLI(password: nil)
+        defer { cli.removeHome() }
+        let driver = """
+            import json, os, pty, select, sys
+            binary, url, environment = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execve(binary, [binary, "login", "--server", url, "--username", "test_autor"], environment)
+            seen = b""
+            def read(until=None):
+                global seen
+                while until is None or until not in seen:
+                    ready, _, _ = select.select([fd], [], [], 20)
+                    if not ready:
+                        sys.exit("timed out; seen: %r" % seen)
+                    try:
+                        chunk = os.read(fd, 1024)
+                    except OSError:
+                        return
+                    if not chunk:
+                        return
+                    seen += chunk
+            read(b"password for test_autor: ")
+            prompt = len(seen)
+            os.write(fd, b"testing\\n")
+            read()
+            _, status = os.waitpid(pid, 0)
+            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "after": seen[prompt:].decode()}))
+            """
+        let environment = String(decoding: try JSONSerialization.data(withJSONObject: cli.environment), as: UTF8.self)
+        let result = try await MountHarness.shell(
+            "python3 -c \(MountHarness.quoted(driver)) \(MountHarness.quoted(CLI.binary.path)) "
+                + "\(MountHarness.quoted(sim.baseURL)) \(MountHarness.quoted(environment))", timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let answer = try #require(
+            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], "\(result.stderr)")
+        #expect(answer["status"] as? Int == 0, "\(answer)")
+        let after = try #require(answer["after"] as? String)
+        #expect(after.contains("accepted the login of test_autor"), "\(after)")
+        #expect(!after.contains("testing"), "the typed password is not echoed: \(after)")
     }
 
     @Test func theFirstRefreshCountsPerCourseAndVerboseListsEachItem() async throws {

@@ -510,7 +510,8 @@ struct DaemonTests {
     }
 
     /// A server that stops accepting the login: opens of uncached documents fail with EACCES, `status` says
-    /// "login needed", cached documents still read, and it all recovers once the server accepts again.
+    /// "login needed", cached documents still read, and it all recovers at the next refresh once the server accepts
+    /// again — opens do not send the refused login again (LoginTests).
     @Test func aRejectedLoginIsEACCESAndLoginNeeded() async throws {
         try await Self.with { setup in
             #expect(try await setup.mount().status == 0)
@@ -532,6 +533,10 @@ struct DaemonTests {
             #expect(again.stdout == cached.stdout, "cached documents need no login")
 
             setup.sim.faults.clear()
+            let refusedBefore = try await MountHarness.shell(
+                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 30)
+            #expect(refusedBefore.lines == ["EACCES"], "an open does not try the refused login again")
+            #expect(try await setup.campusfs(["refresh"]).status == 0)
             let allowed = try await MountHarness.shell(
                 "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 30)
             #expect(allowed.lines == ["ok"], "\(allowed.stderr)")
