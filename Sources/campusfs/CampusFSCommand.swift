@@ -40,6 +40,12 @@ struct CampusFSCommand: AsyncParsableCommand {
         }
         do {
             var command = try parseAsRoot()
+            do throws(CLIError) {
+                try Paths().checkRuntime()
+            } catch {
+                printError("campusfs: \(error)")
+                Foundation.exit(error.exitCode)
+            }
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -51,6 +51,8 @@ struct MountCommand: AsyncParsableCommand {
             ] {
                 try Paths.ensureDirectory(directory)
             }
+            // Again after creating it: another user may have made it first.
+            try profile.paths.checkRuntime()
             if foreground || readyFD != nil {
                 try await serve(profile, at: mountpoint)
             } else {
