@@ -21,7 +21,7 @@ enum JSONValue: Sendable, Hashable {
         case .success(let value):
             return value
         case .failure(let syntax):
-            let preview = String(decoding: data.prefix(60), as: UTF8.self)
+            let preview = StudIPError.withoutCredentials(String(decoding: data.prefix(60), as: UTF8.self))
             throw .malformedResponse(
                 what: what, detail: "not JSON: \(syntax.reason) at byte \(syntax.offset) (starts with \"\(preview)\")")
         }

@@ -25,7 +25,11 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The task asking was cancelled (shutdown, unmount); nothing is wrong with the server.
     case cancelled
 
-    public var description: String {
+    /// Every message passes ``withoutCredentials(_:)``: some details quote the server (a preview of an unreadable
+    /// answer), and Stud.IP 5.0.7's JSON:API error pages echo the Basic-auth credentials in a link.
+    public var description: String { Self.withoutCredentials(message) }
+
+    private var message: String {
         switch self {
         case .authenticationFailed(let server):
             "login needed: \(server) did not accept the credentials (check username and password or token)"
@@ -48,6 +52,12 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
             "stopped after \(limit) requests to \(server) in one refresh (request budget); the rest follows later"
         case .cancelled: "cancelled"
         }
+    }
+
+    /// `text` with the user information of every URL in it replaced: `http://user:password@host/` becomes
+    /// `http://…@host/`.
+    public static func withoutCredentials(_ text: String) -> String {
+        text.replacing(/(?<scheme>[A-Za-z][A-Za-z0-9+.\-]*:\/\/)[^\/\s@"'<>]+@/) { match in "\(match.scheme)…@" }
     }
 
     /// The server as a whole cannot be reached or refuses the login: not one item's problem.
