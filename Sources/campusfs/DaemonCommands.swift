@@ -95,7 +95,8 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             --json prints one object: {"mounted", "profile", "mountpoint", "server", "serverDetail", "api", \
             "lastRefresh", "lastRefreshError", "cacheBytes", "cacheLimit", "cachedDocuments", "downloadsInFlight", \
-            "pid"}; without a mount only "mounted", "profile" and "lastRefresh".
+            "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" (the mountpoint) when \
+            the profile's daemon was killed and left its mount behind; `campusfs unmount` clears that.
             """)
 
     @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
@@ -121,10 +122,19 @@ struct StatusCommand: AsyncParsableCommand {
             let lastRefresh = (try? ProfileStore.open(name, paths: paths)).flatMap {
                 try? $0.syncState().lastOverviewAt
             }
+            let dead = MountRecord.read(paths.mountRecord(profile: name)).flatMap { record in
+                record.daemonIsGone ? record.mount(of: name)?.path : nil
+            }
             if json {
                 var object: [String: Any] = ["mounted": false, "profile": name]
                 if let lastRefresh { object["lastRefresh"] = ISO8601DateFormatter().string(from: lastRefresh) }
+                if let dead { object["deadMount"] = dead }
                 print(Self.serialize(object))
+            } else if let dead {
+                print(
+                    "profile \"\(name)\": not mounted — its daemon is gone but left \(dead) behind (\"Transport "
+                        + "endpoint is not connected\"); `campusfs unmount --profile \(name)` clears it")
+                if let lastRefresh { print("last refresh: \(Self.format(lastRefresh))") }
             } else {
                 print("profile \"\(name)\": not mounted")
                 if let lastRefresh { print("last refresh: \(Self.format(lastRefresh))") }

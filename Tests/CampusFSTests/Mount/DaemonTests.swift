@@ -278,6 +278,13 @@ struct DaemonTests {
             #expect(MountHarness.isMounted(setup.mountpoint))
             let broken = try await MountHarness.shell("ls \(setup.path(""))")
             #expect(broken.status != 0, "a dead daemon's mount should fail, not hang")
+            let status = try await setup.campusfs(["status"], timeout: 20)
+            #expect(
+                status.lines.first
+                    == "profile \"default\": not mounted — its daemon is gone but left \(setup.mountpoint) behind "
+                    + "(\"Transport endpoint is not connected\"); `campusfs unmount --profile default` clears it",
+                "\(status.stdout)")
+            #expect(try await setup.status()["deadMount"] as? String == setup.mountpoint)
             let detach = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
             #expect(detach.status == 0, "\(detach.stderr)")
             #expect(!MountHarness.isMounted(setup.mountpoint))
