@@ -25,6 +25,10 @@ public final class CampusMount: Sendable {
         public var description: String {
             switch self {
             case .alreadyStarted: "this mount was started before"
+            case .session(.mountFailed(_, let reason)) where reason.contains("/dev/fuse"):
+                "\(reason) (the fuse3 package provides /dev/fuse and fusermount3; your user must be allowed to use them)"
+            case .session(.mountFailed(_, let reason)) where !reason.isEmpty: reason
+            case .session(.mountFailed): "the kernel refused the mount; see the daemon's log"
             case .session(let error): "FUSE: \(error)"
             case .cache(let error): "content cache: \(error)"
             case .threadStartFailed: "cannot start the FUSE loop's thread"

@@ -85,11 +85,14 @@ public final class FUSESession: Sendable {
         state.withLock { $0.signals }?.stop()
     }
 
-    /// Mounts at `mountpoint` (an existing directory). Requests queue in the kernel until ``run(_:)``.
+    /// Mounts at `mountpoint` (an existing directory). Requests queue in the kernel until ``run(_:)``. When it
+    /// fails, the error carries what libfuse and `fusermount3` said why (they only write it to standard error,
+    /// which for a daemon is a log file nobody reads at that moment).
     public func mount(at mountpoint: String) throws(FUSEKitError) {
         try state.withLock { state throws(FUSEKitError) in
             guard let handle = state.handle, !state.mounted, case .idle = state.phase else { throw .notRunnable }
-            guard fuse_session_mount(handle.raw, mountpoint) == 0 else { throw .mountFailed(mountpoint: mountpoint) }
+            let (result, said) = StandardError.capturing { fuse_session_mount(handle.raw, mountpoint) }
+            guard result == 0 else { throw .mountFailed(mountpoint: mountpoint, reason: said) }
             state.mounted = true
             state.mountpoint = mountpoint
         }

@@ -187,7 +187,9 @@ public struct AttributeChanges: Sendable, Hashable {
 public enum FUSEKitError: Error, Hashable {
     /// `fuse_session_new` refused the options (libfuse logged why).
     case sessionCreationFailed
-    case mountFailed(mountpoint: String)
+    /// `reason`: what libfuse or `fusermount3` wrote to standard error, e.g. "fuse: failed to open /dev/fuse:
+    /// Permission denied".
+    case mountFailed(mountpoint: String, reason: String)
     /// The session is not mounted (not yet, or no longer).
     case notMounted
     /// `run` was called while the loop was already running, or after it finished.

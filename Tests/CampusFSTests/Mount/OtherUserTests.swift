@@ -1,11 +1,13 @@
 import Foundation
 import Testing
 
-/// Issue 14.1: without `XDG_RUNTIME_DIR` the control sockets live in a directory of this user's alone. Another user
-/// (`nobody`, for real, through `setpriv`) who creates the directory first in a shared `/tmp` cannot stand in for
-/// the daemon: every command refuses the directory and says why.
+/// CampusFS among other users, who are real here (`nobody`, through `setpriv`).
+///
+/// Issue 14.1: without `XDG_RUNTIME_DIR` the control sockets live in a directory of this user's alone; another user
+/// who creates the directory first in a shared `/tmp` cannot stand in for the daemon: every command refuses the
+/// directory and says why. Issue 14.9: a mount that fails for a normal user says why, not only in the log.
 @Suite(.serialized)
-struct RuntimeDirectoryTests {
+struct OtherUserTests {
     /// A shared temporary directory like `/tmp` (mode 1777), as `TMPDIR`, and no `XDG_RUNTIME_DIR`.
     static func sharedTemporaryDirectory(_ setup: inout DaemonTests.Setup) throws -> String {
         let shared = setup.cli.home.appendingPathComponent("tmp").path
@@ -55,6 +57,39 @@ struct RuntimeDirectoryTests {
             #expect(open.status == 4)
             #expect(open.stderr.contains("is open to other users (mode 777)"), "\(open.stderr)")
             rmdir(runtime)
+        }
+    }
+
+    /// Whether users other than root may open /dev/fuse here; when not, libfuse refuses them before fusermount3.
+    static let fuseDeviceIsPrivate: Bool = {
+        var info = stat()
+        return stat("/dev/fuse", &info) == 0 && info.st_mode & 0o006 == 0
+    }()
+
+    @Test(.enabled(if: fuseDeviceIsPrivate, "/dev/fuse is open to every user here"))
+    func aMountRefusedToANormalUserSaysWhy() async throws {
+        try await DaemonTests.with { setup in
+            // The user's own home, with a copy of the binary: the build directory may be private to root.
+            let home = setup.cli.home.path
+            let binary = home + "/campusfs"
+            try FileManager.default.copyItem(atPath: CLI.binary.path, toPath: binary)
+            let mountpoint = home + "/Uni"
+            try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+            let owned = try await MountHarness.shell("chown -R 65534:65534 \(MountHarness.quoted(home))")
+            #expect(owned.status == 0, "\(owned.stderr)")
+            let environment = setup.cli.environment.map { "\($0.key)=\($0.value)" }.map(MountHarness.quoted)
+                .joined(separator: " ")
+            let mount = try await MountHarness.shell(
+                "setpriv --reuid=65534 --regid=65534 --clear-groups env -i \(environment) \(MountHarness.quoted(binary)) "
+                    + "mount \(MountHarness.quoted(mountpoint)) --server \(setup.sim.baseURL) --username test_autor",
+                timeout: 60)
+            #expect(mount.status == 1, "\(mount.stdout) \(mount.stderr)")
+            #expect(
+                mount.stderr.contains(
+                    "cannot mount at \(mountpoint): fuse: failed to open /dev/fuse: Permission denied"),
+                "\(mount.stderr)")
+            #expect(!MountHarness.isMounted(mountpoint))
+            _ = try await MountHarness.shell("chown -R 0:0 \(MountHarness.quoted(home))")
         }
     }
 }
