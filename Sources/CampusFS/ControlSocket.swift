@@ -27,8 +27,9 @@ public enum ControlSocketError: Error, Sendable, Hashable, CustomStringConvertib
 }
 
 /// The daemon's end of the control socket: a Unix stream socket (mode 0600 in a 0700 directory) served by a thread
-/// of its own, one short-lived thread per connection. Requests are rare and small; threads keep them off Swift's
-/// cooperative pool, which the filesystem's downloads need.
+/// of its own, one short-lived thread per connection, at most ``maxConnections`` at once (more wait in the listen
+/// backlog: a thousand idle connections must not become a thousand threads). Requests are rare and small; threads
+/// keep them off Swift's cooperative pool, which the filesystem's downloads need.
 public final class ControlServer: Sendable {
     public typealias Handler = @Sendable (ControlRequest) async -> ControlResponse
 
@@ -36,6 +37,9 @@ public final class ControlServer: Sendable {
     private let listener: Int32
     private let handler: Handler
     private let stopped = Atomic<Bool>(false)
+    /// Connections served at once: a long refresh and a few `status` calls beside it.
+    static let maxConnections = 8
+    private let slots = DispatchSemaphore(value: maxConnections)
 
     /// Binds `path`, replacing a stale socket that nobody answers on, and refusing when a daemon answers there.
     public init(path: String, handler: @escaping Handler) throws(ControlSocketError) {
@@ -81,13 +85,18 @@ public final class ControlServer: Sendable {
 
     private func acceptLoop() {
         while !stopped.load(ordering: .acquiring) {
+            slots.wait()
             let connection = accept(listener, nil, nil)
             if connection < 0 {
+                slots.signal()
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 break
             }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-            let thread = Thread { [self] in serve(connection) }
+            let thread = Thread { [self] in
+                serve(connection)
+                slots.signal()
+            }
             thread.name = "campusfs-control-connection"
             thread.start()
         }

@@ -294,6 +294,40 @@ struct DaemonTests {
             #expect(cat.stdout == "10\n")
         }
     }
+    /// Issue 14.9: idle connections to the control socket do not each get a thread; once they go, it answers.
+    @Test func idleControlConnectionsAreBounded() async throws {
+        try await Self.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let pid = try #require(try await setup.status()["pid"] as? Int)
+            let threads = { () throws -> Int in
+                try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count
+            }
+            let before = try threads()
+            let socket = setup.cli.home.appendingPathComponent("run/campusfs/default.sock").path
+            let holder = """
+                import socket, sys, time
+                held = []
+                for _ in range(300):
+                    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    client.setblocking(False)
+                    try:
+                        client.connect(sys.argv[1])
+                    except BlockingIOError:
+                        pass
+                    held.append(client)
+                time.sleep(60)
+                """
+            let holderPID = try await MountHarness.background(
+                "exec python3 -c \(MountHarness.quoted(holder)) \(MountHarness.quoted(socket))")
+            try await Task.sleep(for: .seconds(1))
+            let during = try threads()
+            kill(holderPID, SIGKILL)
+            #expect(during - before <= 8, "\(before) threads before, \(during) with 300 idle connections")
+            let status = try await setup.campusfs(["status"], timeout: 20)
+            #expect(status.status == 0 && status.stdout.contains("mounted at"), "\(status.stdout) \(status.stderr)")
+        }
+    }
+
     /// `unmount` touches only its own profile's mount: from another home (same user, same profile name) it exits 1
     /// and leaves the mount alone, with or without the mountpoint, while the daemon runs and after `kill -9`; the
     /// profile's own `unmount` then detaches it.
