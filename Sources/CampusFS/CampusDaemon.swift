@@ -98,7 +98,15 @@ public final class CampusDaemon: Sendable {
     private let logger: Logger
     private let refreshes = RefreshQueue()
     private let poller = Mutex<Task<Void, Never>?>(nil)
-    private let lastRefresh = Mutex<(at: Date?, error: RefreshError?)>((nil, nil))
+    private let lastRefresh = Mutex(LastRefresh())
+
+    /// How the last refresh went, for `status`.
+    private struct LastRefresh {
+        var at: Date?
+        var error: RefreshError?
+        /// Courses the last successful refresh could not read, with why.
+        var failedCourses: [String] = []
+    }
 
     /// Opens the store (refreshing first if it was never filled, else right after mounting, in the background),
     /// mounts, and starts the control socket and the poller. Returns once the mount serves requests.
@@ -119,9 +127,10 @@ public final class CampusDaemon: Sendable {
             if offline { throw .unreachable(server: client.baseURL, detail: "mounted with --offline") }
             return try await StudIP.connect(client)
         }
+        var firstRefresh: Refresher.Report?
         if !synced {
             do throws(RefreshError) {
-                _ = try await Self.refresher(configuration, store: store, source: try await connected(link))
+                firstRefresh = try await Self.refresher(configuration, store: store, source: try await connected(link))
                     .refresh()
             } catch {
                 await link.shutdown()
@@ -154,6 +163,7 @@ public final class CampusDaemon: Sendable {
         let started = CampusDaemon(
             configuration: configuration, store: store, link: link, mount: mount, control: control, logger: logger)
         daemon.value = started
+        if let firstRefresh { started.record(firstRefresh) }
         do throws(CampusMount.MountError) {
             try mount.start(
                 at: configuration.mountpoint, fileSystemName: fileSystemName(profile: configuration.profile),
@@ -260,7 +270,8 @@ public final class CampusDaemon: Sendable {
     /// "failed since" once any request succeeds again (a download, say), not only at the next refresh.
     public func status() async -> DaemonStatus {
         let usage = await mount.fileSystem.cache.usage()
-        let (at, error) = lastRefresh.withLock { $0 }
+        let last = lastRefresh.withLock { $0 }
+        let (at, error) = (last.at, last.error)
         let server = await link.state
         let failure = error.flatMap { error -> String? in
             if case .studIP(let cause) = error, cause.concernsTheServer, server == .online { return nil }
@@ -270,7 +281,8 @@ public final class CampusDaemon: Sendable {
             profile: configuration.profile, mountpoint: configuration.mountpoint, pid: getpid(),
             serverURL: configuration.client.baseURL, server: server, serverDetail: await link.problem,
             api: await link.apiName, lastRefresh: at ?? (try? store.syncState().lastOverviewAt),
-            lastRefreshError: failure, cacheBytes: usage.bytes, cacheLimit: usage.limit, cachedDocuments: usage.count,
+            lastRefreshError: failure, failedCourses: last.failedCourses, cacheBytes: usage.bytes,
+            cacheLimit: usage.limit, cachedDocuments: usage.count,
             downloadsInFlight: usage.downloadsInFlight)
     }
 
@@ -307,7 +319,7 @@ public final class CampusDaemon: Sendable {
             }
             switch result {
             case .success(let report):
-                lastRefresh.withLock { $0 = (Date(), nil) }
+                record(report)
                 mount.apply(report.summary)
                 let removed = report.summary.removed.filter { $0.item == .document }.compactMap(\.studipID)
                 if !removed.isEmpty { await mount.fileSystem.cache.remove(documentIDs: removed) }
@@ -320,6 +332,13 @@ public final class CampusDaemon: Sendable {
             }
             return result
         }
+    }
+
+    /// Remembers a successful refresh for `status`, and logs every course it could not read.
+    private func record(_ report: Refresher.Report) {
+        let failed = report.failedCourses.map(\.message)
+        lastRefresh.withLock { $0 = LastRefresh(at: Date(), error: nil, failedCourses: failed) }
+        for message in failed { logger.warning("course not refreshed: \(message)") }
     }
 
     /// Stale-while-revalidate: the listing was answered from the store; this brings the course up to date.

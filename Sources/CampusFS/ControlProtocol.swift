@@ -92,6 +92,8 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var api: String?
     public var lastRefresh: Date?
     public var lastRefreshError: String?
+    /// Courses the last refresh could not read, each "<title>: <why>"; what the store knew of them stays.
+    public var failedCourses: [String]
     public var cacheBytes: Int64
     public var cacheLimit: Int64
     public var cachedDocuments: Int
@@ -99,7 +101,8 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
 
     public init(
         profile: String, mountpoint: String, pid: Int32, serverURL: String, server: Server, serverDetail: String?,
-        api: String?, lastRefresh: Date?, lastRefreshError: String?, cacheBytes: Int64, cacheLimit: Int64,
+        api: String?, lastRefresh: Date?, lastRefreshError: String?, failedCourses: [String] = [], cacheBytes: Int64,
+        cacheLimit: Int64,
         cachedDocuments: Int, downloadsInFlight: Int
     ) {
         self.profile = profile
@@ -111,6 +114,7 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
         self.api = api
         self.lastRefresh = lastRefresh
         self.lastRefreshError = lastRefreshError
+        self.failedCourses = failedCourses
         self.cacheBytes = cacheBytes
         self.cacheLimit = cacheLimit
         self.cachedDocuments = cachedDocuments

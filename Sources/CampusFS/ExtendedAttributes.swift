@@ -230,6 +230,7 @@ extension CampusFileSystem {
         case .invalidTag, .invalidRating, .notADocument: EINVAL
         case .notAnItem: EPERM
         case .noSuchNode: ENOENT
+        case .diskFull: ENOSPC
         default: EIO
         }
     }

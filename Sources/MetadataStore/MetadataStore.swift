@@ -89,14 +89,22 @@ public final class MetadataStore: Sendable {
         }
     }
 
+    /// What an error from GRDB or a body means for the user: "disk full" rather than "SQLite error 13".
+    private func failure(_ error: any Error, while operation: String) -> StoreError {
+        switch error {
+        case let error as StoreError: error
+        case let error as DatabaseError where error.resultCode == .SQLITE_FULL:
+            .diskFull(path: path, operation: operation)
+        default: .database(path: path, operation: operation, detail: "\(error)")
+        }
+    }
+
     /// One read transaction; errors become `StoreError` naming the operation.
     func read<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.read(body)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .database(path: path, operation: operation, detail: "\(error)")
+            throw failure(error, while: operation)
         }
     }
 
@@ -105,10 +113,8 @@ public final class MetadataStore: Sendable {
     func readStatement<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.unsafeRead(body)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .database(path: path, operation: operation, detail: "\(error)")
+            throw failure(error, while: operation)
         }
     }
 
@@ -116,10 +122,8 @@ public final class MetadataStore: Sendable {
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.write(body)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .database(path: path, operation: operation, detail: "\(error)")
+            throw failure(error, while: operation)
         }
     }
 }

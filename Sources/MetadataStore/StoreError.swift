@@ -4,6 +4,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case cannotOpen(path: String, detail: String)
     /// SQLite failed during an operation (disk full, I/O error, corrupt file, locked by another process).
     case database(path: String, operation: String, detail: String)
+    /// SQLite could not grow the file: the disk (or the quota) is full.
+    case diskFull(path: String, operation: String)
     /// A path named by the user does not exist in the tree.
     case notFound(path: String)
     /// An inode that is not (or no longer) in the tree.
@@ -24,6 +26,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .database(let path, let operation, let detail):
             "metadata store \(path) failed while \(operation): \(detail) (if the file is corrupt, delete it: "
                 + "the next refresh rebuilds the tree, tags and highlights are lost)"
+        case .diskFull(let path, let operation):
+            "disk full: the metadata store \(path) could not grow while \(operation); free space on that disk"
         case .notFound(let path): "no such file or folder in the tree: \(path) (run `campusfs refresh`?)"
         case .noSuchNode(let inode): "inode \(inode) is not in the tree (it was removed by a refresh)"
         case .courseNotInTree(let courseID, let title):

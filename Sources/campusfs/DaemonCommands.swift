@@ -94,7 +94,7 @@ struct StatusCommand: AsyncParsableCommand {
         abstract: "Show whether the profile is mounted, the server reachable and logged in, and the cache's use.",
         discussion: """
             --json prints one object: {"mounted", "profile", "mountpoint", "server", "serverDetail", "api", \
-            "lastRefresh", "lastRefreshError", "cacheBytes", "cacheLimit", "cachedDocuments", "downloadsInFlight", \
+            "lastRefresh", "lastRefreshError", "failedCourses", "cacheBytes", "cacheLimit", "cachedDocuments", "downloadsInFlight", \
             "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" (the mountpoint) when \
             the profile's daemon was killed and left its mount behind; `campusfs unmount` clears that.
             """)
@@ -150,6 +150,10 @@ struct StatusCommand: AsyncParsableCommand {
         if let detail = status.serverDetail { lines.append("              \(detail)") }
         lines.append("last refresh: " + (status.lastRefresh.map(format) ?? "never"))
         if let error = status.lastRefreshError { lines.append("              failed since: \(error)") }
+        for course in status.failedCourses.prefix(10) { lines.append("              not read: \(course)") }
+        if status.failedCourses.count > 10 {
+            lines.append("              and \(status.failedCourses.count - 10) more courses not read (see the log)")
+        }
         lines.append(
             "cache:        \(bytes(status.cacheBytes)) of \(bytes(status.cacheLimit)) in \(status.cachedDocuments) "
                 + "documents, \(status.downloadsInFlight) downloading")

@@ -8,13 +8,13 @@ import Glibc
 /// inherited descriptor but the readiness pipe; it then starts a session of its own (`setsid`), so closing the
 /// terminal does not end it. It inherits the environment, so `CAMPUSFS_PASSWORD` or `CAMPUSFS_TOKEN` reach it
 /// without ever being on a command line. It reports on file descriptor 3 with one line: `ok`, or
-/// `ok <warning>` or `<exit code> <message>` (``ReadinessPipe``).
+/// `ok <exit code> <warning>` (mounted, with something to say) or `<exit code> <message>` (``ReadinessPipe``).
 enum DaemonLauncher {
     /// How long the first mount of a profile may take: it fetches the whole tree before it is ready.
     static let readinessTimeout: Int32 = 600_000
 
-    /// Returns the daemon's warning, if it mounted with one (the login refused, the server gone).
-    static func launch(arguments: [String], log: URL) throws(CLIError) -> String? {
+    /// Returns the daemon's warning, if it mounted with one (the login refused, the server gone, courses missing).
+    static func launch(arguments: [String], log: URL) throws(CLIError) -> ReadinessPipe.Warning? {
         var pipeEnds: [Int32] = [-1, -1]
         guard pipe(&pipeEnds) == 0 else { throw .other("cannot create a pipe: \(errnoText())") }
         let readEnd = pipeEnds[0]
@@ -111,14 +111,24 @@ enum ReadinessPipe {
     static let descriptor: Int32 = 3
 
     enum Report: Equatable {
-        case ready(warning: String?)
+        case ready(warning: Warning?)
         case failed(exitCode: Int32, message: String)
+    }
+
+    /// Mounted, but with something the user must hear; `exitCode` is what `campusfs mount` exits with.
+    struct Warning: Equatable {
+        var exitCode: Int32
+        var message: String
     }
 
     static func parse(_ line: String?) -> Report? {
         guard let line else { return nil }
         if line == "ok" { return .ready(warning: nil) }
-        if line.hasPrefix("ok ") { return .ready(warning: String(line.dropFirst(3))) }
+        if line.hasPrefix("ok ") {
+            let parts = line.dropFirst(3).split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, let code = Int32(parts[0]) else { return nil }
+            return .ready(warning: Warning(exitCode: code, message: String(parts[1])))
+        }
         let parts = line.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, let code = Int32(parts[0]) else { return nil }
         return .failed(exitCode: code, message: String(parts[1]))
@@ -129,7 +139,8 @@ enum ReadinessPipe {
         let line: String
         switch report {
         case .ready(nil): line = "ok\n"
-        case .ready(let warning?): line = "ok \(warning.replacingOccurrences(of: "\n", with: " "))\n"
+        case .ready(let warning?):
+            line = "ok \(warning.exitCode) \(warning.message.replacingOccurrences(of: "\n", with: " "))\n"
         case .failed(let code, let message):
             line = "\(code) \(message.replacingOccurrences(of: "\n", with: " "))\n"
         }

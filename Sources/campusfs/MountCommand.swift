@@ -60,7 +60,10 @@ struct MountCommand: AsyncParsableCommand {
                 let warning = try DaemonLauncher.launch(
                     arguments: daemonArguments(mountpoint: mountpoint), log: profile.paths.log(profile: profile.name))
                 print("mounted \"\(profile.name)\" at \(mountpoint)")
-                if let warning { printError("campusfs: \(warning)") }
+                if let warning {
+                    printError("campusfs: \(warning.message)")
+                    if warning.exitCode != 0 { throw ExitCode(warning.exitCode) }
+                }
             }
         }
     }
@@ -84,17 +87,19 @@ struct MountCommand: AsyncParsableCommand {
         do throws(CLIError) {
             let credentials = try CredentialSource.resolve(
                 username: profile.username, passwordCommand: profile.passwordCommand)
+            let firstMount =
+                (try? ProfileStore.open(profile.name, paths: profile.paths).syncState().lastOverviewAt) == nil
             let daemon = try await DaemonRunner.start(
                 profile, mountpoint: mountpoint, credentials: credentials,
                 lookup: profile.passwordCommand.map { _ in
                     CredentialSource.lookup(username: profile.username, passwordCommand: profile.passwordCommand)
                 }, offline: offline)
-            let warning = await DaemonRunner.serverWarning(daemon, profile: profile)
+            let warning = await DaemonRunner.warning(daemon, profile: profile, firstMount: firstMount)
             if let readyFD {
                 ReadinessPipe.send(.ready(warning: warning), to: readyFD)
             } else {
                 printNow("mounted \"\(profile.name)\" at \(mountpoint); Ctrl-C unmounts")
-                if let warning { printError("campusfs: \(warning)") }
+                if let warning { printError("campusfs: \(warning.message)") }
             }
             await daemon.waitUntilUnmounted()
             await DaemonRunner.shutDown(daemon, profile: profile)
@@ -144,19 +149,34 @@ enum DaemonRunner {
         return daemon
     }
 
-    /// What `campusfs mount` adds on stderr when a mount from the store found the server refusing the login or
-    /// gone: the mount works, but the user should know why documents may not open.
-    static func serverWarning(_ daemon: CampusDaemon, profile: Profile) async -> String? {
+    /// What `campusfs mount` adds on stderr although the mount works: a first mount that could not read every
+    /// course (exit 4: the tree is incomplete), or a mount from the store whose server refuses the login or is
+    /// gone (exit 0: the cached tree is all there, but the user should know why documents may not open).
+    static func warning(
+        _ daemon: CampusDaemon, profile: Profile, firstMount: Bool
+    ) async -> ReadinessPipe.Warning? {
         let status = await daemon.status()
+        if firstMount, let first = status.failedCourses.first {
+            let more = status.failedCourses.count > 1 ? " (and \(status.failedCourses.count - 1) more)" : ""
+            return ReadinessPipe.Warning(
+                exitCode: 4,
+                message: "mounted, but \(status.failedCourses.count) course(s) could not be read, so the tree is "
+                    + "incomplete: \(first)\(more). `campusfs status` lists them; `campusfs refresh` tries again")
+        }
         switch status.server {
         case .loginNeeded:
-            return "Stud.IP at \(status.serverURL) refused the login" + (profile.username.map { " of \($0)" } ?? "")
-                + ": the cached tree is mounted, but documents not downloaded yet cannot open (Permission denied). "
-                + "Run `campusfs login --profile \(profile.name)` with the new password, or fix password_command; "
-                + "the mount takes the new login without a remount"
+            return ReadinessPipe.Warning(
+                exitCode: 0,
+                message: "Stud.IP at \(status.serverURL) refused the login"
+                    + (profile.username.map { " of \($0)" } ?? "")
+                    + ": the cached tree is mounted, but documents not downloaded yet cannot open (Permission denied). "
+                    + "Run `campusfs login --profile \(profile.name)` with the new password, or fix password_command; "
+                    + "the mount takes the new login without a remount")
         case .offline:
-            return (status.serverDetail ?? "Stud.IP at \(status.serverURL) cannot be reached")
-                + ": the cached tree is mounted and catches up once the server answers"
+            return ReadinessPipe.Warning(
+                exitCode: 0,
+                message: (status.serverDetail ?? "Stud.IP at \(status.serverURL) cannot be reached")
+                    + ": the cached tree is mounted and catches up once the server answers")
         case .unknown, .online:
             return nil
         }

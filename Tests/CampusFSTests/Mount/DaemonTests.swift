@@ -294,6 +294,36 @@ struct DaemonTests {
             #expect(cat.stdout == "10\n")
         }
     }
+    /// Issue 14.4: a first mount that could not read every course still mounts what it has, but exits 4, says
+    /// which course and why, logs it, and `status` lists it until a refresh reads it.
+    @Test func aFirstMountWithAnUnreadableCourseSaysSo() async throws {
+        try await Self.with { setup in
+            let course = try #require(setup.sim.university.courses.values.first { $0.number == "INF-101" })
+            setup.sim.faults.add(Fault(action: .status(404), pathContains: "courses/\(course.id)/folders"))
+            let mounted = try await setup.mount()
+            #expect(mounted.status == 4, "\(mounted.stderr)")
+            #expect(MountHarness.isMounted(setup.mountpoint))
+            #expect(
+                mounted.stderr.hasPrefix(
+                    "campusfs: mounted, but 1 course(s) could not be read, so the tree is incomplete: Einführung in die "
+                        + "Informatik: not found on Stud.IP"),
+                "\(mounted.stderr)")
+            let failed = try await setup.status()["failedCourses"] as? [String]
+            #expect(failed?.count == 1 && failed?.first?.hasPrefix("Einführung in die Informatik") == true)
+            let text = try await setup.campusfs(["status"], timeout: 20)
+            #expect(text.stdout.contains("not read: Einführung in die Informatik: not found on Stud.IP"))
+            let log = try String(
+                contentsOf: setup.cli.home.appendingPathComponent("state/campusfs/default.log"), encoding: .utf8)
+            #expect(log.contains("course not refreshed: Einführung in die Informatik"), "\(log)")
+
+            setup.sim.faults.clear()
+            #expect(try await setup.campusfs(["refresh"]).status == 0)
+            #expect(try await setup.status()["failedCourses"] as? [String] == [])
+            let listing = try await MountHarness.shell("ls \(setup.path(Self.course))")
+            #expect(listing.lines.contains("README.txt"), "\(listing.stdout)")
+        }
+    }
+
     /// Issue 14.9: idle connections to the control socket do not each get a thread; once they go, it answers.
     @Test func idleControlConnectionsAreBounded() async throws {
         try await Self.with { setup in
