@@ -231,6 +231,7 @@ extension CampusFileSystem {
         case .notAnItem: EPERM
         case .noSuchNode: ENOENT
         case .diskFull: ENOSPC
+        case .tagsTooLong: E2BIG
         default: EIO
         }
     }

@@ -18,6 +18,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case notADocument(path: String)
     case invalidRating(Int)
     case invalidTag(String)
+    /// The tags together would not fit in one extended attribute value.
+    case tagsTooLong(bytes: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -37,6 +39,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notADocument(let path): "\(path) is not a document; only documents have highlights"
         case .invalidRating(let rating): "rating \(rating) is out of range; use 0 to 10"
         case .invalidTag(let tag): "tag \"\(tag)\" is invalid: tags are non-empty and contain no commas"
+        case .tagsTooLong(let bytes, let limit):
+            "the tags would take \(bytes) bytes together; at most \(limit) fit in an extended attribute, so remove some"
         }
     }
 }

@@ -50,17 +50,24 @@ extension MetadataStore {
         }
     }
 
+    /// The most bytes the tags may take together as `user.xdg.tags` (comma-separated): the kernel returns no
+    /// extended attribute value larger than this (`XATTR_SIZE_MAX`), so more could be stored but never read back.
+    public static let maxTagBytes = 65_536
+
     /// Replaces the tags (`user.xdg.tags`): trimmed, empty ones dropped, duplicates kept once, order kept.
     public func setTags(_ tags: [String], inode: Int64) throws(StoreError) {
         var cleaned: [String] = []
+        var seen = Set<String>()
         for tag in tags {
             let trimmed = tag.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
             guard !trimmed.isEmpty else { continue }
             guard !trimmed.contains(","),
                 !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
             else { throw .invalidTag(tag) }
-            if !cleaned.contains(trimmed) { cleaned.append(trimmed) }
+            if seen.insert(trimmed).inserted { cleaned.append(trimmed) }
         }
+        let bytes = cleaned.reduce(max(0, cleaned.count - 1)) { $0 + $1.utf8.count }
+        guard bytes <= Self.maxTagBytes else { throw .tagsTooLong(bytes: bytes, limit: Self.maxTagBytes) }
         try write("setting tags on inode \(inode)") { db in
             let key = try Self.userKey(inode, db)
             try db.run("DELETE FROM user_tag WHERE item_kind = ? AND studip_id = ?", [key.item.rawValue, key.id])

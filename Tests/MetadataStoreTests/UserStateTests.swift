@@ -24,6 +24,21 @@ import Testing
         #expect(try store.userState(inode: inode).tags.isEmpty)
     }
 
+    /// Issue 14.9: what the store keeps must come back through `getxattr`, which returns at most 64 KiB.
+    @Test func tagsThatWouldNotFitInAnAttributeAreRefused() throws {
+        let store = try MetadataStore.withCourse(courseContent)
+        let inode = try store.inode(course + "/Folien/a.pdf")
+        let fitting = (0..<6_553).map { String(format: "tag-%05d", $0) }
+        #expect(fitting.joined(separator: ",").utf8.count == 65_529)
+        try store.setTags(fitting, inode: inode)
+        #expect(try store.userState(inode: inode).tags.count == 6_553)
+        let tooMany = fitting + ["one-more-tag"]
+        #expect(throws: StoreError.tagsTooLong(bytes: 65_529 + 13, limit: 65_536)) {
+            try store.setTags(tooMany, inode: inode)
+        }
+        #expect(try store.userState(inode: inode).tags == fitting, "a refused list leaves the tags as they were")
+    }
+
     @Test func ratingsArePerItemAndChecked() throws {
         let store = try MetadataStore.withCourse(courseContent)
         try store.setRating(10, inode: store.inode(course))
