@@ -38,6 +38,8 @@ public struct ClientConfiguration: Sendable {
     /// starve an `open` and a long download does not hold up metadata requests.
     public var maxConcurrentDownloads = 4
     public var downloadTimeouts = DownloadTimeouts()
+    /// When to stop asking a server whose requests keep timing out (``CircuitBreaker``).
+    public var breaker = BreakerPolicy()
 
     public init(
         baseURL: String, api: API = .auto, credentials: Credentials, maxConcurrentRequests: Int = 4,

@@ -46,6 +46,7 @@ final class HTTPTransport: Sendable {
     private let budget: Int
     let authenticator: any Authenticator
     private let counters = Mutex(Counters())
+    private let breaker: CircuitBreaker
     /// Follows no redirects (the download decides which headers each hop gets) and times out by
     /// ``DownloadTimeouts``.
     let downloadClient: HTTPClient
@@ -73,6 +74,7 @@ final class HTTPTransport: Sendable {
         timeout = configuration.requestTimeout
         budget = configuration.requestBudget
         authenticator = makeAuthenticator(configuration.credentials, clientID: configuration.oauthClientID)
+        breaker = CircuitBreaker(configuration.breaker, server: installation.serverName)
         let readTimeout = Self.nanoseconds(configuration.requestTimeout)
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -217,17 +219,25 @@ final class HTTPTransport: Sendable {
     private func attemptOnce(
         _ request: HTTPRequest, attempt: Int
     ) async throws(StudIPError) -> Result<HTTPResponse, TransientFailure> {
+        try breaker.check()
         try chargeBudget()
         return try await limiter.withSlot { () async throws(StudIPError) -> Result<HTTPResponse, TransientFailure> in
+            // Checked again once a slot is free: the requests queued behind the ones that timed out.
+            try breaker.check()
             let started = ContinuousClock.now
             do {
                 let response = try await execute(request)
+                breaker.answered()
                 logger.debug(
                     "\(request.method.rawValue) \(request.url) → \(response.status)",
                     metadata: ["attempt": "\(attempt)", "duration": "\(ContinuousClock.now - started)"])
                 return .success(response)
             } catch {
-                return .failure(try classify(error, url: request.url))
+                let failure = try classify(error, url: request.url)
+                if failure.isTimeout, breaker.timedOut() {
+                    logger.warning("\(installation.serverName) is not answering; pausing requests")
+                }
+                return .failure(failure)
             }
         }
     }
@@ -262,6 +272,7 @@ final class HTTPTransport: Sendable {
 
     private struct TransientFailure: Error {
         let detail: String
+        var isTimeout = false
     }
 
     /// Timeouts and broken connections are transient; a refused connection or an unknown host is not (the
@@ -272,7 +283,7 @@ final class HTTPTransport: Sendable {
             switch clientError {
             case .readTimeout, .deadlineExceeded, .connectTimeout, .writeTimeout, .tlsHandshakeTimeout,
                 .getConnectionFromPoolTimeout:
-                return TransientFailure(detail: "timed out after \(timeout)")
+                return TransientFailure(detail: "timed out after \(timeout)", isTimeout: true)
             case .remoteConnectionClosed:
                 return TransientFailure(detail: "connection closed by the server")
             default:
