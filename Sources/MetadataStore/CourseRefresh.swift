@@ -153,6 +153,13 @@ private struct CourseRefresh {
         }
         try deleteVanished(present: present)
         try editor.finish()
+        // What is in the course again has not departed (it came back, or moved here from another course).
+        try db.run(
+            """
+            DELETE FROM departed WHERE EXISTS (
+                SELECT 1 FROM node n WHERE n.course_id = ? AND n.item_kind = departed.item_kind
+                AND n.studip_id = departed.studip_id)
+            """, [content.course.id])
 
         try db.run(
             "UPDATE course SET listed_at = ?, root_folder_id = ? WHERE id = ?",
@@ -406,6 +413,9 @@ private struct CourseRefresh {
         return oldPaths.path(of: existing.inode)
     }
 
+    /// From this many documents on, losing more than half of a course's documents counts as sweeping.
+    static let sweepingRemoval = 10
+
     /// Deletes what the server no longer lists, except what must be kept: everything when the root failed, the
     /// content of failed folders, items reported as problems, documents the user may not download in folders the
     /// listing did not look for them in, and the folders above all of those.
@@ -434,11 +444,20 @@ private struct CourseRefresh {
                 current = parents[parent]
             }
         }
-        for item in mine.sorted(by: { $0.inode < $1.inode })
-        where !present.contains(item.inode) && !keep.contains(item.inode) {
+        let vanished = mine.filter { !present.contains($0.inode) && !keep.contains($0.inode) }
+        let documentsBefore = mine.count { $0.item == .document }
+        let documentsRemoved = vanished.count { $0.item == .document }
+        if documentsRemoved >= Self.sweepingRemoval, documentsRemoved * 2 > documentsBefore {
+            summary.sweepingRemovals.append(
+                .init(course: coursePath, removed: documentsRemoved, before: documentsBefore))
+        }
+        for item in vanished.sorted(by: { $0.inode < $1.inode }) {
             summary.removed.append(
                 .init(path: oldPaths.path(of: item.inode), inode: item.inode, item: item.item, studipID: item.studipID))
             try editor.delete(item.inode, parent: item.parent, name: item.name)
+            try db.run(
+                "INSERT OR IGNORE INTO departed (item_kind, studip_id, since) VALUES (?, ?, ?)",
+                [item.item.rawValue, item.studipID, now.timeIntervalSince1970])
         }
     }
 

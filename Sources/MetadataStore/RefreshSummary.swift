@@ -34,12 +34,21 @@ public struct RefreshSummary: Sendable, Hashable {
     public var moved: [Move] = []
     /// Removed nodes (a removed course is listed once, not with everything below it).
     public var removed: [Item] = []
+    /// Courses that lost most of their documents in one refresh: worth a loud log line, since a server hiccup
+    /// (an empty but valid listing) looks exactly like this. Their cached bytes stay for the grace period.
+    public var sweepingRemovals: [SweepingRemoval] = []
     /// Items that were skipped, from the client and from the store (e.g. a document whose folder is missing).
     public var problems: [ItemProblem] = []
     /// Nodes whose attributes or directory listing changed (`fuse_lowlevel_notify_inval_inode`).
     public var invalidatedInodes: Set<Int64> = []
     /// Names that vanished or appeared (`fuse_lowlevel_notify_inval_entry`, also drops negative entries).
     public var invalidatedEntries: Set<Entry> = []
+
+    public struct SweepingRemoval: Sendable, Hashable {
+        public var course: String
+        public var removed: Int
+        public var before: Int
+    }
 
     public init() {}
 
@@ -51,6 +60,7 @@ public struct RefreshSummary: Sendable, Hashable {
         changed += other.changed
         moved += other.moved
         removed += other.removed
+        sweepingRemovals += other.sweepingRemovals
         problems += other.problems
         invalidatedInodes.formUnion(other.invalidatedInodes)
         invalidatedEntries.formUnion(other.invalidatedEntries)

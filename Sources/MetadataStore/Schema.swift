@@ -7,7 +7,24 @@ enum Schema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createVersion1)
+        migrator.registerMigration("v2: departures", migrate: addDepartures)
         return migrator
+    }
+
+    /// Folders and documents Stud.IP removed, and since when: their cached bytes and the user's tags, rating and
+    /// pin outlive them for a grace period, so a listing that comes back empty for a while (a server hiccup)
+    /// loses nothing (``MetadataStore/departed(before:)``). An item that comes back leaves the table.
+    private static func addDepartures(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE departed (
+                    item_kind TEXT NOT NULL,
+                    studip_id TEXT NOT NULL,
+                    since REAL NOT NULL,
+                    PRIMARY KEY (item_kind, studip_id)
+                );
+                CREATE INDEX departed_since ON departed(since);
+                """)
     }
 
     private static func createVersion1(_ db: Database) throws {

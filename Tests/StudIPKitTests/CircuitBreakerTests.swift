@@ -11,11 +11,11 @@ struct CircuitBreakerTests {
     @Test func aStallingServerIsNotAskedAgainAfterFourTimeoutsInARow() async throws {
         try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
             var configuration = Harness.configuration(sim, api: .jsonAPI)
-            configuration.requestTimeout = .milliseconds(300)
+            configuration.requestTimeout = .seconds(2)
             let source = try await StudIP.connect(configuration)
             let courses = try await source.overview().courses
             #expect(courses.count >= 5)
-            sim.inject(Fault(action: .stall(milliseconds: 5_000), pathContains: "/folders"))
+            sim.inject(Fault(action: .stall(milliseconds: 10_000), pathContains: "/folders"))
             let before = source.requestCount
             let errors = await withTaskGroup(of: StudIPError?.self) { group in
                 for course in courses {
