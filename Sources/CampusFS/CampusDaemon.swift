@@ -222,6 +222,21 @@ public final class CampusDaemon: Sendable {
             case .failure(.studIP(let error)): return .failure(error.description, exitCode: error.exitCode)
             case .failure(.store(let error)): return .failure(error.description, exitCode: 4)
             }
+        case .cache:
+            do throws(StoreError) {
+                return ControlResponse(
+                    cache: try CacheReport(inventory: await mount.fileSystem.cache.inventory(), store: store))
+            } catch {
+                return .failure(error.description, exitCode: 4)
+            }
+        case .cleanCache(let path, let olderThan):
+            // The daemon cleans, not the command: only it knows which documents are open.
+            do throws(StoreError) {
+                let request = try CleanRequest(store: store, path: path, olderThan: olderThan)
+                return ControlResponse(clean: await mount.fileSystem.cache.clean(request))
+            } catch {
+                return .failure("\(path ?? "/"): \(error)", exitCode: 1)
+            }
         }
     }
 

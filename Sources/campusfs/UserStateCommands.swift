@@ -1,5 +1,6 @@
 import ArgumentParser
 import CXattr
+import CampusFS
 import Foundation
 import Glibc
 import MetadataStore
@@ -191,15 +192,18 @@ struct UserTree {
         case pinned = "user.campusfs.pinned"
     }
 
+    let profile: String
+    let paths: Paths
     let store: MetadataStore
+    /// Where the profile's daemon serves it; nil when none answers.
     let mountpoint: String?
 
     /// `profile` if named, else the one the mounts suggest for `arguments` (``MountedProfiles``).
     init(profile: String?, arguments: [String] = []) throws(CLIError) {
-        let paths = Paths()
-        let name = try MountedProfiles.name(explicit: profile, arguments: arguments, paths: paths)
-        store = try ProfileStore.open(name, paths: paths)
-        mountpoint = DaemonDirectory.status(paths.socket(profile: name))?.mountpoint
+        paths = Paths()
+        self.profile = try MountedProfiles.name(explicit: profile, arguments: arguments, paths: paths)
+        store = try ProfileStore.open(self.profile, paths: paths)
+        mountpoint = DaemonDirectory.status(paths.socket(profile: self.profile))?.mountpoint
     }
 
     /// A path inside the mount, or relative to the tree's root.
@@ -245,49 +249,93 @@ struct UserTree {
         }
     }
 
-    /// Counts the pinned documents that are cached (from `user.campusfs.state` in the mount) until all are, or
-    /// until nothing moved for `patience` seconds.
+    /// Shows how far the pinned documents' downloads are — bytes, rate, time left — from the daemon's cache report
+    /// (which counts the bytes of downloads in flight), until all are cached or nothing moved for `patience` seconds.
     func waitForDownloads(below items: [(node: Node, path: String)], patience: Int) throws(CLIError) {
-        guard let mountpoint else { return }
-        var documents: [String] = []
-        do throws(StoreError) {
-            for item in items {
-                if item.node.kind == .file {
-                    documents.append(item.path)
-                    continue
-                }
-                for entry in try store.walk(from: item.node.inode) where entry.node.kind == .file {
-                    if let document = try store.document(inode: entry.node.inode), document.isDownloadable {
-                        documents.append(entry.path)
-                    }
-                }
-            }
-        } catch {
-            throw .other(error.description)
-        }
-        var cached = 0
-        var lastProgress = Date()
+        guard mountpoint != nil else { return }
+        let wanted = Set(items.map(\.path))
+        var line = ProgressLine(terminal: isatty(STDERR_FILENO) == 1)
+        let start = Date()
+        var startBytes: Int64?
+        var lastChange = (bytes: Int64(-1), at: start)
+        var progress: PinProgress
         while true {
-            let now = documents.filter { Self.state(mountpoint + "/" + $0) == "cached" }.count
-            if now != cached { lastProgress = Date() }
-            cached = now
-            FileHandle.standardError.write(Data("\rpinning: \(cached)/\(documents.count) documents cached".utf8))
-            if cached == documents.count || Date().timeIntervalSince(lastProgress) > Double(patience) { break }
+            progress = PinProgress(try cacheReport().pins.filter { wanted.contains($0.path) })
+            let now = Date()
+            if progress.cachedBytes != lastChange.bytes { lastChange = (progress.cachedBytes, now) }
+            let initial = startBytes ?? progress.cachedBytes
+            startBytes = initial
+            let elapsed = now.timeIntervalSince(start)
+            let rate = elapsed >= 0.5 ? Double(progress.cachedBytes - initial) / elapsed : 0
+            let finished = progress.isComplete || now.timeIntervalSince(lastChange.at) > Double(patience)
+            line.show(progress.text(rate: rate), final: finished)
+            if finished { break }
             Thread.sleep(forTimeInterval: 0.25)
         }
-        FileHandle.standardError.write(Data("\n".utf8))
-        guard cached == documents.count else {
+        guard progress.isComplete else {
             throw .network(
-                "\(documents.count - cached) pinned document(s) could not be downloaded yet; they stay pinned and "
-                    + "download once Stud.IP answers (see `campusfs status`)")
+                "\(progress.documents - progress.cachedDocuments) pinned document(s) could not be downloaded yet; they "
+                    + "stay pinned and download once Stud.IP answers (see `campusfs status`)")
         }
-        print("pinned \(items.count) item(s): \(documents.count) document(s) cached")
+        print("pinned \(items.count) item(s): \(progress.documents) document(s) cached")
+    }
+}
+
+/// The pins one `campusfs pin` made, summed up.
+struct PinProgress {
+    var bytes: Int64 = 0
+    var cachedBytes: Int64 = 0
+    var documents = 0
+    var cachedDocuments = 0
+
+    init(_ pins: [CacheReport.Pin]) {
+        for pin in pins {
+            bytes += pin.bytes
+            cachedBytes += pin.cachedBytes
+            documents += pin.documents
+            cachedDocuments += pin.cachedDocuments
+        }
     }
 
-    private static func state(_ path: String) -> String? {
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let length = getxattr(path, "user.campusfs.state", &buffer, buffer.count)
-        guard length > 0 else { return nil }
-        return String(decoding: buffer[..<length], as: UTF8.self)
+    var isComplete: Bool { cachedDocuments == documents }
+
+    /// `pinning: 12.4 MB of 85.0 MB (14.6%), 3.1 MB/s, about 23 s left — 7 of 42 documents`; rate and time left
+    /// once bytes have arrived (`rate` in bytes per second), "done" at the end.
+    func text(rate: Double) -> String {
+        // Rounded down, so 100.0% means done.
+        let percent = bytes == 0 ? 100 : (Double(cachedBytes) * 1000 / Double(bytes)).rounded(.down) / 10
+        var parts = [
+            "pinning: \(ByteText.format(cachedBytes)) of \(ByteText.format(bytes)) (\(String(format: "%.1f", percent))%)"
+        ]
+        if rate >= 1 { parts.append("\(ByteText.format(Int64(rate)))/s") }
+        if isComplete {
+            parts.append("done")
+        } else if rate >= 1 {
+            let seconds = Int((Double(bytes - cachedBytes) / rate).rounded(.up))
+            parts.append(seconds < 100 ? "about \(seconds) s left" : "about \((seconds + 59) / 60) min left")
+        }
+        return parts.joined(separator: ", ") + " — \(cachedDocuments) of \(documents) documents"
+    }
+}
+
+/// A progress line on stderr: rewritten in place on a terminal; elsewhere (a log, a pipe) one line at most every
+/// second, and always the last one.
+struct ProgressLine {
+    let terminal: Bool
+    private var lastPrinted: Date?
+    private var lastText = ""
+
+    init(terminal: Bool) { self.terminal = terminal }
+
+    mutating func show(_ text: String, final: Bool) {
+        if terminal {
+            FileHandle.standardError.write(Data(("\r" + text + "\u{1B}[K" + (final ? "\n" : "")).utf8))
+            return
+        }
+        let now = Date()
+        guard text != lastText, final || now.timeIntervalSince(lastPrinted ?? .distantPast) >= 1 else { return }
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+        lastPrinted = now
+        lastText = text
     }
 }
