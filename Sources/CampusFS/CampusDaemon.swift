@@ -237,6 +237,8 @@ public final class CampusDaemon: Sendable {
             } catch {
                 return .failure("\(path ?? "/"): \(error)", exitCode: 1)
             }
+        case .progress(let documents):
+            return ControlResponse(progress: await mount.fileSystem.cache.inventory().progress(of: documents))
         }
     }
 

@@ -21,6 +21,9 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     /// Remove cached copies below `path` (nil or empty: all) that are not pinned, not open and, with `olderThan`
     /// (seconds), not used for that long (`campusfs cache clean`).
     case cleanCache(path: String?, olderThan: Int64?)
+    /// How much of these documents is on disk (`campusfs pin`'s progress line). The command lists the documents
+    /// once, so each poll costs the daemon lookups in memory, no store reads.
+    case progress(documents: [CacheDocument])
 }
 
 /// The daemon's answer: exactly one of the payloads, or an error a user can act on.
@@ -29,18 +32,20 @@ public struct ControlResponse: Codable, Sendable, Hashable {
     public var refresh: RefreshOutcome?
     public var cache: CacheReport?
     public var clean: CleanResult?
+    public var progress: CacheProgress?
     /// Set when the request failed; `exitCode` follows DESIGN.md §1.1 (2 login, 3 network, 4 other).
     public var error: String?
     public var exitCode: Int32?
 
     public init(
         status: DaemonStatus? = nil, refresh: RefreshOutcome? = nil, cache: CacheReport? = nil,
-        clean: CleanResult? = nil, error: String? = nil, exitCode: Int32? = nil
+        clean: CleanResult? = nil, progress: CacheProgress? = nil, error: String? = nil, exitCode: Int32? = nil
     ) {
         self.status = status
         self.refresh = refresh
         self.cache = cache
         self.clean = clean
+        self.progress = progress
         self.error = error
         self.exitCode = exitCode
     }
@@ -151,11 +156,10 @@ public struct CacheReport: Codable, Sendable, Hashable {
         downloadsInFlight = inventory.downloading.count
         pins = try store.pinnedItems().map { item in
             let documents = item.documents.map { CacheDocument(id: $0.id, version: $0.version) }
-            let cached = documents.map(inventory.cachedBytes(of:))
+            let progress = inventory.progress(of: documents)
             return Pin(
-                path: item.path, bytes: documents.reduce(0) { $0 + $1.size }, cachedBytes: cached.reduce(0, +),
-                documents: documents.count,
-                cachedDocuments: documents.filter { inventory.copies[$0.id]?.version == $0.version }.count)
+                path: item.path, bytes: documents.reduce(0) { $0 + $1.size }, cachedBytes: progress.cachedBytes,
+                documents: documents.count, cachedDocuments: progress.cachedDocuments)
         }
     }
 }

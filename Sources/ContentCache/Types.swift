@@ -2,7 +2,7 @@ import Foundation
 import StudIPKit
 
 /// What the metadata says about a document: enough to find, size-check and revalidate its cached bytes.
-public struct CacheDocument: Sendable, Hashable {
+public struct CacheDocument: Sendable, Hashable, Codable {
     /// The Stud.IP file-ref id.
     public var id: String
     /// The size the metadata promises; a download of any other length is rejected.
@@ -93,6 +93,26 @@ public struct CacheInventory: Sendable, Hashable {
         if let partial = downloading[document.id], partial.version == document.version { return partial.bytes }
         return 0
     }
+
+    /// How much of `documents` is on disk, summed.
+    public func progress(of documents: [CacheDocument]) -> CacheProgress {
+        var progress = CacheProgress()
+        for document in documents {
+            progress.cachedBytes += cachedBytes(of: document)
+            if copies[document.id]?.version == document.version { progress.cachedDocuments += 1 }
+        }
+        return progress
+    }
+}
+
+/// How much of some documents is cached (``CacheInventory/progress(of:)``), counting downloads in flight with the
+/// bytes they have. Codable: `campusfs pin` asks the daemon for it.
+public struct CacheProgress: Sendable, Hashable, Codable {
+    public var cachedBytes: Int64 = 0
+    /// Documents whose current version is cached completely.
+    public var cachedDocuments = 0
+
+    public init() {}
 }
 
 /// What `campusfs cache clean` removes: cached copies that are neither pinned nor open, optionally only those not

@@ -171,7 +171,8 @@ extension UserTree {
         }
     }
 
-    private func ask(_ request: ControlRequest) throws(CLIError) -> ControlResponse {
+    /// One request to the profile's daemon; an error it answers becomes a ``CLIError``.
+    func ask(_ request: ControlRequest) throws(CLIError) -> ControlResponse {
         let response: ControlResponse
         do throws(ControlSocketError) {
             response = try ControlClient.send(request, to: paths.socket(profile: profile).path)

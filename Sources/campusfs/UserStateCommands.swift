@@ -1,6 +1,7 @@
 import ArgumentParser
 import CXattr
 import CampusFS
+import ContentCache
 import Foundation
 import Glibc
 import MetadataStore
@@ -123,9 +124,10 @@ struct PinCommand: ParsableCommand {
         commandName: "pin",
         abstract: "Keep documents and folders offline: download now, never evict.",
         discussion: """
-            While the profile is mounted, the documents download at once and a progress line counts them; a pin on a \
-            folder covers everything below it, also what appears later. Without a mount, the pin is recorded and the \
-            next mount downloads.
+            While the profile is mounted, the documents download at once and a progress line on stderr shows the \
+            bytes done of the total, the rate and the time left (rewritten in place on a terminal, a line a second \
+            otherwise); a pin on a folder covers everything below it, also what appears later. Without a mount, the \
+            pin is recorded and the next mount downloads. `campusfs cache` lists the pins.
 
             Examples:
               campusfs pin ~/Uni/"WS 2026-27"/"INF-101 Einführung in die Informatik"
@@ -249,24 +251,25 @@ struct UserTree {
         }
     }
 
-    /// Shows how far the pinned documents' downloads are — bytes, rate, time left — from the daemon's cache report
-    /// (which counts the bytes of downloads in flight), until all are cached or nothing moved for `patience` seconds.
+    /// Shows how far the pinned documents' downloads are — bytes, rate, time left — until all are cached or nothing
+    /// moved for `patience` seconds. The documents are listed once, here; each poll asks the daemon only how much of
+    /// them is on disk (downloads in flight count with the bytes they have).
     func waitForDownloads(below items: [(node: Node, path: String)], patience: Int) throws(CLIError) {
         guard mountpoint != nil else { return }
-        let wanted = Set(items.map(\.path))
+        var progress = PinProgress(documents: try downloadableDocuments(below: items.map(\.node)))
         var line = ProgressLine(terminal: isatty(STDERR_FILENO) == 1)
         let start = Date()
         var startBytes: Int64?
         var lastChange = (bytes: Int64(-1), at: start)
-        var progress: PinProgress
         while true {
-            progress = PinProgress(try cacheReport().pins.filter { wanted.contains($0.path) })
+            progress.cached = try cacheProgress(of: progress.documents)
             let now = Date()
-            if progress.cachedBytes != lastChange.bytes { lastChange = (progress.cachedBytes, now) }
-            let initial = startBytes ?? progress.cachedBytes
+            let bytes = progress.cached.cachedBytes
+            if bytes != lastChange.bytes { lastChange = (bytes, now) }
+            let initial = startBytes ?? bytes
             startBytes = initial
             let elapsed = now.timeIntervalSince(start)
-            let rate = elapsed >= 0.5 ? Double(progress.cachedBytes - initial) / elapsed : 0
+            let rate = elapsed >= 0.5 ? Double(bytes - initial) / elapsed : 0
             let finished = progress.isComplete || now.timeIntervalSince(lastChange.at) > Double(patience)
             line.show(progress.text(rate: rate), final: finished)
             if finished { break }
@@ -274,35 +277,64 @@ struct UserTree {
         }
         guard progress.isComplete else {
             throw .network(
-                "\(progress.documents - progress.cachedDocuments) pinned document(s) could not be downloaded yet; they "
-                    + "stay pinned and download once Stud.IP answers (see `campusfs status`)")
+                "\(progress.documents.count - progress.cached.cachedDocuments) pinned document(s) could not be "
+                    + "downloaded yet; they stay pinned and download once Stud.IP answers (see `campusfs status`)")
         }
-        print("pinned \(items.count) item(s): \(progress.documents) document(s) cached")
+        print("pinned \(items.count) item(s): \(progress.documents.count) document(s) cached")
+    }
+
+    /// The documents a pin of `nodes` downloads (the downloadable ones), each once.
+    private func downloadableDocuments(below nodes: [Node]) throws(CLIError) -> [CacheDocument] {
+        var documents: [CacheDocument] = []
+        var seen: Set<String> = []
+        do throws(StoreError) {
+            for node in nodes {
+                for entry in try store.walk(from: node.inode) where entry.node.kind == .file {
+                    guard let document = try store.document(inode: entry.node.inode), document.isDownloadable,
+                        seen.insert(document.id).inserted
+                    else { continue }
+                    documents.append(CacheDocument(id: document.id, version: document.version))
+                }
+            }
+        } catch {
+            throw .other(error.description)
+        }
+        return documents
+    }
+
+    /// Asks the daemon in parts, so no request comes near the control socket's 1 MiB line.
+    private func cacheProgress(of documents: [CacheDocument]) throws(CLIError) -> CacheProgress {
+        var total = CacheProgress()
+        for first in stride(from: 0, to: documents.count, by: 2000) {
+            let part = Array(documents[first..<min(first + 2000, documents.count)])
+            guard let progress = try ask(.progress(documents: part)).progress else {
+                throw .other("the daemon sent no progress; see its log")
+            }
+            total.cachedBytes += progress.cachedBytes
+            total.cachedDocuments += progress.cachedDocuments
+        }
+        return total
     }
 }
 
-/// The pins one `campusfs pin` made, summed up.
+/// The documents one `campusfs pin` downloads, and how much of them is cached.
 struct PinProgress {
-    var bytes: Int64 = 0
-    var cachedBytes: Int64 = 0
-    var documents = 0
-    var cachedDocuments = 0
+    let documents: [CacheDocument]
+    let bytes: Int64
+    var cached = CacheProgress()
 
-    init(_ pins: [CacheReport.Pin]) {
-        for pin in pins {
-            bytes += pin.bytes
-            cachedBytes += pin.cachedBytes
-            documents += pin.documents
-            cachedDocuments += pin.cachedDocuments
-        }
+    init(documents: [CacheDocument]) {
+        self.documents = documents
+        bytes = documents.reduce(0) { $0 + $1.size }
     }
 
-    var isComplete: Bool { cachedDocuments == documents }
+    var isComplete: Bool { cached.cachedDocuments == documents.count }
 
     /// `pinning: 12.4 MB of 85.0 MB (14.6%), 3.1 MB/s, about 23 s left — 7 of 42 documents`; rate and time left
     /// once bytes have arrived (`rate` in bytes per second), "done" at the end.
     func text(rate: Double) -> String {
         // Rounded down, so 100.0% means done.
+        let cachedBytes = cached.cachedBytes
         let percent = bytes == 0 ? 100 : (Double(cachedBytes) * 1000 / Double(bytes)).rounded(.down) / 10
         var parts = [
             "pinning: \(ByteText.format(cachedBytes)) of \(ByteText.format(bytes)) (\(String(format: "%.1f", percent))%)"
@@ -314,7 +346,7 @@ struct PinProgress {
             let seconds = Int((Double(bytes - cachedBytes) / rate).rounded(.up))
             parts.append(seconds < 100 ? "about \(seconds) s left" : "about \((seconds + 59) / 60) min left")
         }
-        return parts.joined(separator: ", ") + " — \(cachedDocuments) of \(documents) documents"
+        return parts.joined(separator: ", ") + " — \(cached.cachedDocuments) of \(documents.count) documents"
     }
 }
 

@@ -34,6 +34,31 @@ import Testing
         #expect(try await cache.load(try #require(documents["free"])) == fixture.document("free", size: 1000).1)
     }
 
+    /// `campusfs pin`'s progress counts a download in flight with the bytes on disk, and an older version as nothing.
+    @Test func progressCountsPartialDownloads() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let cache = try fixture.cache()
+        let (done, _) = fixture.document("done", size: 1000)
+        _ = try await cache.load(done)
+        let (partial, _) = fixture.document("partial", size: 100_000)
+        fixture.downloader.configure {
+            $0.chunkSize = 10_000
+            $0.pauseAt = 30_000
+        }
+        let handle = try await cache.open(partial)
+        try await within(.seconds(10)) {
+            while !fixture.downloader.gate.hasWaiter { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let older = CacheDocument(id: "done", size: 1000, version: "v0")
+        let progress = await cache.inventory().progress(of: [done, partial, older])
+        #expect((progress.cachedBytes, progress.cachedDocuments) == (1000 + 30_000, 1))
+        fixture.downloader.gate.open()
+        try await cache.prefetch(partial)
+        #expect(await cache.inventory().progress(of: [done, partial]).cachedBytes == 101_000)
+        await cache.release(handle)
+    }
+
     /// Without a daemon: the directory is read as it is, and cleaned by the blobs' modification times.
     @Test func aDirectoryNoDaemonServesIsReadAndCleaned() async throws {
         let fixture = Fixture()
