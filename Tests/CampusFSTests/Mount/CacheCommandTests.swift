@@ -61,6 +61,16 @@ struct CacheCommandTests {
         return try blobs(setup).keys.contains { $0.hasPrefix(key + ".") }
     }
 
+    /// Waits until the documents at `paths` are committed to the cache: a moment after a reader got the last byte.
+    static func waitForBlobs(_ setup: DaemonTests.Setup, _ paths: [String]) async throws -> Bool {
+        let ids = try paths.map { try setup.document($0).id }
+        for _ in 0..<100 {
+            if try ids.allSatisfy({ try hasBlob(setup, $0) }) { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
     static func sizes(_ setup: DaemonTests.Setup, _ paths: [String]) throws -> Int64 {
         try paths.reduce(0) { $0 + (try setup.document($1).size) }
     }
@@ -81,6 +91,7 @@ struct CacheCommandTests {
             let read = try await MountHarness.shell(
                 "cat \(setup.path(Self.readme)) \(setup.path(Self.slides)) >/dev/null")
             #expect(read.status == 0, "\(read.stderr)")
+            #expect(try await Self.waitForBlobs(setup, [Self.readme, Self.slides]))
             let pin = try await setup.campusfs(["pin", setup.mountpoint + "/" + Self.folder], timeout: 60)
             #expect(pin.status == 0, "\(pin.stderr)")
 
@@ -126,6 +137,7 @@ struct CacheCommandTests {
             let read = try await MountHarness.shell(
                 "cat \(setup.path(Self.readme)) \(setup.path(Self.dataFile)) \(setup.path(Self.solutions)) >/dev/null")
             #expect(read.status == 0, "\(read.stderr)")
+            #expect(try await Self.waitForBlobs(setup, [Self.readme, Self.dataFile, Self.solutions]))
             let holder = try await MountHarness.background("exec 3<\(setup.path(Self.solutions)); exec sleep 60")
             defer { kill(holder, SIGKILL) }
             for _ in 0..<100
@@ -156,7 +168,9 @@ struct CacheCommandTests {
             let served = setup.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0]
             #expect(try await Self.readsAsOnTheServer(setup, Self.readme))
             #expect(setup.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0] == served + 1)
-            #expect(try Self.hasBlob(setup, readme.id))
+            // Committed once the body is on disk, a moment after `cmp` has read the last byte.
+            for _ in 0..<100 where try !Self.hasBlob(setup, readme.id) { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(try await Self.waitForBlobs(setup, [Self.readme]))
         }
     }
 
@@ -167,6 +181,7 @@ struct CacheCommandTests {
                 "cat \(setup.path(Self.readme)) \(setup.path(Self.dataFile)) >/dev/null; sleep 3; "
                     + "cat \(setup.path(Self.slides)) >/dev/null")
             #expect(old.status == 0, "\(old.stderr)")
+            #expect(try await Self.waitForBlobs(setup, [Self.readme, Self.dataFile, Self.slides]))
             let cleaned = try await Self.clean(setup, ["--older-than", "2s"])
             #expect(cleaned["freedDocuments"] == 2 && cleaned["keptRecent"] == 1, "\(cleaned)")
             #expect(try Self.hasBlob(setup, try setup.document(Self.slides).id))
@@ -174,6 +189,7 @@ struct CacheCommandTests {
             // Without a daemon: the blob's modification time is its last use.
             let readme = try setup.document(Self.readme)
             #expect(try await MountHarness.shell("cat \(setup.path(Self.readme)) >/dev/null").status == 0)
+            #expect(try await Self.waitForBlobs(setup, [Self.readme]))
             #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
             let key = readme.id.utf8.map { String(format: "%02x", $0) }.joined()
             let blobs = setup.cli.home.appendingPathComponent("cache/campusfs/default/blobs").path
