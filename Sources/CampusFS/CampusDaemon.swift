@@ -263,7 +263,37 @@ public final class CampusDaemon: Sendable {
             // What changed while the login was refused shows without waiting for the poller.
             Task { [self] in _ = await refresh() }
             return ControlResponse(status: await status())
+        case .cache:
+            let inventory = await mount.fileSystem.cache.inventory()
+            return await Self.onThread { [store] in
+                do throws(StoreError) {
+                    return ControlResponse(cache: try CacheReport(inventory: inventory, store: store))
+                } catch {
+                    return .failure(error.description, exitCode: 4)
+                }
+            }
+        case .cleanCache(let path, let olderThan):
+            // The daemon cleans, not the command: only it knows which documents are open.
+            let request = await Self.onThread { [store] () -> Result<CleanRequest, StoreError> in
+                do throws(StoreError) {
+                    return .success(try CleanRequest(store: store, path: path, olderThan: olderThan))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch request {
+            case .success(let request): return ControlResponse(clean: await mount.fileSystem.cache.clean(request))
+            case .failure(let error): return .failure("\(path ?? "/"): \(error)", exitCode: 1)
+            }
+        case .progress(let documents):
+            return ControlResponse(progress: await mount.fileSystem.cache.inventory().progress(of: documents))
         }
+    }
+
+    /// Store reads that grow with the pins or the tree run on a thread of their own, off Swift's cooperative pool
+    /// (two threads here), which the mount's downloads and reads need.
+    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in Thread { continuation.resume(returning: body()) }.start() }
     }
 
     /// A refresh that failed because the server could not be reached or refused the login stops counting as

@@ -1,4 +1,6 @@
+import ContentCache
 import Foundation
+import MetadataStore
 import StudIPKit
 
 /// What the `campusfs` command asks a running daemon over its control socket
@@ -15,6 +17,14 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     case refresh(path: String?)
     /// Unmount and end the daemon.
     case unmount
+    /// What the content cache holds and which pins it keeps (`campusfs cache`, and `campusfs pin`'s progress).
+    case cache
+    /// Remove cached copies below `path` (nil or empty: all) that are not pinned, not open and, with `olderThan`
+    /// (seconds), not used for that long (`campusfs cache clean`).
+    case cleanCache(path: String?, olderThan: Int64?)
+    /// How much of these documents is on disk (`campusfs pin`'s progress line). The command lists the documents
+    /// once, so each poll costs the daemon lookups in memory, no store reads.
+    case progress(documents: [CacheDocument])
     /// Log in with these credentials from now on (`campusfs login` while mounted).
     case login(credentials: LoginCredentials)
 }
@@ -52,15 +62,22 @@ public struct LoginCredentials: Codable, Sendable, Hashable, CustomStringConvert
 public struct ControlResponse: Codable, Sendable, Hashable {
     public var status: DaemonStatus?
     public var refresh: RefreshOutcome?
+    public var cache: CacheReport?
+    public var clean: CleanResult?
+    public var progress: CacheProgress?
     /// Set when the request failed; `exitCode` follows DESIGN.md §1.1 (2 login, 3 network, 4 other).
     public var error: String?
     public var exitCode: Int32?
 
     public init(
-        status: DaemonStatus? = nil, refresh: RefreshOutcome? = nil, error: String? = nil, exitCode: Int32? = nil
+        status: DaemonStatus? = nil, refresh: RefreshOutcome? = nil, cache: CacheReport? = nil,
+        clean: CleanResult? = nil, progress: CacheProgress? = nil, error: String? = nil, exitCode: Int32? = nil
     ) {
         self.status = status
         self.refresh = refresh
+        self.cache = cache
+        self.clean = clean
+        self.progress = progress
         self.error = error
         self.exitCode = exitCode
     }
@@ -146,6 +163,61 @@ public struct RefreshOutcome: Codable, Sendable, Hashable {
         moved = summary.moved.map { Move(from: $0.from, to: $0.to) }
         removed = summary.removed.map(\.path)
         problems = (summary.problems + report.failedCourses).map(\.description)
+    }
+}
+
+/// `campusfs cache`: the cache's use and every pin with how much of it is on disk. The daemon builds it from its
+/// live cache (downloads in flight count with the bytes they have), the command without a daemon from the cache
+/// directory, both with ``init(inventory:store:)``.
+public struct CacheReport: Codable, Sendable, Hashable {
+    /// A pinned item (as the tree shows it) and the downloadable documents its pin covers.
+    public struct Pin: Codable, Sendable, Hashable {
+        public var path: String
+        public var bytes: Int64
+        public var cachedBytes: Int64
+        public var documents: Int
+        public var cachedDocuments: Int
+    }
+
+    public var bytes: Int64
+    public var limit: Int64
+    public var documents: Int
+    public var downloadsInFlight: Int
+    public var pins: [Pin]
+
+    public init(inventory: CacheInventory, store: MetadataStore) throws(StoreError) {
+        bytes = inventory.bytes
+        limit = inventory.limit
+        documents = inventory.copies.count
+        downloadsInFlight = inventory.downloading.count
+        pins = try store.pinnedItems().map { item in
+            let documents = item.documents.map { CacheDocument(id: $0.id, version: $0.version) }
+            let progress = inventory.progress(of: documents)
+            return Pin(
+                path: item.path, bytes: documents.reduce(0) { $0 + $1.size }, cachedBytes: progress.cachedBytes,
+                documents: documents.count, cachedDocuments: progress.cachedDocuments)
+        }
+    }
+}
+
+extension CleanRequest {
+    /// What `campusfs cache clean [PATH] [--older-than]` asks for: the documents below `path` (nil, empty or `/`:
+    /// all), sparing everything the store has pinned.
+    public init(store: MetadataStore, path: String?, olderThan seconds: Int64?) throws(StoreError) {
+        var pinned: Set<String> = []
+        for inode in try store.pinnedDocumentInodes() {
+            if let document = try store.document(inode: inode) { pinned.insert(document.id) }
+        }
+        let trimmed = (path ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        var below: Set<String>?
+        if !trimmed.isEmpty {
+            let node = try store.resolve(path: trimmed)
+            below = []
+            for entry in try store.walk(from: node.inode) where entry.node.kind == .file {
+                if let document = try store.document(inode: entry.node.inode) { below?.insert(document.id) }
+            }
+        }
+        self.init(documentIDs: below, pinned: pinned, unusedFor: seconds.map { .seconds($0) })
     }
 }
 

@@ -30,12 +30,17 @@ struct CacheLayout: Sendable {
     let temporary: String
 
     init(root: String) throws(ContentCacheError) {
-        self.root = root
-        blobs = root + "/blobs"
-        temporary = root + "/tmp"
+        self.init(existing: root)
         try Self.makeDirectory(root, parents: true)
         try Self.makeDirectory(blobs, parents: false)
         try Self.makeDirectory(temporary, parents: false)
+    }
+
+    /// The layout of `root` as it is, creating nothing: for reading a cache no daemon serves.
+    init(existing root: String) {
+        self.root = root
+        blobs = root + "/blobs"
+        temporary = root + "/tmp"
     }
 
     static func key(for documentID: String) throws(ContentCacheError) -> String {
@@ -85,22 +90,32 @@ struct CacheLayout: Sendable {
     /// last access, see ``Descriptor/markAccessed()``).
     func recover() -> [(entry: CacheEntry, lastAccess: timespec)] {
         for name in Self.contents(of: temporary) { unlink(temporary + "/" + name) }
-        var recovered: [(CacheEntry, timespec)] = []
+        let (recovered, garbage) = scan()
+        for name in garbage { unlink(blobs + "/" + name) }
+        return recovered
+    }
+
+    /// Reads `blobs/` without changing it: the completed entries, and the files that belong to none (sidecars
+    /// without a valid blob, blobs without a sidecar).
+    func scan() -> (entries: [(entry: CacheEntry, lastAccess: timespec)], garbage: [String]) {
+        var entries: [(CacheEntry, timespec)] = []
+        var garbage: [String] = []
         var referenced: Set<String> = []
         let names = Self.contents(of: blobs)
         for name in names where name.hasSuffix(".json") {
-            let path = blobs + "/" + name
-            if let entry = validEntry(sidecar: path, name: name), let lastAccess = blobTime(entry) {
-                recovered.append((entry, lastAccess))
+            if let entry = validEntry(sidecar: blobs + "/" + name, name: name), let lastAccess = blobTime(entry) {
+                entries.append((entry, lastAccess))
                 referenced.insert(entry.blob)
             } else {
-                unlink(path)
+                garbage.append(name)
             }
         }
-        for name in names where !name.hasSuffix(".json") && !referenced.contains(name) {
-            unlink(blobs + "/" + name)
-        }
-        return recovered
+        garbage += names.filter { !$0.hasSuffix(".json") && !referenced.contains($0) }
+        return (entries, garbage)
+    }
+
+    static func date(_ time: timespec) -> Date {
+        Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
     }
 
     /// Bytes available to this user on the cache's filesystem, nil if `statvfs` fails.

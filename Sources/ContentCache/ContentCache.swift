@@ -20,6 +20,8 @@ public actor ContentCache {
         var entry: CacheEntry
         /// A logical clock: larger is more recent. Persisted as the blob's mtime.
         var lastAccess: UInt64
+        /// The same in wall-clock time, for `campusfs cache clean --older-than`.
+        var lastUsed: Date
         /// When the server last confirmed these bytes (download or 304); nil after a restart, so the first open
         /// asks again.
         var validatedAt: ContinuousClock.Instant?
@@ -62,7 +64,8 @@ public actor ContentCache {
             ($0.lastAccess.tv_sec, $0.lastAccess.tv_nsec) < ($1.lastAccess.tv_sec, $1.lastAccess.tv_nsec)
         }
         for (position, item) in recovered.enumerated() {
-            index[item.entry.documentID] = Indexed(entry: item.entry, lastAccess: UInt64(position + 1))
+            index[item.entry.documentID] = Indexed(
+                entry: item.entry, lastAccess: UInt64(position + 1), lastUsed: CacheLayout.date(item.lastAccess))
         }
         accessClock = UInt64(recovered.count)
     }
@@ -166,6 +169,40 @@ public actor ContentCache {
         )
     }
 
+    /// What is cached and downloading now.
+    public func inventory() -> CacheInventory {
+        CacheInventory(
+            copies: index.mapValues {
+                CacheInventory.Copy(version: $0.entry.version, size: $0.entry.size, lastUsed: $0.lastUsed)
+            },
+            downloading: transfers.compactMapValues { active in
+                let transfer = active.transfer
+                guard !transfer.phase.isTerminal else { return nil }
+                return CacheInventory.Partial(version: transfer.document.version, bytes: transfer.written)
+            },
+            limit: configuration.sizeLimit)
+    }
+
+    /// Removes the cached copies `request` selects, never one that is pinned, open or downloading
+    /// (`campusfs cache clean`). The documents download again when opened.
+    public func clean(_ request: CleanRequest) -> CleanResult {
+        var result = CleanResult()
+        let now = Date()
+        for (id, cached) in index where request.documentIDs?.contains(id) ?? true {
+            let copy = CacheInventory.Copy(
+                version: cached.entry.version, size: cached.entry.size, lastUsed: cached.lastUsed)
+            let isPinned = pinned.contains(id) || request.pinned.contains(id)
+            let isOpen = openCounts[id] != nil || transfers[id] != nil
+            guard request.removes(copy, isPinned: isPinned, isOpen: isOpen, now: now, counting: &result) else {
+                continue
+            }
+            index[id] = nil
+            layout.removeEntry(cached.entry)
+            logger.debug("cleaned", metadata: ["document": "\(id)"])
+        }
+        return result
+    }
+
     /// Evicts least recently used blobs while the cache exceeds its size limit or the disk has less than the
     /// minimum free space, skipping open, pinned and downloading documents. Returns how many were evicted.
     @discardableResult
@@ -257,6 +294,7 @@ public actor ContentCache {
         }
         descriptor.markAccessed()
         index[documentID]?.lastAccess = tick()
+        index[documentID]?.lastUsed = Date()
         return .blob(cached.entry, descriptor)
     }
 
@@ -309,7 +347,7 @@ public actor ContentCache {
             return
         }
         if let replaced = index[document.id]?.entry, replaced.blob != blob { unlink(layout.blobPath(replaced.blob)) }
-        index[document.id] = Indexed(entry: entry, lastAccess: tick(), validatedAt: .now)
+        index[document.id] = Indexed(entry: entry, lastAccess: tick(), lastUsed: Date(), validatedAt: .now)
         detach(transfer)
         transfer.finish(.completed)
         evict()
@@ -334,7 +372,7 @@ public actor ContentCache {
             abandon(transfer, error: error)
             return
         }
-        index[document.id] = Indexed(entry: entry, lastAccess: tick(), validatedAt: .now)
+        index[document.id] = Indexed(entry: entry, lastAccess: tick(), lastUsed: Date(), validatedAt: .now)
         unlink(transfer.temporaryPath)
         detach(transfer)
         transfer.finish(.notModified)
@@ -370,5 +408,39 @@ public actor ContentCache {
     private func tick() -> UInt64 {
         accessClock += 1
         return accessClock
+    }
+}
+
+/// A cache directory that no daemon serves (`campusfs cache` without a mount): nothing is open or downloading.
+extension ContentCache {
+    /// What `directory` holds, without changing anything; empty when it does not exist.
+    public static func inventory(directory: String, limit: Int64) -> CacheInventory {
+        var copies: [String: CacheInventory.Copy] = [:]
+        if access(directory + "/blobs", F_OK) == 0 {
+            let layout = CacheLayout(existing: directory)
+            for (entry, lastAccess) in layout.scan().entries {
+                copies[entry.documentID] = CacheInventory.Copy(
+                    version: entry.version, size: entry.size, lastUsed: CacheLayout.date(lastAccess))
+            }
+        }
+        return CacheInventory(copies: copies, downloading: [:], limit: limit)
+    }
+
+    /// ``clean(_:)`` on `directory`, which no daemon may be serving; also removes what a crash left behind, as a
+    /// daemon's start does.
+    public static func clean(directory: String, _ request: CleanRequest) throws(ContentCacheError) -> CleanResult {
+        var result = CleanResult()
+        guard access(directory + "/blobs", F_OK) == 0 else { return result }
+        let layout = try CacheLayout(root: directory)
+        let now = Date()
+        for (entry, lastAccess) in layout.recover() where request.documentIDs?.contains(entry.documentID) ?? true {
+            let copy = CacheInventory.Copy(
+                version: entry.version, size: entry.size, lastUsed: CacheLayout.date(lastAccess))
+            let isPinned = request.pinned.contains(entry.documentID)
+            if request.removes(copy, isPinned: isPinned, isOpen: false, now: now, counting: &result) {
+                layout.removeEntry(entry)
+            }
+        }
+        return result
     }
 }

@@ -74,6 +74,9 @@ final class Transfer: Sendable {
 
     var phase: Phase { state.withLock { $0.phase } }
 
+    /// Bytes on disk so far.
+    var written: Int64 { state.withLock { $0.written } }
+
     /// The server answered; false when the transfer already ended (deadline, removal) and the answer is moot.
     func respond(notModified: Bool) -> Bool {
         update { state in

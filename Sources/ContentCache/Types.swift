@@ -2,7 +2,7 @@ import Foundation
 import StudIPKit
 
 /// What the metadata says about a document: enough to find, size-check and revalidate its cached bytes.
-public struct CacheDocument: Sendable, Hashable {
+public struct CacheDocument: Sendable, Hashable, Codable {
     /// The Stud.IP file-ref id.
     public var id: String
     /// The size the metadata promises; a download of any other length is rejected.
@@ -62,4 +62,104 @@ public struct CacheUsage: Sendable, Hashable {
     public var count: Int
     public var limit: Int64
     public var downloadsInFlight: Int
+}
+
+/// What a cache holds, for `campusfs cache`: the copy of each document, and the downloads in flight.
+public struct CacheInventory: Sendable, Hashable {
+    public struct Copy: Sendable, Hashable {
+        public var version: String
+        public var size: Int64
+        /// When it was last opened or downloaded; on disk, the blob's modification time.
+        public var lastUsed: Date
+    }
+
+    public struct Partial: Sendable, Hashable {
+        public var version: String
+        /// Bytes on disk so far.
+        public var bytes: Int64
+    }
+
+    public var copies: [String: Copy]
+    public var downloading: [String: Partial]
+    public var limit: Int64
+
+    /// Bytes in completed blobs (downloads in flight not included), as ``CacheUsage/bytes``.
+    public var bytes: Int64 { copies.values.reduce(0) { $0 + $1.size } }
+
+    /// Bytes of `document`'s current version on disk: all of them once cached, what arrived so far while it
+    /// downloads, none for an older version.
+    public func cachedBytes(of document: CacheDocument) -> Int64 {
+        if let copy = copies[document.id], copy.version == document.version { return copy.size }
+        if let partial = downloading[document.id], partial.version == document.version { return partial.bytes }
+        return 0
+    }
+
+    /// How much of `documents` is on disk, summed.
+    public func progress(of documents: [CacheDocument]) -> CacheProgress {
+        var progress = CacheProgress()
+        for document in documents {
+            progress.cachedBytes += cachedBytes(of: document)
+            if copies[document.id]?.version == document.version { progress.cachedDocuments += 1 }
+        }
+        return progress
+    }
+}
+
+/// How much of some documents is cached (``CacheInventory/progress(of:)``), counting downloads in flight with the
+/// bytes they have. Codable: `campusfs pin` asks the daemon for it.
+public struct CacheProgress: Sendable, Hashable, Codable {
+    public var cachedBytes: Int64 = 0
+    /// Documents whose current version is cached completely.
+    public var cachedDocuments = 0
+
+    public init() {}
+}
+
+/// What `campusfs cache clean` removes: cached copies that are neither pinned nor open, optionally only those not
+/// used for a while. The documents stay in the tree and download again when opened.
+public struct CleanRequest: Sendable, Hashable {
+    /// The documents to consider; nil: every cached one.
+    public var documentIDs: Set<String>?
+    /// Documents the metadata store has pinned (also below a pinned folder): the cache may not have heard of every
+    /// pin yet, and without a daemon it knows none.
+    public var pinned: Set<String>
+    /// Keep copies used within this time.
+    public var unusedFor: Duration?
+
+    public init(documentIDs: Set<String>? = nil, pinned: Set<String> = [], unusedFor: Duration? = nil) {
+        self.documentIDs = documentIDs
+        self.pinned = pinned
+        self.unusedFor = unusedFor
+    }
+
+    /// Decides about one cached copy and counts the decision; true: remove it.
+    func removes(
+        _ copy: CacheInventory.Copy, isPinned: Bool, isOpen: Bool, now: Date, counting result: inout CleanResult
+    ) -> Bool {
+        if isPinned {
+            result.keptPinned += 1
+        } else if isOpen {
+            result.keptOpen += 1
+        } else if let unusedFor, now.timeIntervalSince(copy.lastUsed) < Double(unusedFor.components.seconds) {
+            result.keptRecent += 1
+        } else {
+            result.freedBytes += copy.size
+            result.freedDocuments += 1
+            return true
+        }
+        return false
+    }
+}
+
+/// What a clean did. Codable: the daemon sends it to `campusfs cache clean` as it is.
+public struct CleanResult: Sendable, Hashable, Codable {
+    public var freedBytes: Int64 = 0
+    public var freedDocuments = 0
+    public var keptPinned = 0
+    /// Open right now, or downloading.
+    public var keptOpen = 0
+    /// Used within ``CleanRequest/unusedFor``.
+    public var keptRecent = 0
+
+    public init() {}
 }

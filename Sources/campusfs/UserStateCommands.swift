@@ -1,5 +1,7 @@
 import ArgumentParser
 import CXattr
+import CampusFS
+import ContentCache
 import Foundation
 import Glibc
 import MetadataStore
@@ -122,9 +124,10 @@ struct PinCommand: ParsableCommand {
         commandName: "pin",
         abstract: "Keep documents and folders offline: download now, never evict.",
         discussion: """
-            While the profile is mounted, the documents download at once and a progress line counts them; a pin on a \
-            folder covers everything below it, also what appears later. Without a mount, the pin is recorded and the \
-            next mount downloads.
+            While the profile is mounted, the documents download at once and a progress line on stderr shows the \
+            bytes done of the total, the rate and the time left (rewritten in place on a terminal, a line a second \
+            otherwise); a pin on a folder covers everything below it, also what appears later. Without a mount, the \
+            pin is recorded and the next mount downloads. `campusfs cache` lists the pins.
 
             Examples:
               campusfs pin ~/Uni/"WS 2026-27"/"INF-101 Einführung in die Informatik"
@@ -191,15 +194,18 @@ struct UserTree {
         case pinned = "user.campusfs.pinned"
     }
 
+    let profile: String
+    let paths: Paths
     let store: MetadataStore
+    /// Where the profile's daemon serves it; nil when none answers.
     let mountpoint: String?
 
     /// `profile` if named, else the one the mounts suggest for `arguments` (``MountedProfiles``).
     init(profile: String?, arguments: [String] = []) throws(CLIError) {
-        let paths = Paths()
-        let name = try MountedProfiles.name(explicit: profile, arguments: arguments, paths: paths)
-        store = try ProfileStore.open(name, paths: paths)
-        mountpoint = DaemonDirectory.status(paths.socket(profile: name))?.mountpoint
+        paths = Paths()
+        self.profile = try MountedProfiles.name(explicit: profile, arguments: arguments, paths: paths)
+        store = try ProfileStore.open(self.profile, paths: paths)
+        mountpoint = DaemonDirectory.status(paths.socket(profile: self.profile))?.mountpoint
     }
 
     /// A path inside the mount, or relative to the tree's root.
@@ -245,49 +251,123 @@ struct UserTree {
         }
     }
 
-    /// Counts the pinned documents that are cached (from `user.campusfs.state` in the mount) until all are, or
-    /// until nothing moved for `patience` seconds.
+    /// Shows how far the pinned documents' downloads are — bytes, rate, time left — until all are cached or nothing
+    /// moved for `patience` seconds. The documents are listed once, here; each poll asks the daemon only how much of
+    /// them is on disk (downloads in flight count with the bytes they have).
     func waitForDownloads(below items: [(node: Node, path: String)], patience: Int) throws(CLIError) {
-        guard let mountpoint else { return }
-        var documents: [String] = []
+        guard mountpoint != nil else { return }
+        var progress = PinProgress(documents: try downloadableDocuments(below: items.map(\.node)))
+        var line = ProgressLine(terminal: isatty(STDERR_FILENO) == 1)
+        let start = Date()
+        var startBytes: Int64?
+        var lastChange = (bytes: Int64(-1), at: start)
+        while true {
+            progress.cached = try cacheProgress(of: progress.documents)
+            let now = Date()
+            let bytes = progress.cached.cachedBytes
+            if bytes != lastChange.bytes { lastChange = (bytes, now) }
+            let initial = startBytes ?? bytes
+            startBytes = initial
+            let elapsed = now.timeIntervalSince(start)
+            let rate = elapsed >= 0.5 ? Double(bytes - initial) / elapsed : 0
+            let finished = progress.isComplete || now.timeIntervalSince(lastChange.at) > Double(patience)
+            line.show(progress.text(rate: rate), final: finished)
+            if finished { break }
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        guard progress.isComplete else {
+            throw .network(
+                "\(progress.documents.count - progress.cached.cachedDocuments) pinned document(s) could not be "
+                    + "downloaded yet; they stay pinned and download once Stud.IP answers (see `campusfs status`)")
+        }
+        print("pinned \(items.count) item(s): \(progress.documents.count) document(s) cached")
+    }
+
+    /// The documents a pin of `nodes` downloads (the downloadable ones), each once.
+    private func downloadableDocuments(below nodes: [Node]) throws(CLIError) -> [CacheDocument] {
+        var documents: [CacheDocument] = []
+        var seen: Set<String> = []
         do throws(StoreError) {
-            for item in items {
-                if item.node.kind == .file {
-                    documents.append(item.path)
-                    continue
-                }
-                for entry in try store.walk(from: item.node.inode) where entry.node.kind == .file {
-                    if let document = try store.document(inode: entry.node.inode), document.isDownloadable {
-                        documents.append(entry.path)
-                    }
+            for node in nodes {
+                for entry in try store.walk(from: node.inode) where entry.node.kind == .file {
+                    guard let document = try store.document(inode: entry.node.inode), document.isDownloadable,
+                        seen.insert(document.id).inserted
+                    else { continue }
+                    documents.append(CacheDocument(id: document.id, version: document.version))
                 }
             }
         } catch {
             throw .other(error.description)
         }
-        var cached = 0
-        var lastProgress = Date()
-        while true {
-            let now = documents.filter { Self.state(mountpoint + "/" + $0) == "cached" }.count
-            if now != cached { lastProgress = Date() }
-            cached = now
-            FileHandle.standardError.write(Data("\rpinning: \(cached)/\(documents.count) documents cached".utf8))
-            if cached == documents.count || Date().timeIntervalSince(lastProgress) > Double(patience) { break }
-            Thread.sleep(forTimeInterval: 0.25)
-        }
-        FileHandle.standardError.write(Data("\n".utf8))
-        guard cached == documents.count else {
-            throw .network(
-                "\(documents.count - cached) pinned document(s) could not be downloaded yet; they stay pinned and "
-                    + "download once Stud.IP answers (see `campusfs status`)")
-        }
-        print("pinned \(items.count) item(s): \(documents.count) document(s) cached")
+        return documents
     }
 
-    private static func state(_ path: String) -> String? {
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let length = getxattr(path, "user.campusfs.state", &buffer, buffer.count)
-        guard length > 0 else { return nil }
-        return String(decoding: buffer[..<length], as: UTF8.self)
+    /// Asks the daemon in parts, so no request comes near the control socket's 1 MiB line.
+    private func cacheProgress(of documents: [CacheDocument]) throws(CLIError) -> CacheProgress {
+        var total = CacheProgress()
+        for first in stride(from: 0, to: documents.count, by: 2000) {
+            let part = Array(documents[first..<min(first + 2000, documents.count)])
+            guard let progress = try ask(.progress(documents: part)).progress else {
+                throw .other("the daemon sent no progress; see its log")
+            }
+            total.cachedBytes += progress.cachedBytes
+            total.cachedDocuments += progress.cachedDocuments
+        }
+        return total
+    }
+}
+
+/// The documents one `campusfs pin` downloads, and how much of them is cached.
+struct PinProgress {
+    let documents: [CacheDocument]
+    let bytes: Int64
+    var cached = CacheProgress()
+
+    init(documents: [CacheDocument]) {
+        self.documents = documents
+        bytes = documents.reduce(0) { $0 + $1.size }
+    }
+
+    var isComplete: Bool { cached.cachedDocuments == documents.count }
+
+    /// `pinning: 12.4 MB of 85.0 MB (14.6%), 3.1 MB/s, about 23 s left — 7 of 42 documents`; rate and time left
+    /// once bytes have arrived (`rate` in bytes per second), "done" at the end.
+    func text(rate: Double) -> String {
+        // Rounded down, so 100.0% means done.
+        let cachedBytes = cached.cachedBytes
+        let percent = bytes == 0 ? 100 : (Double(cachedBytes) * 1000 / Double(bytes)).rounded(.down) / 10
+        var parts = [
+            "pinning: \(ByteText.format(cachedBytes)) of \(ByteText.format(bytes)) (\(String(format: "%.1f", percent))%)"
+        ]
+        if rate >= 1 { parts.append("\(ByteText.format(Int64(rate)))/s") }
+        if isComplete {
+            parts.append("done")
+        } else if rate >= 1 {
+            let seconds = Int((Double(bytes - cachedBytes) / rate).rounded(.up))
+            parts.append(seconds < 100 ? "about \(seconds) s left" : "about \((seconds + 59) / 60) min left")
+        }
+        return parts.joined(separator: ", ") + " — \(cached.cachedDocuments) of \(documents.count) documents"
+    }
+}
+
+/// A progress line on stderr: rewritten in place on a terminal; elsewhere (a log, a pipe) one line at most every
+/// second, and always the last one.
+struct ProgressLine {
+    let terminal: Bool
+    private var lastPrinted: Date?
+    private var lastText = ""
+
+    init(terminal: Bool) { self.terminal = terminal }
+
+    mutating func show(_ text: String, final: Bool) {
+        if terminal {
+            FileHandle.standardError.write(Data(("\r" + text + "\u{1B}[K" + (final ? "\n" : "")).utf8))
+            return
+        }
+        let now = Date()
+        guard text != lastText, final || now.timeIntervalSince(lastPrinted ?? .distantPast) >= 1 else { return }
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+        lastPrinted = now
+        lastText = text
     }
 }
