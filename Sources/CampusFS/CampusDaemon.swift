@@ -28,6 +28,9 @@ public struct DaemonConfiguration: Sendable {
     /// Where to find credentials again when the server refuses `client.credentials` (a password command); nil
     /// keeps those.
     public var credentialLookup: ServerLink.CredentialLookup?
+    /// How long the cached bytes and the user's tags and pins of what Stud.IP removed are kept, in case it comes
+    /// back (a listing that was empty by mistake).
+    public var removalGrace: Duration = .seconds(7 * 86_400)
 
     public init(
         profile: String, mountpoint: String, databasePath: String, cacheDirectory: String, socketPath: String,
@@ -180,6 +183,7 @@ public final class CampusDaemon: Sendable {
                 now: { [weak started] courseID in _ = await started?.refresh(courseIDs: [courseID]) }))
         control.start()
         started.startPoller()
+        Task { [weak started] in await started?.collect() }
         // A mount from the store: refresh at once rather than at the first poll, so `status` soon knows the server
         // and what changed while nothing was mounted shows without `campusfs refresh`; and wait a moment for the
         // server's first answer, so `campusfs mount` can say right away that the login was refused.
@@ -351,8 +355,15 @@ public final class CampusDaemon: Sendable {
             case .success(let report):
                 record(report)
                 mount.apply(report.summary)
-                let removed = report.summary.removed.filter { $0.item == .document }.compactMap(\.studipID)
-                if !removed.isEmpty { await mount.fileSystem.cache.remove(documentIDs: removed) }
+                for sweep in report.summary.sweepingRemovals {
+                    logger.warning(
+                        """
+                        Stud.IP removed \(sweep.removed) of the \(sweep.before) documents of \(sweep.course) at once; \
+                        if that was a mistake on the server, their cached copies, tags and pins are kept for \
+                        \(Self.days(configuration.removalGrace)) and come back with them
+                        """)
+                }
+                await collect()
                 logger.info(
                     "refreshed: \(report.summary.added.count) new, \(report.summary.changed.count) changed, \(report.summary.removed.count) removed, \(report.requests) requests"
                 )
@@ -369,6 +380,37 @@ public final class CampusDaemon: Sendable {
         let failed = report.failedCourses.map(\.message)
         lastRefresh.withLock { $0 = LastRefresh(at: Date(), error: nil, failedCourses: failed) }
         for message in failed { logger.warning("course not refreshed: \(message)") }
+    }
+
+    /// Forgets what Stud.IP removed longer than ``DaemonConfiguration/removalGrace`` ago — its cached bytes, the
+    /// user's tags, rating and pin — and deletes cached copies of documents the store does not know at all (left
+    /// by a crash between a refresh and this collection). Runs after every refresh and once at start.
+    func collect(now: Date = Date()) async {
+        let cache = mount.fileSystem.cache
+        do throws(StoreError) {
+            let grace = TimeInterval(configuration.removalGrace.components.seconds)
+            let departed = try store.departed(before: now.addingTimeInterval(-grace))
+            let documents = departed.filter { $0.item == .document }.map(\.studipID)
+            if !documents.isEmpty { await cache.remove(documentIDs: documents) }
+            try store.forget(departed)
+            let known = try store.knownDocumentIDs()
+            let orphans = Set(await cache.inventory().copies.keys).subtracting(known)
+            if !orphans.isEmpty { await cache.remove(documentIDs: orphans) }
+            if !departed.isEmpty || !orphans.isEmpty {
+                logger.info(
+                    """
+                    collected \(departed.count) items Stud.IP removed before the grace period and \
+                    \(orphans.count) cached copies of unknown documents
+                    """)
+            }
+        } catch {
+            logger.warning("collecting removed documents failed: \(error)")
+        }
+    }
+
+    private static func days(_ duration: Duration) -> String {
+        let seconds = duration.components.seconds
+        return seconds % 86_400 == 0 ? "\(seconds / 86_400) days" : "\(seconds) s"
     }
 
     /// Stale-while-revalidate: the listing was answered from the store; this brings the course up to date.

@@ -102,7 +102,7 @@ struct CacheCleanCommand: ParsableCommand {
     func run() throws {
         try reportingErrorsNow {
             let seconds = try olderThan.map { (text) throws(CLIError) in
-                guard let seconds = Self.seconds(text) else {
+                guard let seconds = ProfileOptions.seconds(text) else {
                     throw .usage("--older-than takes a duration like 30d, 12h or 90m, not \"\(text)\"")
                 }
                 return seconds
@@ -122,13 +122,6 @@ struct CacheCleanCommand: ParsableCommand {
                 "freed \(ByteText.format(result.freedBytes)) (\(result.freedDocuments) document(s))"
                     + (kept.isEmpty ? "" : "; kept \(kept.joined(separator: ", "))"))
         }
-    }
-
-    /// refresh_interval's durations (``ProfileOptions/seconds(_:)``), and days.
-    static func seconds(_ text: String) -> Int64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        guard trimmed.hasSuffix("d") else { return ProfileOptions.seconds(trimmed) }
-        return ProfileOptions.seconds(trimmed.dropLast() + "h").flatMap { $0 <= Int64.max / 24 ? $0 * 24 : nil }
     }
 }
 

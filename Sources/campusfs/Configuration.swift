@@ -80,6 +80,7 @@ struct ConfigFile: Decodable, Sendable {
         "course_name": #"a template in quotes, e.g. course_name = "{number} {title}""#,
         "cache_limit": #"a size in quotes, e.g. cache_limit = "10G""#,
         "refresh_interval": #"a duration in quotes, e.g. refresh_interval = "10m""#,
+        "removal_grace": #"a duration in quotes, e.g. removal_grace = "7d""#,
     ]
 }
 
@@ -94,6 +95,7 @@ struct ProfileSettings: Decodable, Sendable {
     var courseName: String?
     var cacheLimit: String?
     var refreshInterval: String?
+    var removalGrace: String?
 
     enum CodingKeys: String, CodingKey {
         case url, username, api, semesters
@@ -102,6 +104,7 @@ struct ProfileSettings: Decodable, Sendable {
         case courseName = "course_name"
         case cacheLimit = "cache_limit"
         case refreshInterval = "refresh_interval"
+        case removalGrace = "removal_grace"
     }
 
     /// Every string set, with its key, so that all are checked alike.
@@ -109,6 +112,7 @@ struct ProfileSettings: Decodable, Sendable {
         let single: [(CodingKeys, String?)] = [
             (.url, url), (.username, username), (.api, api), (.passwordCommand, passwordCommand),
             (.courseName, courseName), (.cacheLimit, cacheLimit), (.refreshInterval, refreshInterval),
+            (.removalGrace, removalGrace),
         ]
         let lists: [(CodingKeys, [String]?)] = [(.semesters, semesters), (.hiddenCourses, hiddenCourses)]
         return single.compactMap { key, value in value.map { (key: key.rawValue, value: $0) } }

@@ -120,7 +120,7 @@ enum DaemonRunner {
     ) async throws(CLIError) -> CampusDaemon {
         var cache = ContentCacheConfiguration()
         if let limit = profile.cacheLimit { cache.sizeLimit = limit }
-        let configuration = DaemonConfiguration(
+        var configuration = DaemonConfiguration(
             profile: profile.name, mountpoint: mountpoint, databasePath: profile.databaseURL.path,
             cacheDirectory: profile.paths.cache(profile: profile.name).path,
             socketPath: profile.paths.socket(profile: profile.name).path,
@@ -129,6 +129,7 @@ enum DaemonRunner {
             tree: TreeOptions(courseNameTemplate: profile.courseNameTemplate, hiddenCourseIDs: profile.hiddenCourses),
             semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters), cache: cache,
             refreshInterval: profile.refreshInterval ?? .seconds(600), offline: offline, credentialLookup: lookup)
+        if let grace = profile.removalGrace { configuration.removalGrace = grace }
         let daemon: CampusDaemon
         do throws(DaemonError) {
             daemon = try await CampusDaemon.start(configuration)

@@ -83,12 +83,18 @@ struct ProfileOptions: ParsableArguments {
             }
             return Duration.seconds(seconds)
         }
+        let removalGrace = try settings?.removalGrace.map { (text) throws(CLIError) in
+            guard let seconds = Self.seconds(text) else {
+                throw .usage("removal_grace must be a duration like \"7d\" or \"12h\", not \"\(text)\"")
+            }
+            return Duration.seconds(seconds)
+        }
         return Profile(
             name: name, paths: paths, serverURL: url.hasSuffix("/") ? String(url.dropLast()) : url, api: choice,
             username: username ?? settings?.username, passwordCommand: passwordCommand ?? settings?.passwordCommand,
             semesters: settings?.semesters ?? [], hiddenCourses: Set(settings?.hiddenCourses ?? []),
             courseNameTemplate: settings?.courseName ?? "{number} {title}", cacheLimit: cacheLimit,
-            refreshInterval: refreshInterval)
+            refreshInterval: refreshInterval, removalGrace: removalGrace)
     }
 
     /// "10G", "500M", "64K" or plain bytes (powers of 1024).
@@ -102,9 +108,9 @@ struct ProfileOptions: ParsableArguments {
         return value * unit
     }
 
-    /// "90s", "10m", "2h" or plain seconds.
+    /// "90s", "10m", "2h", "30d" or plain seconds.
     static func seconds(_ text: String) -> Int64? {
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600]
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         guard let last = trimmed.last else { return nil }
         let (number, unit) = units[last].map { (trimmed.dropLast(), $0) } ?? (Substring(trimmed), 1)
@@ -129,6 +135,8 @@ struct Profile: Sendable {
     var cacheLimit: Int64?
     /// How often a mounted profile refreshes (`refresh_interval`); nil: every 10 minutes.
     var refreshInterval: Duration?
+    /// How long cached copies, tags and pins of what Stud.IP removed are kept (`removal_grace`); nil: 7 days.
+    var removalGrace: Duration?
 
     var databaseURL: URL { paths.database(profile: name) }
 }
