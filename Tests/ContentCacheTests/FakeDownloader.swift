@@ -84,6 +84,8 @@ final class FakeDownloader: DocumentDownloader {
         var failAfter: Int?
         /// What ``isKnownUnavailable`` answers.
         var knownUnavailable = false
+        /// Documents whose answer waits at the gate, as a request waits for a download slot others hold.
+        var queuedAtTheGate: Set<String> = []
     }
 
     private struct State {
@@ -116,6 +118,7 @@ final class FakeDownloader: DocumentDownloader {
             return (state.settings, state.documents[request.documentID])
         }
         if settings.startDelay > .zero { try await sleep(settings.startDelay) }
+        if settings.queuedAtTheGate.contains(request.documentID) { await gate.wait() }
         switch settings.behavior {
         case .fail(let error): throw error
         case .hang:

@@ -32,6 +32,25 @@ import Testing
         #expect(fixture.files(in: "tmp").isEmpty)
     }
 
+    /// Issue 14.2: an open queued behind downloads that stream is waiting for a busy server, not an unreachable one.
+    @Test func anOpenQueuedBehindStreamingDownloadsWaitsPastTheDeadline() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (big, _) = fixture.document("big", size: 100_000)
+        let (queued, queuedBytes) = fixture.document("queued", size: 1000)
+        fixture.downloader.configure {
+            $0.pauseAt = 8192
+            $0.queuedAtTheGate = ["queued"]
+        }
+        let cache = try fixture.cache(startDeadline: .milliseconds(200))
+        let streaming = try await cache.open(big)
+        let waiting = Task { try await cache.readAll(try await cache.open(queued)) }
+        try await Task.sleep(for: .milliseconds(700))
+        fixture.downloader.gate.open()
+        #expect(try await waiting.value == queuedBytes)
+        await cache.release(streaming)
+    }
+
     @Test func anOlderVersionIsServedWhenOffline() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }
