@@ -61,12 +61,14 @@ public enum ContentGenerator {
     private static func text(seed: UInt64, size: Int, range: Range<Int>) -> [UInt8] {
         let profile = ContentProfile(seed: seed, kind: .text)
         if profile.role == .code { return ContentCode.bytes(profile: profile, size: size, range: range) }
+        let prose = profile.lectures.map { profile.prose(lecture: $0) }
         var result: [UInt8] = []
         result.reserveCapacity(range.count)
         var block = range.lowerBound / textBlockSize
         while block * textBlockSize < range.upperBound {
             let blockStart = block * textBlockSize
-            let bytes = textBlock(profile: profile, index: block, length: min(textBlockSize, size - blockStart))
+            let bytes = textBlock(
+                profile: profile, prose: prose, index: block, length: min(textBlockSize, size - blockStart))
             let from = max(range.lowerBound, blockStart) - blockStart
             let to = min(range.upperBound, blockStart + bytes.count) - blockStart
             result.append(contentsOf: bytes[from..<to])
@@ -77,7 +79,7 @@ public enum ContentGenerator {
 
     /// Exactly `length` bytes of UTF-8 prose about the profile's lectures, ending in a newline; the first block
     /// opens with the title (and, for minutes, the meeting's agenda).
-    private static func textBlock(profile: ContentProfile, index: Int, length: Int) -> [UInt8] {
+    private static func textBlock(profile: ContentProfile, prose: [[[UInt8]]], index: Int, length: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(length + 128)
         let lectures = profile.lectures
@@ -97,21 +99,28 @@ public enum ContentGenerator {
         var column = 0
         var paragraph = index
         while out.count < length {
-            let lecture = lectures[paragraph % lectures.count]
+            let pool = prose[paragraph % prose.count]
             for _ in 0..<rng.int(in: 3...6) {
-                var sentence = profile.sentence(lecture: lecture, rng: &rng)
-                if let last = sentence.last, !".?!".contains(last) { sentence += "." }
-                for word in sentence.split(separator: " ") {
-                    let count = word.count
+                let sentence = rng.pick(pool)
+                var start = 0
+                while start < sentence.count {
+                    var end = start
+                    var count = 0
+                    while end < sentence.count && sentence[end] != space {
+                        // Characters, not bytes: UTF-8 continuation bytes do not take a column.
+                        if sentence[end] & 0xC0 != 0x80 { count += 1 }
+                        end += 1
+                    }
                     if column > 0 && column + 1 + count > 72 {
                         out.append(newline)
                         column = 0
                     } else if column > 0 {
-                        out.append(UInt8(ascii: " "))
+                        out.append(space)
                         column += 1
                     }
-                    out += Array(word.utf8)
+                    out += sentence[start..<end]
                     column += count
+                    start = end + 1
                 }
             }
             out += [newline, newline]
@@ -162,4 +171,5 @@ public enum ContentGenerator {
     }
 
     static let newline = UInt8(ascii: "\n")
+    private static let space = UInt8(ascii: " ")
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a generated document is about — course, lecture or sheet number, and role — carried in its seed, because
 /// the model stores only (kind, seed, size) and content must stay a pure function of them.
 ///
@@ -106,8 +108,37 @@ struct ContentProfile: Sendable {
     func sentence(lecture: ContentCatalogue.Lecture, rng: inout SplitMix64, form: Int? = nil) -> String {
         let terms = lecture.terms.isEmpty ? [lecture.title] : lecture.terms
         let a = rng.pick(terms)
-        var b = rng.pick(terms)
-        if b == a { b = lecture.title }
+        let b = rng.pick(terms)
+        let forms = self.forms(lecture: lecture, a, b)
+        let sentence = form.map { forms[$0 % forms.count] } ?? rng.pick(forms)
+        return sentence.prefix(1).uppercased() + sentence.dropFirst()
+    }
+
+    /// Every sentence ``sentence(lecture:rng:form:)`` can say about `lecture`, as UTF-8 ending in a full stop:
+    /// prose picks from these, because a download generates text for every chunk and building strings is slow.
+    func prose(lecture: ContentCatalogue.Lecture) -> [[UInt8]] {
+        let key = "\(role)|\(course.number)|\(lecture.title)"
+        if let pool = Self.prose.withLock({ $0[key] }) { return pool }
+        let terms = lecture.terms.isEmpty ? [lecture.title] : lecture.terms
+        var pool: [[UInt8]] = []
+        for a in terms {
+            for b in terms {
+                for sentence in forms(lecture: lecture, a, b) {
+                    let ending = sentence.last.map { ".?!".contains($0) } == true ? "" : "."
+                    pool.append(Array((sentence.prefix(1).uppercased() + sentence.dropFirst() + ending).utf8))
+                }
+            }
+        }
+        Self.prose.withLock { $0[key] = pool }
+        return pool
+    }
+
+    /// Bounded by the catalogue: one pool per course, lecture and role.
+    private static let prose = Mutex<[String: [[UInt8]]]>([:])
+
+    /// The kinds of sentence about terms `a` and `b` of `lecture` this role says.
+    private func forms(lecture: ContentCatalogue.Lecture, _ a: String, _ b: String) -> [String] {
+        let b = b == a ? lecture.title : b
         let course = self.course.title
         let forms: [String]
         switch (role, english) {
@@ -161,8 +192,7 @@ struct ContentProfile: Sendable {
                 "Exercise: explain \(a) with an example of your own", "\(a) is a key idea of \(course)",
             ]
         }
-        let sentence = form.map { forms[$0 % forms.count] } ?? rng.pick(forms)
-        return sentence.prefix(1).uppercased() + sentence.dropFirst()
+        return forms
     }
 
 }
