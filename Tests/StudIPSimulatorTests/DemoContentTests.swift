@@ -77,6 +77,26 @@ struct DemoContentTests {
         }
     }
 
+    @Test("Every course's longest titles still fit the PDF size bounds")
+    func pdfBounds() {
+        let roles: [ContentProfile.Role] = [
+            .slides, .sheet, .solution, .notes, .chapter, .exam, .archive, .summary, .code, .minutes,
+        ]
+        for (index, course) in ContentCatalogue.courses.enumerated() {
+            let longest = course.lectures.indices.max {
+                course.lectures[$0].title.count < course.lectures[$1].title.count
+            }
+            for role in roles {
+                let seed = ContentProfile.seed(course: index, number: (longest ?? 0) + 1, role: role, variation: 3)
+                for pages in [1, 2, ContentPDF.maximumPages] {
+                    let size = ContentPDF.sizeBound(pages: pages)
+                    let layout = ContentPDF.makeLayout(seed: seed, size: size)
+                    #expect(!layout.tail.isEmpty, "\(course.number) \(role) at \(pages) pages")
+                }
+            }
+        }
+    }
+
     @Test("Slides are a title slide and the lecture's outline")
     func slidesFollowTheLecture() throws {
         let slides = Self.documents(kind: .pdf).filter { $0.ref.name.hasPrefix("Vorlesung 05") }
