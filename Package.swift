@@ -24,6 +24,7 @@ let package = Package(
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "FUSEKit", dependencies: ["CFuse3"]),
         .systemLibrary(name: "CXattr"),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "StudIPKit",
             dependencies: [
@@ -60,6 +61,7 @@ let package = Package(
         .target(
             name: "StudIPSimulator",
             dependencies: [
+                "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -243,13 +243,13 @@ struct GeneratedDatasetTests {
         #expect(pdf.count == 65_536)
     }
 
-    @Test("Text is readable ASCII ending in a newline")
-    func text() {
+    @Test("Text is readable UTF-8 ending in a newline")
+    func text() throws {
         let bytes = ContentGenerator.bytes(kind: .text, seed: 8, size: 20_000, offset: 0, length: 20_000)
-        #expect(bytes.allSatisfy { $0 == 0x0A || (0x20..<0x7F).contains($0) })
+        #expect(bytes.allSatisfy { $0 == 0x0A || $0 >= 0x20 && $0 != 0x7F })
         #expect(bytes.last == 0x0A)
-        let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text.hasPrefix(ContentGenerator.title(seed: 8) + "\n"))
+        let text = try #require(String(validating: bytes, as: UTF8.self))
+        #expect(text.hasPrefix(ContentGenerator.title(seed: 8, kind: .text) + "\n"))
         #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 })
         let external = ContentGenerator.externalBytes(path: "/elsewhere/abc/list.txt", size: 5_000)
         #expect(external.count == 5_000)
@@ -280,32 +280,17 @@ struct GeneratedDatasetTests {
         }
     }
 
-    @Test(
-        "pdftotext extracts the page text",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/pdftotext"), "needs poppler-utils"))
-    func pdftotext() throws {
+    @Test("pdftotext extracts the page text", .enabled(if: Tool.installed("/usr/bin/pdftotext"), "needs poppler-utils"))
+    func pdftotext() async throws {
         let seed: UInt64 = 21
         let size = 150_000
         let bytes = ContentGenerator.bytes(kind: .pdf, seed: seed, size: size, offset: 0, length: size)
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("generated-\(UUID().uuidString).pdf")
-        try Data(bytes).write(to: url)
-        defer { try? FileManager.default.removeItem(at: url) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pdftotext")
-        process.arguments = [url.path, "-"]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let complaints = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(complaints.isEmpty)
+        let result = try await Tool.pdftotext(bytes)
+        #expect(result.status == 0)
+        #expect(result.errors.isEmpty)
         let pages = ContentPDF.pageCount(size: size)
-        #expect(text.contains(ContentGenerator.title(seed: seed)))
-        #expect(text.contains("Page 1 of \(pages)") && text.contains("Page \(pages) of \(pages)"))
+        #expect(result.output.contains(ContentGenerator.title(seed: seed)))
+        #expect(result.output.contains("1 / \(pages)") && result.output.contains("\(pages) / \(pages)"))
     }
 
     /// Header, trailer, and every xref entry pointing at its `N 0 obj`.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Deterministic document bytes with random access, so the simulator can serve gigabytes without storing any.
 ///
 /// Every kind is a pure function of (seed, size, offset): the server streams a document in chunks and may start
@@ -30,10 +32,9 @@ public enum ContentGenerator {
     /// The smallest size for which `.pdf` yields a valid PDF; datasets must not ask for less.
     public static let minimumPDFSize = ContentPDF.sizeBound(pages: 1)
 
-    /// The heading of a generated text or PDF document, so a dataset can name documents after their content.
-    public static func title(seed: UInt64) -> String {
-        let index = Int(SplitMix64.derive(seed, 0x7171_E000) % UInt64(ContentWords.topics.count))
-        return ContentWords.topics[index]
+    /// The heading of a generated text or PDF document (its ``ContentProfile``'s title).
+    public static func title(seed: UInt64, kind: Content.GeneratedKind = .pdf) -> String {
+        ContentProfile(seed: seed, kind: kind).title
     }
 
     // MARK: - Binary
@@ -58,12 +59,16 @@ public enum ContentGenerator {
     static let textBlockSize = 4_096
 
     private static func text(seed: UInt64, size: Int, range: Range<Int>) -> [UInt8] {
+        let profile = ContentProfile(seed: seed, kind: .text)
+        if profile.role == .code { return ContentCode.bytes(profile: profile, size: size, range: range) }
+        let prose = profile.lectures.map { profile.prose(lecture: $0) }
         var result: [UInt8] = []
         result.reserveCapacity(range.count)
         var block = range.lowerBound / textBlockSize
         while block * textBlockSize < range.upperBound {
             let blockStart = block * textBlockSize
-            let bytes = textBlock(seed: seed, index: block, length: min(textBlockSize, size - blockStart))
+            let bytes = textBlock(
+                profile: profile, prose: prose, index: block, length: min(textBlockSize, size - blockStart))
             let from = max(range.lowerBound, blockStart) - blockStart
             let to = min(range.upperBound, blockStart + bytes.count) - blockStart
             result.append(contentsOf: bytes[from..<to])
@@ -72,47 +77,99 @@ public enum ContentGenerator {
         return result
     }
 
-    /// Exactly `length` bytes of ASCII prose ending in a newline; the first block opens with the title.
-    private static func textBlock(seed: UInt64, index: Int, length: Int) -> [UInt8] {
+    /// Exactly `length` bytes of UTF-8 prose about the profile's lectures, ending in a newline; the first block
+    /// opens with the title (and, for minutes, the meeting's agenda).
+    private static func textBlock(profile: ContentProfile, prose: [[[UInt8]]], index: Int, length: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(length + 128)
+        let lectures = profile.lectures
         if index == 0 {
-            let title = Array(title(seed: seed).utf8)
-            out += title + [newline] + [UInt8](repeating: UInt8(ascii: "="), count: title.count) + [newline, newline]
+            let title = profile.title
+            out += Array(title.utf8) + [newline]
+            out += [UInt8](repeating: UInt8(ascii: "="), count: title.count) + [newline, newline]
+            let english = profile.course.english
+            out += Array("\(profile.course.number) \(profile.course.title)\n\n".utf8)
+            if profile.role == .minutes {
+                out += Array((english ? "Agenda:\n" : "Themen:\n").utf8)
+                for lecture in lectures { out += Array("  - \(lecture.title)\n".utf8) }
+                out.append(newline)
+            }
         }
-        var rng = SplitMix64(seed: SplitMix64.derive(seed, UInt64(index)))
+        var rng = SplitMix64(seed: SplitMix64.derive(profile.seed, UInt64(index)))
         var column = 0
+        var paragraph = index
         while out.count < length {
+            let pool = prose[paragraph % prose.count]
             for _ in 0..<rng.int(in: 3...6) {
-                appendSentence(to: &out, column: &column, rng: &rng)
+                let sentence = rng.pick(pool)
+                var start = 0
+                while start < sentence.count {
+                    var end = start
+                    var count = 0
+                    while end < sentence.count && sentence[end] != space {
+                        // Characters, not bytes: UTF-8 continuation bytes do not take a column.
+                        if sentence[end] & 0xC0 != 0x80 { count += 1 }
+                        end += 1
+                    }
+                    if column > 0 && column + 1 + count > 72 {
+                        out.append(newline)
+                        column = 0
+                    } else if column > 0 {
+                        out.append(space)
+                        column += 1
+                    }
+                    out += sentence[start..<end]
+                    column += count
+                    start = end + 1
+                }
             }
             out += [newline, newline]
             column = 0
+            paragraph += 1
         }
-        out.removeLast(out.count - length)
+        return terminated(out, length: length)
+    }
+
+    /// `bytes` cut to `length` (at least 1) ending in a newline, without a UTF-8 sequence cut in half: a text
+    /// document of any size stays valid UTF-8.
+    static func terminated(_ bytes: [UInt8], length: Int) -> [UInt8] {
+        var out = Array(bytes.prefix(length))
         out[length - 1] = newline
+        // The last lead byte before the newline, and whether its sequence still fits.
+        var start = length - 2
+        while start >= 0 && start >= length - 5 && out[start] & 0xC0 == 0x80 { start -= 1 }
+        if start >= 0 && out[start] >= 0xC0 {
+            let needed = out[start] >= 0xF0 ? 4 : out[start] >= 0xE0 ? 3 : 2
+            if start + needed > length - 1 {
+                for position in start..<(length - 1) { out[position] = UInt8(ascii: " ") }
+            }
+        }
         return out
     }
 
-    private static func appendSentence(to out: inout [UInt8], column: inout Int, rng: inout SplitMix64) {
-        let count = rng.int(in: 5...14)
-        for position in 0..<count {
-            var word = ContentWords.words[rng.int(in: 0...(ContentWords.words.count - 1))]
-            if position == 0, let first = word.first, first >= UInt8(ascii: "a"), first <= UInt8(ascii: "z") {
-                word[0] = first - 32
+    /// A few recently built documents of one kind: a download asks for the same one chunk after chunk. Bounded,
+    /// so it cannot grow.
+    final class LayoutCache<Value: Sendable>: Sendable {
+        private struct Key: Hashable {
+            var seed: UInt64
+            var size: Int
+        }
+
+        private let entries = Mutex<[Key: Value]>([:])
+        private let limit = 32
+
+        func value(seed: UInt64, size: Int, make: () -> Value) -> Value {
+            let key = Key(seed: seed, size: size)
+            if let value = entries.withLock({ $0[key] }) { return value }
+            let value = make()
+            entries.withLock { entries in
+                if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+                entries[key] = value
             }
-            if position == count - 1 { word.append(UInt8(ascii: ".")) }
-            if column > 0 && column + 1 + word.count > 72 {
-                out.append(newline)
-                column = 0
-            } else if column > 0 {
-                out.append(UInt8(ascii: " "))
-                column += 1
-            }
-            out += word
-            column += word.count
+            return value
         }
     }
 
-    private static let newline = UInt8(ascii: "\n")
+    static let newline = UInt8(ascii: "\n")
+    private static let space = UInt8(ascii: " ")
 }

@@ -2,7 +2,8 @@ import Foundation
 
 /// Installations generated from a seed: the same seed yields the same university, id for id and byte for byte.
 ///
-/// - `demo`: a pleasant first run — three semesters, ten courses with slides, sheets, literature and links.
+/// - `demo`: a pleasant first run — three semesters, ten courses with slides, sheets, code, literature and links,
+///   each document about its course's subject (``ContentCatalogue``).
 /// - `small`: every hostile case of API.md §7 in a few dozen documents, for tests.
 /// - `large`: DESIGN.md §4 — 3 semesters, 40 courses, ~8,000 documents, ~2,500 folders, plus 64 MiB and 1 GiB files.
 /// - `huge`: the same shape with 100,000 documents; contents are generated on demand, never held in memory.
@@ -232,15 +233,21 @@ struct GeneratedBuilder {
         return min(window.upperBound, day + rng.int(in: 7 * 3_600...19 * 3_600))
     }
 
-    /// A generated document of `kind` and `size` (raised to the minimum for PDFs).
+    /// A generated document of `kind` and `size` (raised to the minimum for PDFs); `about` names the catalogue
+    /// course, number and role its content is about (see ``ContentProfile``), else the seed picks them.
     @discardableResult
     mutating func addGenerated(
         _ name: String, in folder: Folder, kind: Content.GeneratedKind, size: Int, owner: User, mkdate: Int,
-        chdate: Int? = nil, description: String = "", termsOfUse: String = "SELFMADE_NONPUB"
+        chdate: Int? = nil, description: String = "", termsOfUse: String = "SELFMADE_NONPUB",
+        about: (course: Int, number: Int, role: ContentProfile.Role)? = nil
     ) -> FileRef {
         let bytes = kind == .pdf ? max(size, ContentGenerator.minimumPDFSize) : size
+        var seed = rng.next()
+        if let about {
+            seed = ContentProfile.seed(course: about.course, number: about.number, role: about.role, variation: seed)
+        }
         return addDocument(
-            name, in: folder, owner: owner, content: .generated(kind: kind, seed: rng.next(), size: bytes),
+            name, in: folder, owner: owner, content: .generated(kind: kind, seed: seed, size: bytes),
             size: bytes, mimeType: Self.mimeType(of: name), mkdate: mkdate, chdate: chdate, description: description,
             termsOfUse: termsOfUse)
     }

@@ -1,21 +1,27 @@
 import Foundation
 
 /// The `demo` installation: what a new user should see on a first `campusfs demo` — a believable student's view.
+/// Courses come from ``ContentCatalogue``, and every generated document's seed carries its course, number and
+/// role (``ContentProfile``), so slides, sheets, code and notes are about what the course teaches.
 extension GeneratedBuilder {
     mutating func buildDemo() {
         let semesters = addRecentSemesters(3)
         let (current, summer, previous) = (semesters[2], semesters[1], semesters[0])
-        let first = GeneratedNames.courses.filter { $0.number == "INF-101" }
-        let others = rng.shuffled(GeneratedNames.courses.filter { $0.number != "INF-101" })
+        let catalogue = ContentCatalogue.courses.indices
+        let others = rng.shuffled(catalogue.filter { ContentCatalogue.courses[$0].number != "INF-101" })
+        let order = (ContentCatalogue.index(of: "INF-101").map { [$0] } ?? []) + others
         let plan: [[Semester]] = [
             [current], [current], [current], [current], [summer], [summer], [previous], [previous], [summer, current],
         ]
+        var attended: [Int] = []
         for (index, terms) in plan.enumerated() {
-            let template = index == 0 ? first[0] : others[index - 1]
+            let catalogueIndex = order[index % order.count]
+            let template = ContentCatalogue.courses[catalogueIndex]
             var teachers = [index % 3 == 0 ? dozent : rng.pick(lecturers)]
             if rng.chance(0.3) { teachers.append(rng.pick(lecturers.filter { $0.id != teachers[0].id })) }
             // One course of last winter the student never joined: it exists, but not under their semesters.
             let students = index == 7 ? [] : [autor]
+            if index != 7 { attended.append(catalogueIndex) }
             let root = addCourse(
                 number: template.number, title: template.title, semesters: terms, lecturers: teachers,
                 tutors: index % 2 == 0 ? [tutor] : [], students: students,
@@ -23,14 +29,16 @@ extension GeneratedBuilder {
                     ? "Lecture with exercises. Slides and exercise sheets are published here every week."
                     : "Vorlesung mit Übung. Folien und Übungsblätter werden hier wöchentlich bereitgestellt.",
                 location: "Hörsaal \(rng.int(in: 1...12)), Zentrales Hörsaalgebäude")
-            populateDemoCourse(root: root, template: template, semesters: terms, teachers: teachers, index: index)
+            populateDemoCourse(
+                root: root, course: catalogueIndex, semesters: terms, teachers: teachers, index: index)
         }
-        addDemoStudyGroup()
+        addDemoStudyGroup(course: rng.pick(attended))
     }
 
     private mutating func populateDemoCourse(
-        root: Folder, template: GeneratedNames.CourseTemplate, semesters: [Semester], teachers: [User], index: Int
+        root: Folder, course: Int, semesters: [Semester], teachers: [User], index: Int
     ) {
+        let template = ContentCatalogue.courses[course]
         let english = template.english
         let owner = teachers[0]
         let window = Self.activity(of: semesters)
@@ -53,7 +61,7 @@ extension GeneratedBuilder {
             english ? "Lecture slides" : "Vorlesungsfolien", in: root, owner: owner.id, mkdate: opened,
             description: english ? "Slides of each lecture, usually the day before." : "Folien zur Vorlesung")
         for (number, date) in lectures.enumerated() {
-            let topic = template.topics[number % template.topics.count]
+            let topic = template.lectures[number % template.lectures.count].title
             let name =
                 english
                 ? "Lecture \((number + 1).padded(2)) – \(topic).pdf"
@@ -62,7 +70,8 @@ extension GeneratedBuilder {
             addGenerated(
                 name, in: slides, kind: .pdf, size: size(median: 900 * Self.kibibyte, sigma: 0.6), owner: owner,
                 mkdate: date - rng.int(in: 2...20) * 3_600,
-                description: english ? "Slides of the lecture on \(day)." : "Folien zur Vorlesung am \(day).")
+                description: english ? "Slides of the lecture on \(day)." : "Folien zur Vorlesung am \(day).",
+                about: (course, number + 1, .slides))
         }
         if index % 2 == 1 {
             let archive = addFolder(
@@ -71,7 +80,7 @@ extension GeneratedBuilder {
                 addGenerated(
                     english ? "Slides 2025 part \(number).pdf" : "Folien 2025 Teil \(number).pdf", in: archive,
                     kind: .pdf, size: size(median: 2 * Self.mebibyte, sigma: 0.5), owner: owner,
-                    mkdate: window.lowerBound - rng.int(in: 300...380) * Self.day)
+                    mkdate: window.lowerBound - rng.int(in: 300...380) * Self.day, about: (course, number, .archive))
             }
         }
 
@@ -83,17 +92,20 @@ extension GeneratedBuilder {
             let sheet = (number + 1).padded(2)
             addGenerated(
                 english ? "Exercise sheet \(sheet).pdf" : "Übungsblatt \(sheet).pdf", in: sheets, kind: .pdf,
-                size: size(median: 120 * Self.kibibyte, sigma: 0.5), owner: owner, mkdate: date + 4 * 3_600)
-            if template.number.hasPrefix("INF") || template.number.hasPrefix("CS") {
+                size: size(median: 120 * Self.kibibyte, sigma: 0.5), owner: owner, mkdate: date + 4 * 3_600,
+                about: (course, number + 1, .sheet))
+            if let language = template.code {
                 addGenerated(
-                    "aufgabe\(sheet).py", in: sheets, kind: .text, size: rng.int(in: 2...9) * Self.kibibyte,
-                    owner: helper, mkdate: date + 5 * 3_600)
+                    "aufgabe\(sheet).\(language.fileExtension)", in: sheets, kind: .text,
+                    size: rng.int(in: 2...9) * Self.kibibyte, owner: helper, mkdate: date + 5 * 3_600,
+                    about: (course, number + 1, .code))
             }
             let due = date + 2 * Self.week
             if due < GeneratedDataset.now {
                 addGenerated(
                     english ? "Solution \(sheet).pdf" : "Lösung \(sheet).pdf", in: solutions, kind: .pdf,
-                    size: size(median: 150 * Self.kibibyte, sigma: 0.5), owner: helper, mkdate: due + 3_600)
+                    size: size(median: 150 * Self.kibibyte, sigma: 0.5), owner: helper, mkdate: due + 3_600,
+                    about: (course, number + 1, .solution))
             }
         }
 
@@ -102,14 +114,14 @@ extension GeneratedBuilder {
             english ? "Lecture notes.pdf" : "Skript.pdf", in: reading, kind: .pdf,
             size: size(median: 3 * Self.mebibyte, sigma: 0.4), owner: owner, mkdate: opened + Self.day,
             description: english ? "Complete lecture notes (draft)." : "Vollständiges Vorlesungsskript (Entwurf).",
-            termsOfUse: "FREE_LICENSE")
+            termsOfUse: "FREE_LICENSE", about: (course, 1, .notes))
         addGenerated(
-            "\(rng.pick(GeneratedNames.literatureAuthors)) – \(template.topics[1]).pdf", in: reading, kind: .pdf,
+            "\(template.literatureAuthor) – \(template.lectures[1].title).pdf", in: reading, kind: .pdf,
             size: size(median: 4 * Self.mebibyte, sigma: 0.3), owner: owner, mkdate: opened + 2 * Self.day,
             description: index == 0
                 ? "Chapter scan under copyright: only the uploader may download it."
                 : (english ? "Chapter scan for preparation." : "Kapitel-Scan zur Vorbereitung."),
-            termsOfUse: index == 0 ? "NO_LICENSE" : "UNDEF_LICENSE")
+            termsOfUse: index == 0 ? "NO_LICENSE" : "UNDEF_LICENSE", about: (course, 2, .chapter))
         addExternal(
             english ? "Reading list (university library).txt" : "Literaturliste (Universitätsbibliothek).txt",
             in: reading, size: rng.int(in: 3...12) * Self.kibibyte, owner: owner, mkdate: opened + 3 * Self.day,
@@ -121,12 +133,12 @@ extension GeneratedBuilder {
                 addGenerated(
                     english ? "Exam WS \(year)/\((year + 1) % 100).pdf" : "Klausur WS \(year)/\((year + 1) % 100).pdf",
                     in: exams, kind: .pdf, size: size(median: 300 * Self.kibibyte, sigma: 0.4), owner: owner,
-                    mkdate: opened + rng.int(in: 0...3_600))
+                    mkdate: opened + rng.int(in: 0...3_600), about: (course, year % 100, .exam))
             }
         }
     }
 
-    private func readmeText(template: GeneratedNames.CourseTemplate, term: String, teachers: [User]) -> String {
+    private func readmeText(template: ContentCatalogue.Course, term: String, teachers: [User]) -> String {
         let names = teachers.map(\.formattedName).joined(separator: ", ")
         if template.english {
             return """
@@ -156,9 +168,11 @@ extension GeneratedBuilder {
             """
     }
 
-    /// An open-ended study group (no semester): it lives in every semester, the tree shows it once.
-    private mutating func addDemoStudyGroup() {
-        let title = rng.pick(GeneratedNames.studyGroups)
+    /// An open-ended study group (no semester) for one of the student's courses: it lives in every semester, the
+    /// tree shows it once.
+    private mutating func addDemoStudyGroup(course: Int) {
+        let subject = ContentCatalogue.courses[course]
+        let title = subject.english ? "Study Group \(subject.title)" : "Lerngruppe \(subject.title)"
         let root = addCourse(
             number: "", title: title, semesters: [], lecturers: [tutor], students: [autor], type: 99, semClass: 99,
             description: "Wir treffen uns jeden Freitag um 14 Uhr in der Bibliothek.")
@@ -166,19 +180,21 @@ extension GeneratedBuilder {
         let opened = window.lowerBound + Self.day
         let minutes = addFolder("Protokolle", in: root, owner: tutor.id, mkdate: opened)
         var meeting = GeneratedDataset.now - 8 * Self.week - Self.day
+        var number = 1
         while meeting < GeneratedDataset.now - Self.day {
             addGenerated(
                 "Treffen \(BerlinTime.dateString(meeting)).txt", in: minutes, kind: .text,
                 size: rng.int(in: 1...6) * Self.kibibyte,
-                owner: rng.chance(0.5) ? tutor : autor, mkdate: meeting + 6 * 3_600)
+                owner: rng.chance(0.5) ? tutor : autor, mkdate: meeting + 6 * 3_600, about: (course, number, .minutes))
             meeting += Self.week
+            number += 1
         }
         let summaries = addFolder("Zusammenfassungen", in: root, owner: tutor.id, mkdate: opened)
         for chapter in 1...4 {
             addGenerated(
                 "Zusammenfassung Kapitel \(chapter).pdf", in: summaries, kind: .pdf,
                 size: size(median: 200 * Self.kibibyte, sigma: 0.5), owner: chapter % 2 == 0 ? autor : tutor,
-                mkdate: date(in: window))
+                mkdate: date(in: window), about: (course, chapter, .summary))
         }
         let links = addFolder("Links", in: root, owner: tutor.id, mkdate: opened)
         addExternal(

@@ -1,0 +1,196 @@
+import Foundation
+import Testing
+
+@testable import StudIPSimulator
+
+/// Issue 13: the demo university reads like a real one — each course's documents are about its subject, code
+/// compiles, and PDFs compress their pages like real slides (a plain `grep` does not see their text).
+@Suite("Demo content")
+struct DemoContentTests {
+    static let university = GeneratedDataset.make(.demo, seed: 1)
+
+    /// Generated documents of the demo, with the catalogue course they belong to (study groups by their title).
+    static func documents(kind: Content.GeneratedKind) -> [(course: ContentCatalogue.Course, ref: FileRef)] {
+        university.fileRefs.values.sorted { $0.id < $1.id }.compactMap { ref in
+            guard case .generated(kind, _, _) = ref.content, let owner = university.course(ofFolder: ref.folderID),
+                let course = ContentCatalogue.courses.first(where: {
+                    $0.number == owner.number && !owner.number.isEmpty || owner.title.hasSuffix(" \($0.title)")
+                })
+            else { return nil }
+            return (course, ref)
+        }
+    }
+
+    static func bytes(_ ref: FileRef) -> [UInt8] {
+        guard case .generated(let kind, let seed, let size) = ref.content else { return [] }
+        return ContentGenerator.bytes(kind: kind, seed: seed, size: size, offset: 0, length: size)
+    }
+
+    /// Words only `course`'s subject uses: its terms and lecture titles.
+    static func vocabulary(_ course: ContentCatalogue.Course) -> [String] {
+        course.lectures.flatMap { [$0.title] + $0.terms }
+    }
+
+    /// The subject of a course number: `INF`, `MAT`, `MATH`, …; courses of one subject may share terms.
+    static func subject(_ course: ContentCatalogue.Course) -> Substring {
+        course.number.prefix { $0 != "-" }
+    }
+
+    /// Tell-tale terms of other subjects that cannot appear in a text of `course`'s subject by accident.
+    static func foreignTerms(for course: ContentCatalogue.Course) -> [String] {
+        let own = ContentCatalogue.courses.filter { subject($0) == subject(course) }.flatMap(vocabulary).joined(
+            separator: " "
+        ).lowercased()
+        return ContentCatalogue.courses.filter { subject($0) != subject(course) }.flatMap { $0.lectures }
+            .flatMap(\.terms).filter { $0.count >= 6 && !own.contains($0.lowercased()) }
+    }
+
+    @Test("Every course's PDFs are about its subject", .enabled(if: Tool.installed("/usr/bin/pdftotext")))
+    func pdfsMatchTheirCourse() async throws {
+        let documents = Self.documents(kind: .pdf)
+        let courses = Set(documents.map(\.course.number))
+        #expect(courses.count >= 8, "one demo course per catalogue subject, plus the study group")
+        // A few PDFs of each demo course (whichever come first), and slides, a sheet and the notes of every
+        // catalogue course, so subjects this seed's demo left out are checked too.
+        var picks: [(ContentCatalogue.Course, String, [UInt8])] = []
+        for number in courses.sorted() {
+            for (course, ref) in documents.filter({ $0.course.number == number }).prefix(4) {
+                picks.append((course, ref.name, Self.bytes(ref)))
+            }
+        }
+        for (index, course) in ContentCatalogue.courses.enumerated() {
+            for role: ContentProfile.Role in [.slides, .sheet, .notes] {
+                let seed = ContentProfile.seed(course: index, number: 3, role: role, variation: 1)
+                let bytes = ContentGenerator.bytes(kind: .pdf, seed: seed, size: 60_000, offset: 0, length: 60_000)
+                picks.append((course, "\(role) of \(course.number)", bytes))
+            }
+        }
+        for (course, name, bytes) in picks {
+            let result = try await Tool.pdftotext(bytes)
+            #expect(result.status == 0 && result.errors.isEmpty, "\(name): \(result.errors)")
+            let text = result.output
+            #expect(text.contains(course.title), "\(name) names its course")
+            let own = Self.vocabulary(course).filter { text.contains($0) }
+            #expect(own.count >= 3, "\(name) of \(course.title) uses its subject's terms: \(own)")
+            let foreign = Self.foreignTerms(for: course).filter { text.contains($0) }
+            #expect(foreign.isEmpty, "\(name) of \(course.title) talks about \(foreign)")
+        }
+    }
+
+    @Test("Every course's longest titles still fit the PDF size bounds")
+    func pdfBounds() {
+        let roles: [ContentProfile.Role] = [
+            .slides, .sheet, .solution, .notes, .chapter, .exam, .archive, .summary, .code, .minutes,
+        ]
+        for (index, course) in ContentCatalogue.courses.enumerated() {
+            let longest = course.lectures.indices.max {
+                course.lectures[$0].title.count < course.lectures[$1].title.count
+            }
+            for role in roles {
+                let seed = ContentProfile.seed(course: index, number: (longest ?? 0) + 1, role: role, variation: 3)
+                for pages in [1, 2, ContentPDF.maximumPages] {
+                    let size = ContentPDF.sizeBound(pages: pages)
+                    let layout = ContentPDF.makeLayout(seed: seed, size: size)
+                    #expect(!layout.tail.isEmpty, "\(course.number) \(role) at \(pages) pages")
+                }
+            }
+        }
+    }
+
+    @Test("Slides are a title slide and the lecture's outline")
+    func slidesFollowTheLecture() throws {
+        let slides = Self.documents(kind: .pdf).filter { $0.ref.name.hasPrefix("Vorlesung 05") }
+        let (course, ref) = try #require(slides.first)
+        guard case .generated(_, let seed, _) = ref.content else { return }
+        let profile = ContentProfile(seed: seed, kind: .pdf)
+        #expect(profile.role == .slides && profile.number == 5)
+        #expect(profile.lecture.title == course.lectures[4].title)
+        #expect(ref.name.hasSuffix("– \(course.lectures[4].title).pdf"))
+    }
+
+    @Test(
+        "PDFs compress their pages: the raw bytes hide the text pdftotext reads",
+        .enabled(if: Tool.installed("/usr/bin/pdftotext")))
+    func pdfsAreCompressed() async throws {
+        for (_, ref) in Self.documents(kind: .pdf).prefix(12) {
+            let bytes = Self.bytes(ref)
+            let raw = Data(bytes)
+            #expect(raw.range(of: Data("/Filter /FlateDecode".utf8)) != nil)
+            try GeneratedDatasetTests.checkPDF(bytes)
+            let lines = try await Tool.pdftotext(bytes).output.split(separator: "\n").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            let words = lines.filter { $0.count >= 8 }
+            #expect(words.count >= 5)
+            // Neither in the UTF-8 a grep pattern is typed in nor in the font's WinAnsi (Latin-1) encoding.
+            let visible = words.filter { line in
+                [Data(line.utf8), line.data(using: .isoLatin1)].contains {
+                    $0.map { raw.range(of: $0) != nil } ?? false
+                }
+            }
+            #expect(visible.isEmpty, "\(ref.name): \(visible.prefix(3))")
+        }
+    }
+
+    @Test("Exercise code compiles", .enabled(if: Tool.installed("/usr/bin/python3")))
+    func codeCompiles() async throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The demo's own code files, and every catalogue course's language at awkward sizes.
+        var files = Self.documents(kind: .text).filter { $0.ref.name.hasPrefix("aufgabe") }.map {
+            ($0.ref.name, Self.bytes($0.ref))
+        }
+        #expect(files.contains { $0.0.hasSuffix(".py") })
+        for (index, course) in ContentCatalogue.courses.enumerated() {
+            guard let language = course.code else { continue }
+            for (number, size) in zip(1..., [1, 63, 64, 65, 700, 1_500, 2_048, 5_000, 9_216, 40_000]) {
+                let seed = ContentProfile.seed(course: index, number: number, role: .code, variation: 7)
+                let bytes = ContentGenerator.bytes(kind: .text, seed: seed, size: size, offset: 0, length: size)
+                #expect(bytes.count == size)
+                files.append(("\(course.number)-\(size)/aufgabe\(number.padded(2)).\(language.fileExtension)", bytes))
+            }
+        }
+        var paths: [String: [String]] = [:]
+        for (name, bytes) in files {
+            let url = directory.appendingPathComponent(name)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+            #expect(String(validating: bytes, as: UTF8.self) != nil, "\(name) is UTF-8")
+            paths[url.pathExtension, default: []].append(url.path)
+        }
+        let python = try await Tool.run("/usr/bin/python3", ["-m", "py_compile"] + (paths["py"] ?? []))
+        #expect(python.status == 0, "\(python.errors)")
+        if Tool.installed("/usr/bin/gcc") {
+            let c = try await Tool.run("/usr/bin/gcc", ["-fsyntax-only", "-std=c11", "-Wall"] + (paths["c"] ?? []))
+            #expect(c.status == 0 && c.errors.isEmpty, "\(c.errors)")
+        }
+        if Tool.installed("/usr/bin/javac") {
+            // The demo's sheets and the generated ones each have distinct class names (`Aufgabe<number>`).
+            let java = paths["java"] ?? []
+            for group in [java.filter { !$0.contains("/INF-") }, java.filter { $0.contains("/INF-") }] {
+                let out = directory.appendingPathComponent("classes-\(UUID().uuidString)").path
+                let result = try await Tool.run("/usr/bin/javac", ["-encoding", "UTF-8", "-d", out] + group)
+                #expect(result.status == 0, "\(result.errors)")
+            }
+        }
+    }
+
+    @Test("Chunks at random offsets equal the whole document")
+    func chunksEqualTheWhole() throws {
+        var rng = SplitMix64(seed: 13)
+        let documents = Self.documents(kind: .pdf).prefix(6) + Self.documents(kind: .text).prefix(6)
+        for (_, ref) in documents {
+            guard case .generated(let kind, let seed, let size) = ref.content else { continue }
+            let whole = Self.bytes(ref)
+            #expect(whole.count == size)
+            if kind == .text { #expect(String(validating: whole, as: UTF8.self) != nil, "\(ref.name) is UTF-8") }
+            for _ in 0..<20 {
+                let offset = rng.int(in: 0...(size - 1))
+                let length = rng.int(in: 1...70_000)
+                let chunk = ContentGenerator.bytes(kind: kind, seed: seed, size: size, offset: offset, length: length)
+                #expect(chunk == Array(whole[offset..<min(size, offset + length)]), "\(ref.name) at \(offset)")
+            }
+        }
+    }
+}
