@@ -57,19 +57,35 @@ struct DemoCommand: AsyncParsableCommand {
                 await simulator.stop()
                 throw error
             }
+            let campusfs = Self.invocation(searchPath: ProcessInfo.processInfo.environment["PATH"])
+            let pathHint =
+                campusfs == "campusfs" ? "" : "(To type plain `campusfs`, put it on your PATH: Scripts/install.)\n"
             printNow(
                 """
                 The demo university is mounted at \(mountpoint) (Stud.IP simulator at \(simulator.baseURL)).
                 Try, in another terminal:
                   ls "\(mountpoint)"
                   find "\(mountpoint)" -name '*.pdf' | head
-                  campusfs status --profile demo
-                Press Ctrl-C to unmount.
+                  \(campusfs) status --profile demo
+                \(pathHint)Press Ctrl-C to unmount.
                 """)
             await daemon.waitUntilUnmounted()
             await DaemonRunner.shutDown(daemon, profile: profile)
             await simulator.stop()
             printNow("unmounted \(mountpoint)")
         }
+    }
+
+    /// How the printed hints start this binary, so that they run as printed in another terminal: `campusfs` when
+    /// the first `campusfs` on PATH is this very file (as after Scripts/install), else its absolute path, quoted
+    /// for the shell when needed.
+    static func invocation(searchPath: String?) -> String {
+        let running = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let found = (searchPath ?? "").split(separator: ":").lazy
+            .map { URL(fileURLWithPath: String($0)).appendingPathComponent("campusfs") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        if found?.resolvingSymlinksInPath().path == running { return "campusfs" }
+        let plain = running.allSatisfy { $0.isLetter || $0.isNumber || "/._-+".contains($0) }
+        return plain ? running : "'" + running.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 }
