@@ -7,11 +7,7 @@ import Foundation
 ///
 /// Layout: `head` (header and functions) · padding (blank lines, then comment lines) · `tail` (`main`).
 enum ContentCode {
-    struct Layout: Sendable {
-        var head: [UInt8]
-        var padding: Int
-        var tail: [UInt8]
-    }
+    typealias Layout = ContentGenerator.PaddedLayout
 
     /// Bytes of one padding comment line, newline included.
     static let lineWidth = 80
@@ -21,23 +17,9 @@ enum ContentCode {
     static func bytes(profile: ContentProfile, size: Int, range: Range<Int>) -> [UInt8] {
         let layout = cache.value(seed: profile.seed, size: size) { makeLayout(profile: profile, size: size) }
         let language = profile.course.code ?? .python
-        var result: [UInt8] = []
-        result.reserveCapacity(range.count)
-        let headEnd = layout.head.count
-        let paddingEnd = headEnd + layout.padding
-        if range.lowerBound < headEnd {
-            result += layout.head[range.lowerBound..<min(range.upperBound, headEnd)]
+        return layout.bytes(range) { padding in
+            Self.padding(profile: profile, language: language, total: layout.padding, range: padding)
         }
-        if range.upperBound > headEnd && range.lowerBound < paddingEnd {
-            let from = max(range.lowerBound, headEnd) - headEnd
-            let to = min(range.upperBound, paddingEnd) - headEnd
-            result += padding(profile: profile, language: language, total: layout.padding, range: from..<to)
-        }
-        if range.upperBound > paddingEnd {
-            let from = max(range.lowerBound, paddingEnd) - paddingEnd
-            result += layout.tail[from..<(min(range.upperBound, size) - paddingEnd)]
-        }
-        return result
     }
 
     /// The longest program of header, functions and `main` that fits in `size`; only padding if none does.

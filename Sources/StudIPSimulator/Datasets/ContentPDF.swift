@@ -8,11 +8,7 @@ import CZlib
 /// Layout: `head` (header, objects, the padding object's dictionary) · `padding` bytes · `tail` (end of the
 /// padding stream, xref, trailer). Only head and tail are materialised; they are small and cached.
 enum ContentPDF {
-    struct Layout: Sendable {
-        var head: [UInt8]
-        var padding: Int
-        var tail: [UInt8]
-    }
+    typealias Layout = ContentGenerator.PaddedLayout
 
     static let maximumPages = 40
     /// Upper bounds of the layout, so the page count can be chosen from the size alone (tests check them).
@@ -30,25 +26,9 @@ enum ContentPDF {
     }
 
     static func bytes(seed: UInt64, size: Int, range: Range<Int>) -> [UInt8] {
-        let layout = cachedLayout(seed: seed, size: size)
-        var result: [UInt8] = []
-        result.reserveCapacity(range.count)
-        let headEnd = layout.head.count
-        let paddingEnd = headEnd + layout.padding
-        if range.lowerBound < headEnd {
-            result += layout.head[range.lowerBound..<min(range.upperBound, headEnd)]
+        cachedLayout(seed: seed, size: size).bytes(range) { padding in
+            ContentGenerator.binary(seed: seed ^ 0x1A6E_DA7A, range: padding)
         }
-        if range.upperBound > headEnd && range.lowerBound < paddingEnd {
-            let from = max(range.lowerBound, headEnd) - headEnd
-            let to = min(range.upperBound, paddingEnd) - headEnd
-            result += ContentGenerator.binary(seed: seed ^ 0x1A6E_DA7A, range: from..<to)
-        }
-        if range.upperBound > paddingEnd {
-            let from = max(range.lowerBound, paddingEnd) - paddingEnd
-            let to = min(range.upperBound - paddingEnd, layout.tail.count)
-            if from < to { result += layout.tail[from..<to] }
-        }
-        return result
     }
 
     /// A few recent layouts: a download asks for the same document chunk after chunk.

@@ -588,29 +588,17 @@ struct DaemonTests {
             #expect(try await setup.mount().status == 0)
             let cached = try await MountHarness.shell("cat \(setup.path(Self.readme)) | wc -c")
             setup.sim.faults.add(Fault(action: .status(401)))
-            let script = """
-                import errno, os, sys
-                try:
-                    os.close(os.open(sys.argv[1], os.O_RDONLY))
-                    print("ok")
-                except OSError as error:
-                    print(errno.errorcode[error.errno])
-                """
-            let denied = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 30)
-            #expect(denied.lines == ["EACCES"], "\(denied.stderr)")
+            #expect(try await MountHarness.openResult(setup.path(Self.slides)) == "EACCES")
             #expect(try await setup.status()["server"] as? String == "login needed")
             let again = try await MountHarness.shell("cat \(setup.path(Self.readme)) | wc -c")
             #expect(again.stdout == cached.stdout, "cached documents need no login")
 
             setup.sim.faults.clear()
-            let refusedBefore = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 30)
-            #expect(refusedBefore.lines == ["EACCES"], "an open does not try the refused login again")
+            #expect(
+                try await MountHarness.openResult(setup.path(Self.slides)) == "EACCES",
+                "an open does not try the refused login again")
             #expect(try await setup.campusfs(["refresh"]).status == 0)
-            let allowed = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 30)
-            #expect(allowed.lines == ["ok"], "\(allowed.stderr)")
+            #expect(try await MountHarness.openResult(setup.path(Self.slides)) == "ok")
             #expect(try await setup.status()["server"] as? String == "online")
         }
     }
@@ -627,17 +615,7 @@ struct DaemonTests {
                 timeout: 60)
             let good = try setup.document(Self.course + "/Vorlesungsfolien/Kapitel 2 - Grundlagen.pdf")
             #expect(result.lines == ["1", "\(good.size)"], "\(result.stderr)")
-            let script = """
-                import errno, os, sys
-                try:
-                    os.close(os.open(sys.argv[1], os.O_RDONLY))
-                    print("ok")
-                except OSError as error:
-                    print(errno.errorcode[error.errno])
-                """
-            let errno = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 60)
-            #expect(errno.lines == ["EIO"], "\(errno.stderr)")
+            #expect(try await MountHarness.openResult(setup.path(Self.slides), timeout: 60) == "EIO")
         }
     }
 }

@@ -10,21 +10,6 @@ import Testing
 struct LoginTests {
     typealias Setup = DaemonTests.Setup
 
-    /// Opens `path` and prints "ok" or the errno's name.
-    static func openResult(_ setup: Setup, _ relative: String) async throws -> String {
-        let script = """
-            import errno, os, sys
-            try:
-                os.close(os.open(sys.argv[1], os.O_RDONLY))
-                print("ok")
-            except OSError as error:
-                print(errno.errorcode[error.errno])
-            """
-        let result = try await MountHarness.shell(
-            "python3 -c \(MountHarness.quoted(script)) \(setup.path(relative))", timeout: 30)
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     /// The slides read through the mount equal the server's bytes.
     static func slidesMatchTheServer(_ setup: Setup) async throws -> Bool {
         let slides = try setup.document(DaemonTests.slides)
@@ -56,7 +41,7 @@ struct LoginTests {
             #expect(try await setup.status()["server"] as? String == "login needed")
 
             let before = setup.sim.requestCount
-            for _ in 0..<3 { #expect(try await Self.openResult(setup, DaemonTests.slides) == "EACCES") }
+            for _ in 0..<3 { #expect(try await MountHarness.openResult(setup.path(DaemonTests.slides)) == "EACCES") }
             #expect(setup.sim.requestCount == before, "a refused password is not sent again for every open")
 
             let refused = try await login(setup)
@@ -86,7 +71,7 @@ struct LoginTests {
             let mounted = try await setup.mount(command)
             #expect(mounted.status == 0)
             #expect(mounted.stderr.contains("or fix password_command"), "\(mounted.stderr)")
-            #expect(try await Self.openResult(setup, DaemonTests.slides) == "EACCES")
+            #expect(try await MountHarness.openResult(setup.path(DaemonTests.slides)) == "EACCES")
 
             try "testing\n".write(to: secret, atomically: true, encoding: .utf8)
             #expect(try await Self.slidesMatchTheServer(setup), "the command's new answer is used at the next open")

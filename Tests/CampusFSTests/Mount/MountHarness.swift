@@ -71,6 +71,20 @@ enum MountHarness {
         return pid
     }
 
+    /// Opens `path` (already quoted for the shell) for reading and closes it: "ok", or the errno's name ("EACCES").
+    static func openResult(_ path: String, timeout: Int = 30) async throws -> String {
+        let script = """
+            import errno, os, sys
+            try:
+                os.close(os.open(sys.argv[1], os.O_RDONLY))
+                print("ok")
+            except OSError as error:
+                print(errno.errorcode[error.errno])
+            """
+        let result = try await shell("python3 -c \(quoted(script)) \(path)", timeout: timeout)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Whether anything is mounted at `directory`, from the kernel's own table.
     static func isMounted(_ directory: String) -> Bool {
         let table = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
