@@ -65,6 +65,8 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
         case .downloadFailed(_, .hostedElsewhere): EREMOTE
         case .downloadFailed(_, .forbidden), .downloadFailed(_, .authenticationFailed): EACCES
         case .downloadFailed(_, .notFound): ENOENT
+        case .downloadFailed(_, .brokeOff(_, _, let stalled)): stalled ? ETIMEDOUT : EIO
+        case .downloadFailed(_, .serverError(429, _)): EAGAIN
         case .diskFull: ENOSPC
         case .cancelled: EINTR
         default: EIO

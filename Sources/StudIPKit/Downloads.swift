@@ -124,8 +124,7 @@ extension HTTPTransport {
                     return .notModified
                 case .content(let response, let server, let redirected):
                     let body = DownloadStream.body(
-                        of: response, what: what, server: server, elsewhere: server != installation.serverName,
-                        idle: downloadTimeouts.idle, permit: permit)
+                        of: response, what: what, server: server, idle: downloadTimeouts.idle, permit: permit)
                     return .content(
                         DownloadBody(
                             expectedLength: body.expectedLength,
@@ -194,6 +193,9 @@ extension HTTPTransport {
         }
     }
 
+    /// The longest `Retry-After` a download waits for before it retries.
+    static let longestRetryAfter = Duration.seconds(1)
+
     /// One request until its response head, retried on 5xx, 429 and connections closed before the head. Never
     /// retried: timeouts and refused connections (the user waits for an `open`; offline it must fail fast), and
     /// anything after the head (body bytes may have been handed out).
@@ -225,6 +227,9 @@ extension HTTPTransport {
                 guard Self.isRetryable(status: status), attempt < retry.attempts else { return .answered(answer) }
                 reason = "HTTP \(status)"
                 if let advised = answer.header("retry-after").flatMap(Int.init), advised >= 0 {
+                    // Someone waits for this open: a server asking for more patience gets a clear "try again"
+                    // (EAGAIN) instead of an open that hangs and then looks offline.
+                    if .seconds(advised) > Self.longestRetryAfter { return .answered(answer) }
                     delay = min(.seconds(advised), retry.maxDelay)
                 }
             } catch let refused as StudIPError {
@@ -302,33 +307,29 @@ actor DownloadStream {
     private var received: Int64 = 0
     private let expectedLength: Int64?
     private let what: String
+    /// Who sends the body: Stud.IP, or the host a document hosted elsewhere lives on.
     private let server: String
-    /// The body comes from another host than Stud.IP (a document hosted elsewhere).
-    private let elsewhere: Bool
     private let idle: Duration
 
     private init(
-        response: HTTPClientResponse, expectedLength: Int64?, what: String, server: String, elsewhere: Bool,
-        idle: Duration, permit: DownloadPermit
+        response: HTTPClientResponse, expectedLength: Int64?, what: String, server: String, idle: Duration,
+        permit: DownloadPermit
     ) {
         iterator = response.body.makeAsyncIterator()
         self.expectedLength = expectedLength
         self.what = what
         self.server = server
-        self.elsewhere = elsewhere
         self.idle = idle
         self.permit = permit
     }
 
     /// The announced length and the reader of `response`'s body, which takes over `permit`.
     static func body(
-        of response: HTTPClientResponse, what: String, server: String, elsewhere: Bool, idle: Duration,
-        permit: DownloadPermit
+        of response: HTTPClientResponse, what: String, server: String, idle: Duration, permit: DownloadPermit
     ) -> (expectedLength: Int64?, next: @Sendable () async throws -> [UInt8]?) {
         let length = response.headers.first(name: "content-length").flatMap { Int64($0) }
         let stream = DownloadStream(
-            response: response, expectedLength: length, what: what, server: server, elsewhere: elsewhere,
-            idle: idle, permit: permit)
+            response: response, expectedLength: length, what: what, server: server, idle: idle, permit: permit)
         return (length, { try await stream.next() })
     }
 
@@ -350,7 +351,8 @@ actor DownloadStream {
             throw fail(classify(error))
         }
         if let expectedLength, received != expectedLength {
-            throw fail(unreachable("the download of \(what) ended after \(received) of \(expectedLength) bytes"))
+            throw fail(
+                .brokeOff(what: what, detail: "it ended after \(received) of \(expectedLength) bytes", stalled: false))
         }
         iterator = nil
         permit?.release()
@@ -370,14 +372,9 @@ actor DownloadStream {
     private func classify(_ error: any Error) -> StudIPError {
         if error is CancellationError || Task.isCancelled { return .cancelled }
         if let clientError = error as? HTTPClientError, clientError == .readTimeout {
-            return unreachable("no data for \(idle) in the download of \(what)")
+            return .brokeOff(what: what, detail: "no data from \(server) for \(idle)", stalled: true)
         }
-        return unreachable("the download of \(what) broke off after \(received) bytes")
-    }
-
-    private func unreachable(_ detail: String) -> StudIPError {
-        elsewhere
-            ? .hostUnreachable(host: server, what: what, detail: detail) : .unreachable(server: server, detail: detail)
+        return .brokeOff(what: what, detail: "\(server) closed the connection after \(received) bytes", stalled: false)
     }
 }
 

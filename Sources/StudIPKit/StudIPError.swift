@@ -22,6 +22,9 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case apiUnavailable(server: String, detail: String)
     /// The per-server request budget of one refresh ran out; the rest waits for the next refresh.
     case budgetExhausted(server: String, limit: Int)
+    /// A download's body broke off after the server had answered: the connection was reset, or (`stalled`) no
+    /// data came for the idle timeout. The server was there, so this is not "offline".
+    case brokeOff(what: String, detail: String, stalled: Bool)
     /// The task asking was cancelled (shutdown, unmount); nothing is wrong with the server.
     case cancelled
 
@@ -50,6 +53,7 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
             "no Stud.IP API at \(server): \(detail)"
         case .budgetExhausted(let server, let limit):
             "stopped after \(limit) requests to \(server) in one refresh (request budget); the rest follows later"
+        case .brokeOff(let what, let detail, _): "\(what) broke off: \(detail); open it again"
         case .cancelled: "cancelled"
         }
     }
@@ -72,7 +76,7 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     public var exitCode: Int32 {
         switch self {
         case .authenticationFailed: 2
-        case .unreachable, .apiUnavailable, .wrongScheme: 3
+        case .unreachable, .apiUnavailable, .wrongScheme, .brokeOff: 3
         default: 4
         }
     }

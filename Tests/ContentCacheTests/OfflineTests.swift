@@ -66,6 +66,20 @@ import Testing
         await #expect(throws: ContentCacheError.self) { try await cache.prefetch(new) }
     }
 
+    /// Issue 14.2: errnos say what happened; only an unreachable server is ENETDOWN.
+    @Test func errnosTellOfflineFromBrokenFromBusy() {
+        let cases: [(StudIPError, Int32)] = [
+            (.unreachable(server: "s", detail: "refused"), ENETDOWN),
+            (.brokeOff(what: "d", detail: "reset", stalled: false), EIO),
+            (.brokeOff(what: "d", detail: "no data", stalled: true), ETIMEDOUT),
+            (.serverError(status: 429, what: "d"), EAGAIN),
+            (.serverError(status: 503, what: "d"), EIO),
+        ]
+        for (error, errno) in cases {
+            #expect(ContentCacheError.downloadFailed(documentID: "d", error).errorNumber == errno, "\(error)")
+        }
+    }
+
     @Test func aForbiddenDocumentSaysSo() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }

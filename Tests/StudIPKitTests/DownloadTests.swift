@@ -326,8 +326,9 @@ struct DownloadTests {
                     for try await chunk in body { received += chunk.count }
                     Issue.record("the body ended normally after \(received) bytes")
                 } catch {
-                    guard case .unreachable = error as? StudIPError else {
-                        Issue.record("expected unreachable, got \(error)")
+                    // The server answered: a broken body is not "offline" (EIO in the mount, not ENETDOWN).
+                    guard case .brokeOff(_, _, stalled: false) = error as? StudIPError else {
+                        Issue.record("expected a reset body, got \(error)")
                         return
                     }
                 }
@@ -355,6 +356,60 @@ struct DownloadTests {
                 let retries = capture.retries - retriesBefore
                 #expect(retries >= 2, "both 503s are retried")
                 #expect(source.requestCount == before + 1 + retries)
+            }
+        }
+    }
+
+    /// Issue 14.2: a body that stops arriving is a stall (ETIMEDOUT in the mount), not an unreachable server.
+    @Test("a stall mid-body throws from next() after the idle timeout")
+    func stallMidBody() async throws {
+        try await Harness.withSimulator { sim in
+            var configuration = Harness.configuration(sim, api: .jsonAPI)
+            configuration.downloadTimeouts.idle = .milliseconds(500)
+            try await Harness.withSource(configuration) { source in
+                let downloader = try #require(source.downloader)
+                sim.inject(
+                    Fault(action: .stallAfterBytes(100_000, milliseconds: 5_000), pathContains: Self.bigFixture))
+                let body = try await Self.content(downloader, DownloadRequest(documentID: Self.bigFixture))
+                var received = 0
+                do {
+                    for try await chunk in body { received += chunk.count }
+                    Issue.record("the body ended normally after \(received) bytes")
+                } catch {
+                    guard case .brokeOff(_, let detail, stalled: true) = error as? StudIPError else {
+                        Issue.record("expected a stalled body, got \(error)")
+                        return
+                    }
+                    #expect(detail.contains("no data from"), "\(detail)")
+                }
+                #expect(received == 100_000)
+            }
+        }
+    }
+
+    /// Issue 14.2: a rate limit asking for more patience than a person opening a file has is "try again later"
+    /// at once (EAGAIN in the mount), not a wait that ends as "offline".
+    @Test("429 with a long Retry-After fails the download at once, without a retry")
+    func rateLimited() async throws {
+        try await Harness.withSimulator { sim in
+            try await Harness.withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
+                let downloader = try #require(source.downloader)
+                sim.inject(Fault(action: .rateLimited(retryAfterSeconds: 120), pathContains: Self.bigFixture))
+                let before = source.requestCount
+                let error = await Harness.error { () async throws(StudIPError) in
+                    try await downloader.download(DownloadRequest(documentID: Self.bigFixture))
+                }
+                guard case .serverError(429, _) = error else {
+                    Issue.record("expected 429, got \(String(describing: error))")
+                    return
+                }
+                #expect(source.requestCount == before + 1, "no retry")
+                sim.clearFaults()
+                sim.inject(
+                    Fault(action: .rateLimited(retryAfterSeconds: 0), pathContains: Self.bigFixture, remaining: 1))
+                _ = try await Self.readAll(
+                    try await Self.content(downloader, DownloadRequest(documentID: Self.bigFixture)))
+                #expect(source.requestCount == before + 3, "a short Retry-After is waited for and retried")
             }
         }
     }

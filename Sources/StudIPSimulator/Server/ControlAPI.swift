@@ -142,15 +142,24 @@ struct ControlAPI: Sendable {
         let action: Fault.Action
         if let status = try int(input, "status") {
             guard (100...599).contains(status) else { throw Failure(status: 400, message: "status must be 100–599") }
-            action = .status(status)
+            if status == 429, let seconds = try int(input, "retry_after") {
+                action = .rateLimited(retryAfterSeconds: max(0, seconds))
+            } else {
+                action = .status(status)
+            }
         } else if let bytes = try int(input, "reset_after_bytes") {
             action = .resetAfterBytes(max(0, bytes))
+        } else if let bytes = try int(input, "stall_after_bytes"), let milliseconds = try int(input, "stall_ms") {
+            action = .stallAfterBytes(max(0, bytes), milliseconds: max(0, milliseconds))
         } else if let milliseconds = try int(input, "stall_ms") {
             action = .stall(milliseconds: max(0, milliseconds))
         } else if let body = try string(input, "body") {
             action = .body(body)
         } else {
-            throw Failure(status: 400, message: "a fault needs one of status, reset_after_bytes, stall_ms, body")
+            throw Failure(
+                status: 400,
+                message:
+                    "a fault needs one of status, reset_after_bytes, stall_ms (with stall_after_bytes: mid-body), body")
         }
         var share = 1.0
         if case .string(let text)? = input["share"], let value = Double(text) { share = value }

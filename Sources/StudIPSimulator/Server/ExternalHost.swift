@@ -30,7 +30,7 @@ struct ExternalHost: HTTPResponder {
         let size = document.size
         let streamer = Streamer(statistics: statistics, settings: settings)
         let bytes = ContentGenerator.externalBytes(path: url, size: size)
-        let body = streamer.stream(id: document.id, size: size, resetAfter: nil) { offset, length in
+        let body = streamer.stream(id: document.id, size: size, fault: nil) { offset, length in
             return Array(bytes[min(offset, bytes.count)..<min(offset + length, bytes.count)])
         }
         return Response(status: .ok, headers: fields, body: request.method == .head ? ResponseBody() : body)

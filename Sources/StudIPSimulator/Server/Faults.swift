@@ -9,10 +9,14 @@ public struct Fault: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Answer with this status code (and the API's error body) instead of handling the request.
         case status(Int)
+        /// Answer 429 Too Many Requests with `Retry-After: seconds`, as a rate-limiting proxy in front of Stud.IP does.
+        case rateLimited(retryAfterSeconds: Int)
         /// Send the response head and this many body bytes, then close the connection.
         case resetAfterBytes(Int)
         /// Wait this long before answering (the client's timeout should fire first).
         case stall(milliseconds: Int)
+        /// Send the response head and this many body bytes, then go silent for `milliseconds` (a stall mid-body).
+        case stallAfterBytes(Int, milliseconds: Int)
         /// Answer 200 with this body and the API's content type: malformed or truncated data from a "working" server.
         case body(String)
     }

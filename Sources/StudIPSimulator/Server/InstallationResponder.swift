@@ -38,7 +38,7 @@ struct InstallationResponder: HTTPResponder {
                 store: store, statistics: statistics, faults: faults, authenticator: authenticator, settings: settings)
             let segments = path.split(separator: "/").dropFirst().map { Self.decode($0) }
             let response = control.handle(method: request.method.rawValue, segments: segments, body: bodyData)
-            return Streamer(statistics: statistics, settings: settings).response(response, resetAfter: nil)
+            return Streamer(statistics: statistics, settings: settings).response(response, bodyFault: nil)
         }
 
         if path == "/__files" || path.hasPrefix("/__files/") {
@@ -47,32 +47,39 @@ struct InstallationResponder: HTTPResponder {
             let segments = path.split(separator: "/").dropFirst().map { Self.decode($0) }
             let response = FileIndex(university: store.snapshot()).respond(to: segments)
             statistics.count(route: response.route)
-            return Streamer(statistics: statistics, settings: settings).response(response, resetAfter: nil)
+            return Streamer(statistics: statistics, settings: settings).response(response, bodyFault: nil)
         }
 
         guard let (api, segments, trailingSlash) = route(path) else {
             statistics.count(route: "unknown")
             return Streamer(statistics: statistics, settings: settings).response(
-                .text("HTTP/1.1 404 Not Found", status: 404, route: "unknown"), resetAfter: nil)
+                .text("HTTP/1.1 404 Not Found", status: 404, route: "unknown"), bodyFault: nil)
         }
 
         statistics.requestStarted()
         defer { statistics.requestEnded() }
-        var resetAfter: Int?
+        var bodyFault: Streamer.BodyFault?
         switch faults.fault(forPath: String(path.dropFirst(basePath.count)), method: request.method.rawValue) {
         case .status(let status):
             statistics.count(route: "fault")
             return Streamer(statistics: statistics, settings: settings).response(
-                faultResponse(status: status, api: api), resetAfter: nil)
+                faultResponse(status: status, api: api), bodyFault: nil)
+        case .rateLimited(let seconds):
+            statistics.count(route: "fault")
+            var response = faultResponse(status: 429, api: api)
+            response.headers.append(("Retry-After", String(seconds)))
+            return Streamer(statistics: statistics, settings: settings).response(response, bodyFault: nil)
         case .resetAfterBytes(let bytes):
-            resetAfter = bytes
+            bodyFault = .reset(after: bytes)
+        case .stallAfterBytes(let bytes, let milliseconds):
+            bodyFault = .stall(after: bytes, milliseconds: milliseconds)
         case .stall(let milliseconds):
             try await Task.sleep(for: .milliseconds(milliseconds))
         case .body(let text):
             statistics.count(route: "fault")
             let contentType = api == .legacyREST ? "application/json;charset=utf-8" : "application/vnd.api+json"
             return Streamer(statistics: statistics, settings: settings).response(
-                .text(text, status: 200, contentType: contentType, route: "fault"), resetAfter: nil)
+                .text(text, status: 200, contentType: contentType, route: "fault"), bodyFault: nil)
         case nil:
             break
         }
@@ -110,7 +117,7 @@ struct InstallationResponder: HTTPResponder {
                 ?? .text("Not Found", status: 404, route: "web unknown")
         }
         statistics.count(route: response.route)
-        return Streamer(statistics: statistics, settings: settings).response(response, resetAfter: resetAfter)
+        return Streamer(statistics: statistics, settings: settings).response(response, bodyFault: bodyFault)
     }
 
     /// The API and its decoded segments, or nil for paths outside the installation.

@@ -14,7 +14,16 @@ struct Streamer: Sendable {
 
     private static let chunkSize = 64 << 10
 
-    func response(_ response: SimResponse, resetAfter: Int?) -> Response {
+    /// What goes wrong in the middle of a body.
+    enum BodyFault: Sendable {
+        /// The connection drops after this many bytes.
+        case reset(after: Int)
+        /// The server goes silent for a while after this many bytes, then goes on.
+        case stall(after: Int, milliseconds: Int)
+    }
+
+    func response(_ response: SimResponse, bodyFault: BodyFault?) -> Response {
+        let resetAfter: Int? = if case .reset(let after) = bodyFault { after } else { nil }
         var fields = HTTPFields()
         for (name, value) in response.headers {
             if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
@@ -35,24 +44,35 @@ struct Streamer: Sendable {
         case .document(let id, let content, let size):
             return Response(
                 status: status, headers: fields,
-                body: stream(id: id, size: size, resetAfter: resetAfter) { offset, length in
+                body: stream(id: id, size: size, fault: bodyFault) { offset, length in
                     ContentBytes.read(content, offset: offset, length: length)
                 })
         }
     }
 
-    /// A body of `size` bytes produced by `read`, paced to the bandwidth cap, dropped after `resetAfter` bytes.
+    /// A body of `size` bytes produced by `read`, paced to the bandwidth cap, with `fault` in the middle.
     func stream(
-        id: String, size: Int, resetAfter: Int?, read: @escaping @Sendable (_ offset: Int, _ length: Int) -> [UInt8]
+        id: String, size: Int, fault: BodyFault?, read: @escaping @Sendable (_ offset: Int, _ length: Int) -> [UInt8]
     ) -> ResponseBody {
         let bandwidth = settings.get().bandwidthBytesPerSecond
         return ResponseBody(contentLength: size) { [statistics] writer in
             let start = ContinuousClock.now
-            let limit = min(size, resetAfter ?? size)
+            var limit = size
+            var stall: (at: Int, milliseconds: Int)?
+            switch fault {
+            case .reset(let after): limit = min(size, after)
+            case .stall(let after, let milliseconds): stall = (min(size, after), milliseconds)
+            case nil: break
+            }
             var sent = 0
             do {
                 while sent < limit {
-                    let bytes = read(sent, min(Self.chunkSize, limit - sent))
+                    if let pause = stall, sent >= pause.at {
+                        stall = nil
+                        try await Task.sleep(for: .milliseconds(pause.milliseconds))
+                    }
+                    let next = stall.map { $0.at - sent } ?? Self.chunkSize
+                    let bytes = read(sent, min(Self.chunkSize, next, limit - sent))
                     guard !bytes.isEmpty else { break }
                     try await writer.write(ByteBuffer(bytes: bytes))
                     sent += bytes.count
