@@ -317,7 +317,7 @@ public final class CampusDaemon: Sendable {
             api: await link.apiName, lastRefresh: at ?? (try? store.syncState().lastOverviewAt),
             lastRefreshError: failure, failedCourses: last.failedCourses, cacheBytes: usage.bytes,
             cacheLimit: usage.limit, cachedDocuments: usage.count,
-            downloadsInFlight: usage.downloadsInFlight)
+            downloadsInFlight: usage.downloadsInFlight, cacheDiskShortage: usage.diskShortage)
     }
 
     /// The courses whose content lies below `path`; nil for the whole tree (a semester folder, the root).

@@ -115,12 +115,14 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var cacheLimit: Int64
     public var cachedDocuments: Int
     public var downloadsInFlight: Int
+    /// Set while the cache's disk is so full that each download evicts the other cached documents.
+    public var cacheDiskShortage: DiskShortage?
 
     public init(
         profile: String, mountpoint: String, pid: Int32, serverURL: String, server: Server, serverDetail: String?,
         api: String?, lastRefresh: Date?, lastRefreshError: String?, failedCourses: [String] = [], cacheBytes: Int64,
         cacheLimit: Int64,
-        cachedDocuments: Int, downloadsInFlight: Int
+        cachedDocuments: Int, downloadsInFlight: Int, cacheDiskShortage: DiskShortage? = nil
     ) {
         self.profile = profile
         self.mountpoint = mountpoint
@@ -136,6 +138,7 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
         self.cacheLimit = cacheLimit
         self.cachedDocuments = cachedDocuments
         self.downloadsInFlight = downloadsInFlight
+        self.cacheDiskShortage = cacheDiskShortage
     }
 }
 

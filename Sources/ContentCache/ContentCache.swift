@@ -47,6 +47,7 @@ public actor ContentCache {
     private var openHandles: [UInt64: String] = [:]
     private var openCounts: [String: Int] = [:]
     private var pinned: Set<String> = []
+    private var diskShortage: DiskShortage?
     private var accessClock: UInt64 = 0
     private var lastHandleID: UInt64 = 0
 
@@ -165,8 +166,9 @@ public actor ContentCache {
 
     public func usage() -> CacheUsage {
         CacheUsage(
-            bytes: cachedBytes(), count: index.count, limit: configuration.sizeLimit, downloadsInFlight: transfers.count
-        )
+            bytes: cachedBytes(), count: index.count, limit: configuration.sizeLimit,
+            downloadsInFlight: transfers.count,
+            diskShortage: diskShortage)
     }
 
     /// What is cached and downloading now.
@@ -210,7 +212,10 @@ public actor ContentCache {
         var bytes = cachedBytes()
         var free = layout.freeSpace() ?? .max
         func needed() -> Bool { bytes > configuration.sizeLimit || free < configuration.minimumFreeSpace }
-        guard needed() else { return 0 }
+        guard needed() else {
+            diskShortage = nil
+            return 0
+        }
         let candidates = index.values.filter {
             let id = $0.entry.documentID
             return !pinned.contains(id) && openCounts[id] == nil && transfers[id] == nil
@@ -224,7 +229,25 @@ public actor ContentCache {
             evicted += 1
             logger.debug("evicted", metadata: ["document": "\(candidate.entry.documentID)"])
         }
+        noteDiskShortage(free: free)
         return evicted
+    }
+
+    /// Remembers (for `status`) and logs once when even evicting everything evictable leaves less than the minimum
+    /// free space: from then on each download evicts every other cached document, which must not go unnoticed.
+    private func noteDiskShortage(free: Int64) {
+        guard free < configuration.minimumFreeSpace else {
+            diskShortage = nil
+            return
+        }
+        if diskShortage == nil {
+            logger.warning(
+                """
+                the cache's disk has only \(free) bytes free, less than the \(configuration.minimumFreeSpace) \
+                CampusFS keeps free: each download now evicts the other cached documents; free space on that disk
+                """)
+        }
+        diskShortage = DiskShortage(free: free, keptFree: configuration.minimumFreeSpace)
     }
 
     // MARK: - Download coordination

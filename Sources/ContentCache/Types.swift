@@ -62,6 +62,23 @@ public struct CacheUsage: Sendable, Hashable {
     public var count: Int
     public var limit: Int64
     public var downloadsInFlight: Int
+    /// Set while the cache's disk has less free space than ``ContentCacheConfiguration/minimumFreeSpace`` even
+    /// with everything evictable evicted: then every download evicts every other cached document.
+    public var diskShortage: DiskShortage?
+
+    public init(bytes: Int64, count: Int, limit: Int64, downloadsInFlight: Int, diskShortage: DiskShortage? = nil) {
+        self.bytes = bytes
+        self.count = count
+        self.limit = limit
+        self.downloadsInFlight = downloadsInFlight
+        self.diskShortage = diskShortage
+    }
+}
+
+/// Too little free space on the cache's disk, as the last eviction found it.
+public struct DiskShortage: Sendable, Hashable, Codable {
+    public var free: Int64
+    public var keptFree: Int64
 }
 
 /// What a cache holds, for `campusfs cache`: the copy of each document, and the downloads in flight.

@@ -94,8 +94,8 @@ struct StatusCommand: AsyncParsableCommand {
         abstract: "Show whether the profile is mounted, the server reachable and logged in, and the cache's use.",
         discussion: """
             --json prints one object: {"mounted", "profile", "mountpoint", "server", "serverDetail", "api", \
-            "lastRefresh", "lastRefreshError", "failedCourses", "cacheBytes", "cacheLimit", "cachedDocuments", "downloadsInFlight", \
-            "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" (the mountpoint) when \
+            "lastRefresh", "lastRefreshError", "failedCourses", "cacheBytes", "cacheLimit", "cachedDocuments", \
+            "downloadsInFlight", "cacheDiskShortage" (only while the cache's disk is too full), "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" (the mountpoint) when \
             the profile's daemon was killed and left its mount behind; `campusfs unmount` clears that.
             """)
 
@@ -157,6 +157,12 @@ struct StatusCommand: AsyncParsableCommand {
         lines.append(
             "cache:        \(bytes(status.cacheBytes)) of \(bytes(status.cacheLimit)) in \(status.cachedDocuments) "
                 + "documents, \(status.downloadsInFlight) downloading")
+        if let shortage = status.cacheDiskShortage {
+            lines.append(
+                "              the cache's disk has only \(bytes(shortage.free)) free, less than the "
+                    + "\(bytes(shortage.keptFree)) kept free, so each download evicts the other cached documents; "
+                    + "free space on that disk")
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+/// Issue 14.9: a cache whose disk has less free space than CampusFS keeps free evicts every other document with each
+/// download; `status` and the log say so (the cache on a real 16 MiB tmpfs, below the 1 GiB kept free).
+@Suite(.serialized)
+struct DiskSpaceTests {
+    @Test func aDiskTooFullForTheCacheIsNamedInStatusAndTheLog() async throws {
+        try await DaemonTests.with { setup in
+            let cache = setup.cli.home.appendingPathComponent("small-cache").path
+            try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+            #expect(
+                try await MountHarness.shell("mount -t tmpfs -o size=16m tmpfs \(MountHarness.quoted(cache))").status
+                    == 0)
+            setup.cli.environment["XDG_CACHE_HOME"] = cache
+            do {
+                try await check(setup)
+            } catch {
+                _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
+                _ = try await MountHarness.shell("umount -l \(MountHarness.quoted(cache))")
+                throw error
+            }
+            _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
+            #expect(try await MountHarness.shell("umount \(MountHarness.quoted(cache))").status == 0)
+        }
+    }
+
+    private func check(_ setup: DaemonTests.Setup) async throws {
+        #expect(try await setup.mount().status == 0)
+        #expect(try await MountHarness.shell("cat \(setup.path(DaemonTests.readme)) >/dev/null").status == 0)
+
+        let shortage = try await setup.status()["cacheDiskShortage"] as? [String: Any]
+        #expect(shortage?["keptFree"] as? Int == 1 << 30, "\(String(describing: shortage))")
+        let text = try await setup.campusfs(["status"], timeout: 20)
+        #expect(text.stdout.contains("less than the 1 GB kept free, so each download evicts"), "\(text.stdout)")
+        let log = try String(
+            contentsOf: setup.cli.home.appendingPathComponent("state/campusfs/default.log"), encoding: .utf8)
+        #expect(log.contains("each download now evicts the other cached documents"), "\(log)")
+    }
+}
