@@ -31,6 +31,8 @@ public struct DaemonConfiguration: Sendable {
     /// How long the cached bytes and the user's tags and pins of what Stud.IP removed are kept, in case it comes
     /// back (a listing that was empty by mistake).
     public var removalGrace: Duration = .seconds(7 * 86_400)
+    /// The longest one refresh may take before it is stopped (what it applied stays).
+    public var refreshTimeout: Duration = .seconds(600)
 
     public init(
         profile: String, mountpoint: String, databasePath: String, cacheDirectory: String, socketPath: String,
@@ -102,6 +104,8 @@ public final class CampusDaemon: Sendable {
     private let refreshes = RefreshQueue()
     private let poller = Mutex<Task<Void, Never>?>(nil)
     private let lastRefresh = Mutex(LastRefresh())
+    /// How far the running refresh is, for `status` and `campusfs refresh`'s progress line.
+    private let refreshProgress = Mutex<RefreshProgress?>(nil)
 
     /// How the last refresh went, for `status`.
     private struct LastRefresh {
@@ -254,8 +258,7 @@ public final class CampusDaemon: Sendable {
             }
             switch await refresh(courseIDs: courseIDs) {
             case .success(let report): return ControlResponse(refresh: RefreshOutcome(report))
-            case .failure(.studIP(let error)): return .failure(error.description, exitCode: error.exitCode)
-            case .failure(.store(let error)): return .failure(error.description, exitCode: 4)
+            case .failure(let error): return .failure(error.description, exitCode: error.exitCode)
             }
         case .login(let given):
             do throws(StudIPError) {
@@ -317,7 +320,8 @@ public final class CampusDaemon: Sendable {
             api: await link.apiName, lastRefresh: at ?? (try? store.syncState().lastOverviewAt),
             lastRefreshError: failure, failedCourses: last.failedCourses, cacheBytes: usage.bytes,
             cacheLimit: usage.limit, cachedDocuments: usage.count,
-            downloadsInFlight: usage.downloadsInFlight, cacheDiskShortage: usage.diskShortage)
+            downloadsInFlight: usage.downloadsInFlight, cacheDiskShortage: usage.diskShortage,
+            refreshing: refreshProgress.withLock { $0 })
     }
 
     /// The courses whose content lies below `path`; nil for the whole tree (a semester folder, the root).
@@ -343,14 +347,19 @@ public final class CampusDaemon: Sendable {
                 } catch {
                     throw .studIP(error)
                 }
-                let report = try await Self.refresher(configuration, store: store, source: source)
-                    .refresh(courseIDs: courseIDs)
+                let report = try await withDeadline(configuration.refreshTimeout) {
+                    [self] () async throws(RefreshError) in
+                    try await Self.refresher(configuration, store: store, source: source) { done, total in
+                        self.refreshProgress.withLock { $0 = RefreshProgress(done: done, total: total) }
+                    }.refresh(courseIDs: courseIDs)
+                }
                 await link.record(success: source.apiName)
                 result = .success(report)
             } catch {
                 if case .studIP(let studIPError) = error { await link.record(studIPError) }
                 result = .failure(error)
             }
+            refreshProgress.withLock { $0 = nil }
             switch result {
             case .success(let report):
                 record(report)
@@ -436,9 +445,37 @@ public final class CampusDaemon: Sendable {
     }
 
     private static func refresher(
-        _ configuration: DaemonConfiguration, store: MetadataStore, source: any DocumentSource
+        _ configuration: DaemonConfiguration, store: MetadataStore, source: any DocumentSource,
+        progress: (@Sendable (Int, Int) -> Void)? = nil
     ) -> Refresher {
-        Refresher(source: source, store: store, options: configuration.tree, semesters: configuration.semesters)
+        Refresher(
+            source: source, store: store, options: configuration.tree, semesters: configuration.semesters,
+            progress: progress)
+    }
+
+    /// Runs `body`, cancelling it after `limit`: its requests end as cancelled, and the refresh reports that it
+    /// took too long rather than that it was cancelled.
+    private func withDeadline<T: Sendable>(
+        _ limit: Duration, _ body: @escaping @Sendable () async throws(RefreshError) -> T
+    ) async throws(RefreshError) -> T {
+        let work = Task { () async -> Result<T, RefreshError> in
+            do throws(RefreshError) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        let expired = Atomic<Bool>(false)
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            guard !Task.isCancelled else { return }
+            expired.store(true, ordering: .releasing)
+            work.cancel()
+        }
+        let result = await work.value
+        timer.cancel()
+        if expired.load(ordering: .acquiring), case .failure = result { throw .tookTooLong(limit: limit) }
+        return try result.get()
     }
 
     private static func connected(_ link: ServerLink) async throws(RefreshError) -> any DocumentSource {

@@ -117,12 +117,15 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var downloadsInFlight: Int
     /// Set while the cache's disk is so full that each download evicts the other cached documents.
     public var cacheDiskShortage: DiskShortage?
+    /// Set while a refresh runs.
+    public var refreshing: RefreshProgress?
 
     public init(
         profile: String, mountpoint: String, pid: Int32, serverURL: String, server: Server, serverDetail: String?,
         api: String?, lastRefresh: Date?, lastRefreshError: String?, failedCourses: [String] = [], cacheBytes: Int64,
         cacheLimit: Int64,
-        cachedDocuments: Int, downloadsInFlight: Int, cacheDiskShortage: DiskShortage? = nil
+        cachedDocuments: Int, downloadsInFlight: Int, cacheDiskShortage: DiskShortage? = nil,
+        refreshing: RefreshProgress? = nil
     ) {
         self.profile = profile
         self.mountpoint = mountpoint
@@ -139,7 +142,14 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
         self.cachedDocuments = cachedDocuments
         self.downloadsInFlight = downloadsInFlight
         self.cacheDiskShortage = cacheDiskShortage
+        self.refreshing = refreshing
     }
+}
+
+/// How far a running refresh is: courses read of the courses to read (0 of 0 while the overview loads).
+public struct RefreshProgress: Codable, Sendable, Hashable {
+    public var done: Int
+    public var total: Int
 }
 
 /// What a refresh did, as `campusfs refresh` prints it.

@@ -11,12 +11,18 @@ public struct Refresher: Sendable {
     public let options: TreeOptions
     /// Semesters to show, by title or id (the config file's `semesters`); nil shows all.
     public let semesters: Set<String>?
+    /// Told how many courses are done of how many, once the overview is in and after each course.
+    public let progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
 
-    public init(source: any DocumentSource, store: MetadataStore, options: TreeOptions, semesters: Set<String>? = nil) {
+    public init(
+        source: any DocumentSource, store: MetadataStore, options: TreeOptions, semesters: Set<String>? = nil,
+        progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
+    ) {
         self.source = source
         self.store = store
         self.options = options
         self.semesters = semesters
+        self.progress = progress
     }
 
     /// What a refresh did, for `campusfs refresh` and the daemon's status.
@@ -58,6 +64,8 @@ public struct Refresher: Sendable {
 
         var failures: [ItemProblem] = []
         var serverError: StudIPError?
+        var done = 0
+        progress?(done, courses.count)
         await withTaskGroup(of: (RemoteCourse, Result<CourseContent, StudIPError>).self) { group in
             for course in courses {
                 group.addTask {
@@ -69,6 +77,10 @@ public struct Refresher: Sendable {
                 }
             }
             for await (course, result) in group {
+                defer {
+                    done += 1
+                    progress?(done, courses.count)
+                }
                 switch result {
                 case .success(let content):
                     do {
@@ -98,11 +110,25 @@ public struct Refresher: Sendable {
 public enum RefreshError: Error, Sendable, CustomStringConvertible {
     case studIP(StudIPError)
     case store(StoreError)
+    /// The refresh ran longer than its deadline and was stopped; the courses it had applied stay.
+    case tookTooLong(limit: Duration)
 
     public var description: String {
         switch self {
         case .studIP(let error): error.description
         case .store(let error): error.description
+        case .tookTooLong(let limit):
+            "the refresh was stopped after \(limit.components.seconds) s (refresh_timeout): Stud.IP answers too "
+                + "slowly; the courses read so far are updated, the rest follows at the next refresh"
+        }
+    }
+
+    /// DESIGN.md §1.1: 2 login, 3 network, 4 other.
+    public var exitCode: Int32 {
+        switch self {
+        case .studIP(let error): error.exitCode
+        case .store: 4
+        case .tookTooLong: 3
         }
     }
 }

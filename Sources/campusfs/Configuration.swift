@@ -81,6 +81,7 @@ struct ConfigFile: Decodable, Sendable {
         "cache_limit": #"a size in quotes, e.g. cache_limit = "10G""#,
         "refresh_interval": #"a duration in quotes, e.g. refresh_interval = "10m""#,
         "removal_grace": #"a duration in quotes, e.g. removal_grace = "7d""#,
+        "refresh_timeout": #"a duration in quotes, e.g. refresh_timeout = "10m""#,
     ]
 }
 
@@ -96,6 +97,7 @@ struct ProfileSettings: Decodable, Sendable {
     var cacheLimit: String?
     var refreshInterval: String?
     var removalGrace: String?
+    var refreshTimeout: String?
 
     enum CodingKeys: String, CodingKey {
         case url, username, api, semesters
@@ -105,6 +107,7 @@ struct ProfileSettings: Decodable, Sendable {
         case cacheLimit = "cache_limit"
         case refreshInterval = "refresh_interval"
         case removalGrace = "removal_grace"
+        case refreshTimeout = "refresh_timeout"
     }
 
     /// Every string set, with its key, so that all are checked alike.
@@ -112,7 +115,7 @@ struct ProfileSettings: Decodable, Sendable {
         let single: [(CodingKeys, String?)] = [
             (.url, url), (.username, username), (.api, api), (.passwordCommand, passwordCommand),
             (.courseName, courseName), (.cacheLimit, cacheLimit), (.refreshInterval, refreshInterval),
-            (.removalGrace, removalGrace),
+            (.removalGrace, removalGrace), (.refreshTimeout, refreshTimeout),
         ]
         let lists: [(CodingKeys, [String]?)] = [(.semesters, semesters), (.hiddenCourses, hiddenCourses)]
         return single.compactMap { key, value in value.map { (key: key.rawValue, value: $0) } }

@@ -130,6 +130,7 @@ enum DaemonRunner {
             semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters), cache: cache,
             refreshInterval: profile.refreshInterval ?? .seconds(600), offline: offline, credentialLookup: lookup)
         if let grace = profile.removalGrace { configuration.removalGrace = grace }
+        if let timeout = profile.refreshTimeout { configuration.refreshTimeout = timeout }
         let daemon: CampusDaemon
         do throws(DaemonError) {
             daemon = try await CampusDaemon.start(configuration)

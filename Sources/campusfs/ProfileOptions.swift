@@ -84,17 +84,17 @@ struct ProfileOptions: ParsableArguments {
             return Duration.seconds(seconds)
         }
         let removalGrace = try settings?.removalGrace.map { (text) throws(CLIError) in
-            guard let seconds = Self.seconds(text) else {
-                throw .usage("removal_grace must be a duration like \"7d\" or \"12h\", not \"\(text)\"")
-            }
-            return Duration.seconds(seconds)
+            try Self.duration(text, key: "removal_grace", example: "7d")
+        }
+        let refreshTimeout = try settings?.refreshTimeout.map { (text) throws(CLIError) in
+            try Self.duration(text, key: "refresh_timeout", example: "10m")
         }
         return Profile(
             name: name, paths: paths, serverURL: url.hasSuffix("/") ? String(url.dropLast()) : url, api: choice,
             username: username ?? settings?.username, passwordCommand: passwordCommand ?? settings?.passwordCommand,
             semesters: settings?.semesters ?? [], hiddenCourses: Set(settings?.hiddenCourses ?? []),
             courseNameTemplate: settings?.courseName ?? "{number} {title}", cacheLimit: cacheLimit,
-            refreshInterval: refreshInterval, removalGrace: removalGrace)
+            refreshInterval: refreshInterval, removalGrace: removalGrace, refreshTimeout: refreshTimeout)
     }
 
     /// "10G", "500M", "64K" or plain bytes (powers of 1024).
@@ -106,6 +106,14 @@ struct ProfileOptions: ParsableArguments {
         let (number, unit) = units[last].map { (trimmed.dropLast(), $0) } ?? (Substring(trimmed), 1)
         guard let value = Int64(number), value > 0, value <= Int64.max / unit else { return nil }
         return value * unit
+    }
+
+    /// A duration setting, or a usage error naming the key and an example.
+    private static func duration(_ text: String, key: String, example: String) throws(CLIError) -> Duration {
+        guard let seconds = seconds(text) else {
+            throw .usage("\(key) must be a duration like \"\(example)\", not \"\(text)\"")
+        }
+        return .seconds(seconds)
     }
 
     /// "90s", "10m", "2h", "30d" or plain seconds.
@@ -137,6 +145,8 @@ struct Profile: Sendable {
     var refreshInterval: Duration?
     /// How long cached copies, tags and pins of what Stud.IP removed are kept (`removal_grace`); nil: 7 days.
     var removalGrace: Duration?
+    /// The longest one refresh of a mounted profile may take (`refresh_timeout`); nil: 10 minutes.
+    var refreshTimeout: Duration?
 
     var databaseURL: URL { paths.database(profile: name) }
 }

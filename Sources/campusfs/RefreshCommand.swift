@@ -3,6 +3,7 @@ import CampusFS
 import Foundation
 import MetadataStore
 import StudIPKit
+import Synchronization
 
 /// `campusfs refresh`: fetch what changed on Stud.IP into the metadata store and say what it was.
 struct RefreshCommand: AsyncParsableCommand {
@@ -48,6 +49,8 @@ struct RefreshCommand: AsyncParsableCommand {
 
     /// While mounted, the daemon refreshes, so the mount shows the changes at once.
     private func throughDaemon(_ socket: URL) throws(CLIError) -> RefreshOutcome {
+        let watcher = isatty(STDERR_FILENO) == 1 ? RefreshWatcher(socket: socket) : nil
+        defer { watcher?.stop() }
         let response: ControlResponse
         do throws(ControlSocketError) {
             response = try ControlClient.send(
@@ -102,7 +105,7 @@ struct RefreshCommand: AsyncParsableCommand {
         switch result {
         case .success(let report): return (RefreshOutcome(report), first)
         case .failure(.studIP(let error)): throw CLIError(error)
-        case .failure(.store(let error)): throw CLIError.other(error.description)
+        case .failure(let error): throw CLIError(exitCode: error.exitCode, error.description)
         }
     }
 
@@ -187,5 +190,37 @@ extension ProfileOptions.APIChoice {
         case .jsonapi: .jsonAPI
         case .rest: .legacyREST
         }
+    }
+}
+
+/// `campusfs refresh` in a terminal: "refreshing: 12 of 40 courses", from the daemon's status twice a second while
+/// the refresh request waits for its answer. Ctrl-C ends the command; the daemon finishes the refresh.
+private final class RefreshWatcher: Sendable {
+    private let stopped = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(socket: URL) {
+        Thread { [self] in poll(socket) }.start()
+    }
+
+    private func poll(_ socket: URL) {
+        var line = ProgressLine(terminal: true)
+        while !stopped.load(ordering: .acquiring) {
+            if let progress = DaemonDirectory.status(socket)?.refreshing {
+                line.show(
+                    progress.total == 0
+                        ? "refreshing: the overview of semesters and courses"
+                        : "refreshing: \(progress.done) of \(progress.total) courses", final: false)
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        finished.signal()
+    }
+
+    /// Stops polling and clears the line before the result is printed.
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+        finished.wait()
     }
 }

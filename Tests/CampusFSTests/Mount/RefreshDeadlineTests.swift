@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@testable import StudIPSimulator
+
+/// Issue 14.3: a refresh has an overall deadline (`refresh_timeout`), and `campusfs refresh` in a terminal shows how
+/// far the daemon's refresh is.
+@Suite(.serialized)
+struct RefreshDeadlineTests {
+    static func configure(_ setup: DaemonTests.Setup, _ lines: String) throws {
+        let config = setup.cli.home.appendingPathComponent("config/campusfs")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data("[profiles.default]\n\(lines)\n".utf8).write(to: config.appendingPathComponent("config.toml"))
+    }
+
+    @Test func aRefreshLongerThanItsTimeoutIsStoppedAndSaysSo() async throws {
+        try await DaemonTests.with { setup in
+            try Self.configure(setup, #"refresh_timeout = "2s""#)
+            #expect(try await setup.mount().status == 0)
+            _ = setup.sim.settings.update { $0.latencyMilliseconds = 1_500 }
+            let refresh = try await setup.campusfs(["refresh"], timeout: 60)
+            _ = setup.sim.settings.update { $0.latencyMilliseconds = 0 }
+            #expect(refresh.status == 3, "\(refresh.stdout) \(refresh.stderr)")
+            #expect(
+                refresh.stderr.contains(
+                    "the refresh was stopped after 2 s (refresh_timeout): Stud.IP answers too slowly"),
+                "\(refresh.stderr)")
+            #expect(try await setup.status()["server"] as? String == "online", "slow is not offline")
+            #expect(try await setup.campusfs(["refresh"], timeout: 60).status == 0, "the next refresh completes")
+        }
+    }
+
+    @Test func refreshInATerminalShowsHowFarItIs() async throws {
+        try await DaemonTests.with { setup in
+            #expect(try await setup.mount().status == 0)
+            _ = setup.sim.settings.update { $0.latencyMilliseconds = 400 }
+            let driver = """
+                import json, os, pty, sys
+                binary, environment = sys.argv[1], json.loads(sys.argv[2])
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.execve(binary, [binary, "refresh"], environment)
+                seen = b""
+                while True:
+                    try:
+                        chunk = os.read(fd, 1024)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    seen += chunk
+                _, status = os.waitpid(pid, 0)
+                print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode()}))
+                """
+            let environment = String(
+                decoding: try JSONSerialization.data(withJSONObject: setup.cli.environment), as: UTF8.self)
+            let result = try await MountHarness.shell(
+                "python3 -c \(MountHarness.quoted(driver)) \(MountHarness.quoted(CLI.binary.path)) "
+                    + MountHarness.quoted(environment), timeout: 120)
+            _ = setup.sim.settings.update { $0.latencyMilliseconds = 0 }
+            let answer = try #require(
+                (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any],
+                "\(result.stderr)")
+            #expect(answer["status"] as? Int == 0, "\(answer)")
+            let output = try #require(answer["output"] as? String)
+            #expect(output.contains("refreshing: "), "\(output)")
+            #expect(output.contains(" of 5 courses"), "\(output)")
+        }
+    }
+}
