@@ -15,13 +15,13 @@ enum FuzzMain {
         "naming": NamingTarget.run,
     ]
 
-    /// libFuzzer's children (`-jobs`, `-fork`) get the parent's flags, not its first argument: they find the
-    /// target here.
+    /// libFuzzer's children (`-jobs`, `-fork`, `-minimize_crash`) get the parent's flags and inputs, not its
+    /// first argument: they find the target here.
     static let environmentKey = "CAMPUSFS_FUZZ_TARGET"
 
     static func main() {
         var arguments = CommandLine.arguments
-        if arguments.count > 1, !arguments[1].hasPrefix("-") {
+        if arguments.count > 1, targets[arguments[1]] != nil {
             setenv(environmentKey, arguments.remove(at: 1), 1)
         }
         guard let name = ProcessInfo.processInfo.environment[environmentKey], targets[name] != nil else {
