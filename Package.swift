@@ -106,6 +106,12 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+
+        // Fuzz targets (docs/fuzzing.md): a corpus replay in a normal build, libFuzzer with Scripts/fuzz.
+        .executableTarget(
+            name: "campusfs-fuzz",
+            dependencies: ["StudIPKit", "MetadataStore"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -91,12 +91,17 @@ enum JSONValue: Sendable, Hashable {
 
 /// Dates as both APIs send them.
 enum StudIPDate {
+    /// The years 1 to 9999, the dates ISO 8601 writes with four digits; others are unreadable. A legacy
+    /// `chdate` of `"9223372036854775807"` otherwise became a date whose seconds overflow the `Int` of a
+    /// `timespec`, and `stat` trapped (found by Scripts/fuzz).
+    static let readable = Date(timeIntervalSince1970: -62_135_596_800)...Date(timeIntervalSince1970: 253_402_300_799)
+
     /// JSON:API: ISO 8601 with a numeric offset (`2024-10-15T15:46:40+02:00`), sometimes with fractions.
     static func iso8601(_ value: JSONValue?) -> Date? {
         guard let text = value?.string else { return nil }
-        if let date = try? Date(text, strategy: .iso8601) { return date }
         let withFractions = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        return try? Date(text, strategy: withFractions)
+        let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: withFractions))
+        return date.flatMap { readable.contains($0) ? $0 : nil }
     }
 
     /// Creation and change dates where one may be missing: each stands in for the other; nil when both are.
@@ -107,6 +112,6 @@ enum StudIPDate {
 
     /// Legacy REST: unix seconds as an int, or a numeric string up to Stud.IP 4.2.
     static func unix(_ value: JSONValue?) -> Date? {
-        value?.int.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        value?.int.map { Date(timeIntervalSince1970: TimeInterval($0)) }.flatMap { readable.contains($0) ? $0 : nil }
     }
 }

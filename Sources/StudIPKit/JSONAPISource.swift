@@ -35,7 +35,8 @@ final class JSONAPISource: DocumentSource {
 
     static let mediaType = "application/vnd.api+json"
 
-    private init(transport: HTTPTransport, user: RemoteUser) {
+    /// Internal, not private, like the decoding steps below: the fuzz target (`campusfs-fuzz`) calls them.
+    init(transport: HTTPTransport, user: RemoteUser) {
         self.transport = transport
         probedUser = Mutex(user)
     }
@@ -113,7 +114,7 @@ final class JSONAPISource: DocumentSource {
         return RemoteUser(id: id, username: username, displayName: displayName.isEmpty ? username : displayName)
     }
 
-    private static func semester(_ element: JSONValue) -> RemoteSemester? {
+    static func semester(_ element: JSONValue) -> RemoteSemester? {
         let attributes = element["attributes"]
         guard let id = element["id"]?.id, let begin = StudIPDate.iso8601(attributes?["start"]),
             let end = StudIPDate.iso8601(attributes?["end"])
@@ -121,7 +122,7 @@ final class JSONAPISource: DocumentSource {
         return RemoteSemester(id: id, title: attributes?["title"]?.string ?? id, begin: begin, end: end)
     }
 
-    private func course(_ element: JSONValue) -> ListedCourse? {
+    func course(_ element: JSONValue) -> ListedCourse? {
         guard let id = element["id"]?.id else { return nil }
         let attributes = element["attributes"]
         let endSemester = element["relationships"]?["end-semester"]?["data"]?["id"]?.id
@@ -202,7 +203,7 @@ final class JSONAPISource: DocumentSource {
 
     /// The readable folders below the root: unreadable folders (`is-readable: false`) and everything below
     /// them are left out, so are folders whose parent is not in the list.
-    private func readableTree(_ elements: [JSONValue], course: RemoteCourse, label: String) throws(StudIPError)
+    func readableTree(_ elements: [JSONValue], course: RemoteCourse, label: String) throws(StudIPError)
         -> CourseTree
     {
         let parentOf = { (element: JSONValue) in element["relationships"]?["parent"]?["data"]?["id"]?.id }
@@ -249,7 +250,7 @@ final class JSONAPISource: DocumentSource {
 }
 
 /// The content of one course while the JSON:API walk assembles it.
-private struct CourseTree {
+struct CourseTree {
     private(set) var content: CourseContent
     private let installation: Installation
     /// Folder id → announced document count (5.1+), for the folders in the tree.

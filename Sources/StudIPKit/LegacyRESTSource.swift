@@ -15,7 +15,8 @@ final class LegacyRESTSource: DocumentSource {
     /// User id → display name, learned from course listings (lecturers) for documents' `ownerName`.
     private let knownNames: Mutex<[String: String]>
 
-    private init(transport: HTTPTransport, user: RemoteUser) {
+    /// Internal, not private, like `course(_:)` and ``FolderWalk``: the fuzz target (`campusfs-fuzz`) calls them.
+    init(transport: HTTPTransport, user: RemoteUser) {
         self.transport = transport
         probedUser = Mutex(user)
         knownNames = Mutex([user.id: user.displayName])
@@ -86,7 +87,7 @@ final class LegacyRESTSource: DocumentSource {
         return RemoteUser(id: id, username: username, displayName: formatted.isEmpty ? username : formatted)
     }
 
-    private func course(_ element: JSONValue) -> ListedCourse? {
+    func course(_ element: JSONValue) -> ListedCourse? {
         guard let id = element["course_id"]?.id ?? element["id"]?.id else { return nil }
         var lecturers: [String] = []
         for lecturer in element["lecturers"]?.elements ?? [] {
@@ -157,7 +158,7 @@ final class LegacyRESTSource: DocumentSource {
 }
 
 /// The content of one course while the legacy walk assembles it, folder listing by folder listing.
-private struct FolderWalk {
+struct FolderWalk {
     private(set) var content: CourseContent
     var names: [String: String] = [:]
     private let installation: Installation

@@ -1,0 +1,102 @@
+import Foundation
+
+@testable import StudIPKit
+
+/// The decoding steps of both sources on any JSON: they may reject items (problems, nil, thrown errors) but
+/// never crash, and what they return keeps the promises of Model.swift: ids non-empty and unique, sizes not
+/// negative, every folder below one that came before it (the root first), every document in a listed folder,
+/// and dates between the years 1 and 9999 (what JSON:API's ISO 8601 can say, and what `stat` can show).
+///
+/// JSON:API input: a document or a list of documents whose `data` elements are read together, so that one input
+/// can hold a course's folders and its documents (Scripts/fuzz makes such a seed from the captured pair).
+enum JSONAPITarget {
+    static func run(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let input = try? JSONReader.parse(bytes) else { return }
+        let elements = (input.array ?? [input]).flatMap { document in
+            document["data"]?.array ?? [document["data"] ?? document]
+        }
+        for element in elements {
+            if let semester = JSONAPISource.semester(element) {
+                precondition(!semester.id.isEmpty)
+                Fixture.check(dates: semester.begin, semester.end)
+            }
+            if let listed = Fixture.jsonAPI.course(element) { precondition(!listed.course.id.isEmpty) }
+        }
+        guard var tree = try? Fixture.jsonAPI.readableTree(elements, course: Fixture.course, label: "fuzz") else {
+            return
+        }
+        for element in elements { tree.add(document: element, listedInFolder: nil) }
+        for folder in tree.foldersMissingDocuments() + tree.foldersWithoutCount().prefix(1) {
+            for element in elements { tree.add(document: element, listedInFolder: folder.id) }
+        }
+        Fixture.check(tree.content)
+    }
+}
+
+enum LegacyTarget {
+    static func run(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let json = try? JSONReader.parse(bytes) else { return }
+        for element in json["collection"]?.elements ?? [json] {
+            if let listed = Fixture.legacy.course(element) { precondition(!listed.course.id.isEmpty) }
+        }
+        guard let rootID = json["id"]?.id else { return }
+        var walk = FolderWalk(course: Fixture.course, rootID: rootID, installation: Fixture.installation)
+        // Each subfolder's own listing is its entry in the listing that named it, as far as the input goes.
+        var listings = [rootID: json]
+        var pending = [RemoteFolder(id: rootID, parentID: nil, name: "", created: .now, changed: .now)]
+        while let folder = pending.popLast(), let listing = listings[folder.id] {
+            for entry in listing["subfolders"]?.elements ?? [] {
+                if let id = entry["id"]?.id, listings[id] == nil { listings[id] = entry }
+            }
+            pending += walk.add(listing: listing, of: folder.id, parentID: folder.parentID, label: "fuzz")
+        }
+        Fixture.check(walk.content)
+    }
+}
+
+/// One source of each kind, never connected: the decoding steps need one for its installation's URLs.
+private enum Fixture {
+    static let installation: Installation = {
+        do {
+            return try Installation("https://studip.example.org/studip")
+        } catch {
+            fatalError("\(error)")
+        }
+    }()
+    static let transport = HTTPTransport(
+        configuration: ClientConfiguration(
+            baseURL: installation.baseURL, credentials: .basic(username: "fuzz", password: "fuzz")),
+        installation: installation)
+    static let user = RemoteUser(id: "fuzz", username: "fuzz", displayName: "Fuzz")
+    static let jsonAPI = JSONAPISource(transport: transport, user: user)
+    static let legacy = LegacyRESTSource(transport: transport, user: user)
+    static let course = RemoteCourse(id: "course", number: "", title: "Fuzz", semesterIDs: [])
+
+    static func check(_ content: CourseContent) {
+        var folders = Set<String>()
+        for (index, folder) in content.folders.enumerated() {
+            precondition(!folder.id.isEmpty, "folder without id")
+            if index == 0 {
+                precondition(folder.id == content.rootFolderID && folder.parentID == nil, "root folder not first")
+            } else {
+                precondition(folder.parentID.map(folders.contains) == true, "folder \(folder.id) before its parent")
+            }
+            precondition(folders.insert(folder.id).inserted, "folder \(folder.id) twice")
+            check(dates: folder.created, folder.changed)
+        }
+        var documents = Set<String>()
+        for document in content.documents {
+            precondition(!document.id.isEmpty, "document without id")
+            precondition(documents.insert(document.id).inserted, "document \(document.id) twice")
+            precondition(folders.contains(document.folderID), "document \(document.id) in an unlisted folder")
+            precondition(document.size >= 0, "document \(document.id) with a negative size")
+            check(dates: document.created, document.changed)
+        }
+    }
+
+    static func check(dates: Date...) {
+        for date in dates {
+            precondition(StudIPDate.readable.contains(date), "date \(date.timeIntervalSince1970) s")
+        }
+    }
+}

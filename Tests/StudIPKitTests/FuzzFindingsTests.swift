@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+@testable import StudIPKit
+
+/// Inputs `Scripts/fuzz` found (docs/fuzzing.md), minimised: each broke a property of the decoders.
+@Suite("Fuzz findings")
+struct FuzzFindingsTests {
+    /// Dates past the year 9999 read as dates: a legacy REST `chdate` of `"9223372036854775807"` (a numeric
+    /// string, as Stud.IP ≤ 4.2 sends them) became a `Date` whose seconds do not fit the `Int` of a `timespec`,
+    /// and `stat` of the document trapped in the daemon.
+    @Test("dates outside the years 1–9999 are unreadable, in both APIs")
+    func outOfRangeDates() throws {
+        #expect(StudIPDate.unix(.string("9223372036854775807")) == nil)
+        #expect(StudIPDate.unix(.number(17_920_513_201_620)) == nil)
+        #expect(StudIPDate.iso8601(.string("20202-04-01T00:00:00+02:00")) == nil)
+        #expect(StudIPDate.unix(.number(253_402_300_799)) == Date(timeIntervalSince1970: 253_402_300_799))
+        #expect(StudIPDate.unix(.string("-62135596800")) == Date(timeIntervalSince1970: -62_135_596_800))
+        #expect(StudIPDate.iso8601(.string("9999-12-31T23:59:59Z")) == Date(timeIntervalSince1970: 253_402_300_799))
+    }
+
+    @Test("a legacy REST document dated beyond the year 9999 is left out as a problem")
+    func legacyDocumentOutOfRange() throws {
+        let listing = try DecodingTests.json(
+            #"{"id": "root", "mkdate": 1499862074, "chdate": 1499862074, "file_refs": [{"id": "d1", "name": "a.pdf","#
+                + #" "mkdate": "9223372036854775807", "chdate": "9223372036854775807"}]}"#)
+        let course = RemoteCourse(id: "c", number: "", title: "C", semesterIDs: [])
+        var walk = FolderWalk(
+            course: course, rootID: "root", installation: try Installation("https://studip.example.org"))
+        _ = walk.add(listing: listing, of: "root", parentID: nil, label: "test")
+        #expect(walk.content.documents.isEmpty)
+        #expect(walk.content.problems.map(\.itemID) == ["d1"])
+    }
+
+    @Test("a JSON:API semester beginning in the year 20202 is unreadable")
+    func jsonAPISemesterOutOfRange() throws {
+        let element = try DecodingTests.json(
+            #"{"id": "s1", "attributes": {"title": "SS 20202", "start": "20202-04-01T00:00:00+02:00","#
+                + #" "end": "2022-09-30T23:59:59+02:00"}}"#)
+        #expect(JSONAPISource.semester(element) == nil)
+    }
+}
