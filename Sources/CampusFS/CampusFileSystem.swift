@@ -419,9 +419,13 @@ public final class CampusFileSystem: FileSystemOperations {
     /// Directories report one link: the conventional "subdirectory count unknown", which keeps `find` from
     /// skipping subdirectories by counting links.
     private func attributes(of node: Node) -> Attributes {
+        // The decoders refuse dates outside the years 1–9999, but the store is a file on disk: a time `Int` cannot
+        // hold would trap here, so it reads as the epoch instead.
         let seconds = node.mtime.timeIntervalSince1970.rounded(.down)
+        let readable = seconds.isFinite && abs(seconds) < 1e15
         let time = timespec(
-            tv_sec: Int(seconds), tv_nsec: Int((node.mtime.timeIntervalSince1970 - seconds) * 1_000_000_000))
+            tv_sec: readable ? Int(seconds) : 0,
+            tv_nsec: readable ? Int((node.mtime.timeIntervalSince1970 - seconds) * 1_000_000_000) : 0)
         return Attributes(
             inode: Inode(node.inode), mode: mode(of: node), linkCount: 1, userID: owner.user, groupID: owner.group,
             size: node.size, accessed: time, modified: time, changed: time)
