@@ -185,8 +185,9 @@ extension UserTree {
     }
 }
 
-/// Sizes as people read them, in the binary units `campusfs status` uses ("412 MB", "2 GB").
+/// Sizes as people read them, in binary units ("412 MB", "2 GB"), for `status`, `cache` and `pin`.
 enum ByteText {
+    /// Foundation alone writes 0 as "Zero KB".
     static func format(_ count: Int64) -> String {
         count == 0 ? "0 bytes" : ByteCountFormatter.string(fromByteCount: count, countStyle: .binary)
     }

@@ -155,12 +155,12 @@ struct StatusCommand: AsyncParsableCommand {
             lines.append("              and \(status.failedCourses.count - 10) more courses not read (see the log)")
         }
         lines.append(
-            "cache:        \(bytes(status.cacheBytes)) of \(bytes(status.cacheLimit)) in \(status.cachedDocuments) "
+            "cache:        \(ByteText.format(status.cacheBytes)) of \(ByteText.format(status.cacheLimit)) in \(status.cachedDocuments) "
                 + "documents, \(status.downloadsInFlight) downloading")
         if let shortage = status.cacheDiskShortage {
             lines.append(
-                "              the cache's disk has only \(bytes(shortage.free)) free, less than the "
-                    + "\(bytes(shortage.keptFree)) kept free, so each download evicts the other cached documents; "
+                "              the cache's disk has only \(ByteText.format(shortage.free)) free, less than the "
+                    + "\(ByteText.format(shortage.keptFree)) kept free, so each download evicts the other cached documents; "
                     + "free space on that disk")
         }
         return lines.joined(separator: "\n")
@@ -182,11 +182,6 @@ struct StatusCommand: AsyncParsableCommand {
 
     private static func format(_ date: Date) -> String {
         date.formatted(.dateTime.year().month().day().hour().minute().second())
-    }
-
-    /// Foundation writes 0 as "Zero KB".
-    private static func bytes(_ count: Int64) -> String {
-        count == 0 ? "0 bytes" : ByteCountFormatter.string(fromByteCount: count, countStyle: .binary)
     }
 }
 
