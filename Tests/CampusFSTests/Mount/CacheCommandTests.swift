@@ -83,10 +83,7 @@ struct CacheCommandTests {
 
     @Test func cacheShowsUseLimitAndPinsWithAndWithoutADaemon() async throws {
         try await DaemonTests.with { setup in
-            let config = setup.cli.home.appendingPathComponent("config/campusfs")
-            try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-            try Data("[profiles.default]\ncache_limit = \"2G\"\n".utf8).write(
-                to: config.appendingPathComponent("config.toml"))
+            try setup.configure(#"cache_limit = "2G""#)
             #expect(try await setup.mount().status == 0)
             let read = try await MountHarness.shell(
                 "cat \(setup.path(Self.readme)) \(setup.path(Self.slides)) >/dev/null")

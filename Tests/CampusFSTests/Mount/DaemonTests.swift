@@ -29,6 +29,13 @@ struct DaemonTests {
 
         func path(_ relative: String) -> String { MountHarness.quoted(mountpoint + "/" + relative) }
 
+        /// Writes `config.toml` with these lines in `[profiles.default]`.
+        func configure(_ lines: String) throws {
+            let config = cli.home.appendingPathComponent("config/campusfs")
+            try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+            try Data("[profiles.default]\n\(lines)\n".utf8).write(to: config.appendingPathComponent("config.toml"))
+        }
+
         /// The document at `relative`, from the daemon's store (WAL: readers beside the daemon are fine).
         func document(_ relative: String) throws -> DocumentInfo {
             let store = try MetadataStore(path: cli.database().path)
@@ -526,10 +533,7 @@ struct DaemonTests {
     /// on the server appears in the mount without `campusfs refresh`, one interval (+ ≤ 10 % jitter) after mounting.
     @Test func thePollerBringsChangesWithoutARefreshCommand() async throws {
         try await Self.with { setup in
-            let config = setup.cli.home.appendingPathComponent("config/campusfs/config.toml")
-            try FileManager.default.createDirectory(
-                at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data("[profiles.default]\nrefresh_interval = \"1m\"\n".utf8).write(to: config)
+            try setup.configure(#"refresh_interval = "1m""#)
             #expect(try await setup.mount().status == 0)
             let mounted = ContinuousClock.now
             let here = try setup.document(Self.readme)

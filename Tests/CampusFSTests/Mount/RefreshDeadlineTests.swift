@@ -7,15 +7,9 @@ import Testing
 /// far the daemon's refresh is.
 @Suite(.serialized)
 struct RefreshDeadlineTests {
-    static func configure(_ setup: DaemonTests.Setup, _ lines: String) throws {
-        let config = setup.cli.home.appendingPathComponent("config/campusfs")
-        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        try Data("[profiles.default]\n\(lines)\n".utf8).write(to: config.appendingPathComponent("config.toml"))
-    }
-
     @Test func aRefreshLongerThanItsTimeoutIsStoppedAndSaysSo() async throws {
         try await DaemonTests.with { setup in
-            try Self.configure(setup, #"refresh_timeout = "2s""#)
+            try setup.configure(#"refresh_timeout = "2s""#)
             #expect(try await setup.mount().status == 0)
             _ = setup.sim.settings.update { $0.latencyMilliseconds = 1_500 }
             let refresh = try await setup.campusfs(["refresh"], timeout: 60)

@@ -106,10 +106,7 @@ struct ReliabilityTests {
     /// every byte the server's, and the daemon's memory bounded.
     @Test func sixtyFourReadersDuringRefreshesWithATinyCache() async throws {
         try await DaemonTests.with { setup in
-            let config = setup.cli.home.appendingPathComponent("config/campusfs")
-            try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-            try Data("[profiles.default]\ncache_limit = \"1M\"\n".utf8).write(
-                to: config.appendingPathComponent("config.toml"))
+            try setup.configure(#"cache_limit = "1M""#)
             #expect(try await setup.mount().status == 0)
             let documents = try await Self.documents(setup)
             let pid = try #require(try await setup.status()["pid"] as? Int)

@@ -61,14 +61,12 @@ struct RemovalGraceTests {
 
     @Test func afterTheGracePeriodCopiesAndTagsGoAndOrphansAreCollected() async throws {
         try await DaemonTests.with { setup in
-            let config = setup.cli.home.appendingPathComponent("config/campusfs")
-            try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-            try """
-            [profiles.default]
-            url = "\(setup.sim.baseURL)"
-            username = "test_autor"
-            removal_grace = "1s"
-            """.write(to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+            try setup.configure(
+                """
+                url = "\(setup.sim.baseURL)"
+                username = "test_autor"
+                removal_grace = "1s"
+                """)
             #expect(try await setup.campusfs(["mount", setup.mountpoint]).status == 0)
             let readme = try setup.document(DaemonTests.readme)
             let slides = try setup.document(DaemonTests.slides)
