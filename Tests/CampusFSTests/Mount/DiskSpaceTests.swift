@@ -37,4 +37,37 @@ struct DiskSpaceTests {
             contentsOf: setup.cli.home.appendingPathComponent("state/campusfs/default.log"), encoding: .utf8)
         #expect(log.contains("each download now evicts the other cached documents"), "\(log)")
     }
+
+    /// Issue 14.4: with the metadata store's disk full, `setfattr` fails with ENOSPC ("No space left on device"),
+    /// not EIO, cached documents still read, and tagging works again once there is space (a real 2 MiB tmpfs).
+    @Test func aFullDataDiskRefusesTagsWithENOSPCAndRecovers() async throws {
+        try await DaemonTests.with { setup in
+            let data = setup.cli.home.appendingPathComponent("small-data").path
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            #expect(
+                try await MountHarness.shell("mount -t tmpfs -o size=2m tmpfs \(MountHarness.quoted(data))").status == 0
+            )
+            setup.cli.environment["XDG_DATA_HOME"] = data
+            let filler = MountHarness.quoted(data + "/filler")
+            do {
+                #expect(try await setup.mount().status == 0)
+                let readme = setup.path(DaemonTests.readme)
+                let before = try await MountHarness.shell("cat \(readme)")
+                _ = try await MountHarness.shell("dd if=/dev/zero of=\(filler) bs=4k 2>/dev/null")
+                let tags = (0..<400).map { "tag-\($0)-\(String(repeating: "x", count: 100))" }.joined(separator: ",")
+                let full = try await MountHarness.shell("setfattr -n user.xdg.tags -v \(tags) \(readme) 2>&1")
+                #expect(full.status != 0)
+                #expect(full.stdout.contains("No space left on device"), "\(full.stdout)")
+                #expect(try await MountHarness.shell("cat \(readme)").stdout == before.stdout)
+                _ = try await MountHarness.shell("rm -f \(filler)")
+                #expect(try await MountHarness.shell("setfattr -n user.xdg.tags -v exam \(readme)").status == 0)
+            } catch {
+                _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
+                _ = try await MountHarness.shell("umount -l \(MountHarness.quoted(data))")
+                throw error
+            }
+            _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
+            #expect(try await MountHarness.shell("umount \(MountHarness.quoted(data))").status == 0)
+        }
+    }
 }
