@@ -99,6 +99,9 @@ public final class CampusDaemon: Sendable {
     public let store: MetadataStore
     public let link: ServerLink
     public let mount: CampusMount
+    /// False when this start filled an empty store with its first refresh: the tree is as complete as that
+    /// refresh could make it, and `campusfs mount` reports courses it could not read.
+    public let startedFromStore: Bool
     private let control: ControlServer
     private let logger: Logger
     private let refreshes = RefreshQueue()
@@ -168,7 +171,9 @@ public final class CampusDaemon: Sendable {
             throw .control(error)
         }
         let started = CampusDaemon(
-            configuration: configuration, store: store, link: link, mount: mount, control: control, logger: logger)
+            configuration: configuration, store: store, link: link, mount: mount, control: control,
+            startedFromStore: synced,
+            logger: logger)
         daemon.value = started
         if let firstRefresh { started.record(firstRefresh) }
         do throws(CampusMount.MountError) {
@@ -200,13 +205,14 @@ public final class CampusDaemon: Sendable {
 
     private init(
         configuration: DaemonConfiguration, store: MetadataStore, link: ServerLink, mount: CampusMount,
-        control: ControlServer, logger: Logger
+        control: ControlServer, startedFromStore: Bool, logger: Logger
     ) {
         self.configuration = configuration
         self.store = store
         self.link = link
         self.mount = mount
         self.control = control
+        self.startedFromStore = startedFromStore
         self.logger = logger
     }
 
@@ -372,7 +378,9 @@ public final class CampusDaemon: Sendable {
                         \(Self.days(configuration.removalGrace)) and come back with them
                         """)
                 }
-                await collect()
+                // A whole-tree pass over the store and the cache: after full refreshes only, not after each
+                // course a look into an old listing refreshes.
+                if courseIDs == nil { await collect() }
                 logger.info(
                     "refreshed: \(report.summary.added.count) new, \(report.summary.changed.count) changed, \(report.summary.removed.count) removed, \(report.requests) requests"
                 )
@@ -393,7 +401,8 @@ public final class CampusDaemon: Sendable {
 
     /// Forgets what Stud.IP removed longer than ``DaemonConfiguration/removalGrace`` ago — its cached bytes, the
     /// user's tags, rating and pin — and deletes cached copies of documents the store does not know at all (left
-    /// by a crash between a refresh and this collection). Runs after every refresh and once at start.
+    /// by a crash between a refresh and this collection). Runs once at start and after every full refresh (the
+    /// poller's, `campusfs refresh` without a path).
     func collect(now: Date = Date()) async {
         let cache = mount.fileSystem.cache
         do throws(StoreError) {

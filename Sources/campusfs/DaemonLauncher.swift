@@ -43,9 +43,7 @@ enum DaemonLauncher {
     }
 
     private static func spawn(arguments: [String], readiness: Int32, log: URL) throws(CLIError) -> pid_t {
-        let executable =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
+        let executable = Self.executable
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
         posix_spawn_file_actions_init(&actions)
@@ -83,6 +81,12 @@ enum DaemonLauncher {
             let flags = fcntl(fd, F_GETFD)
             if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
         }
+    }
+
+    /// This program's file, symlinks resolved (`/proc/self/exe`): what the daemon runs, and what `campusfs demo`'s
+    /// hints name.
+    static var executable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
     /// Reads one line, waiting at most ``readinessTimeout``; nil on EOF, error or timeout.

@@ -80,7 +80,7 @@ struct DemoCommand: AsyncParsableCommand {
     /// the first `campusfs` on PATH is this very file (as after Scripts/install), else its absolute path, quoted
     /// for the shell when needed.
     static func invocation(searchPath: String?) -> String {
-        let running = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let running = DaemonLauncher.executable
         let found = (searchPath ?? "").split(separator: ":").lazy
             .map { URL(fileURLWithPath: String($0)).appendingPathComponent("campusfs") }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }

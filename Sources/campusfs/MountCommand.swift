@@ -87,14 +87,12 @@ struct MountCommand: AsyncParsableCommand {
         do throws(CLIError) {
             let credentials = try CredentialSource.resolve(
                 username: profile.username, passwordCommand: profile.passwordCommand)
-            let firstMount =
-                (try? ProfileStore.open(profile.name, paths: profile.paths).syncState().lastOverviewAt) == nil
             let daemon = try await DaemonRunner.start(
                 profile, mountpoint: mountpoint, credentials: credentials,
                 lookup: profile.passwordCommand.map { _ in
                     CredentialSource.lookup(username: profile.username, passwordCommand: profile.passwordCommand)
                 }, offline: offline)
-            let warning = await DaemonRunner.warning(daemon, profile: profile, firstMount: firstMount)
+            let warning = await DaemonRunner.warning(daemon, profile: profile)
             if let readyFD {
                 ReadinessPipe.send(.ready(warning: warning), to: readyFD)
             } else {
@@ -155,10 +153,10 @@ enum DaemonRunner {
     /// course (exit 4: the tree is incomplete), or a mount from the store whose server refuses the login or is
     /// gone (exit 0: the cached tree is all there, but the user should know why documents may not open).
     static func warning(
-        _ daemon: CampusDaemon, profile: Profile, firstMount: Bool
+        _ daemon: CampusDaemon, profile: Profile
     ) async -> ReadinessPipe.Warning? {
         let status = await daemon.status()
-        if firstMount, let first = status.failedCourses.first {
+        if !daemon.startedFromStore, let first = status.failedCourses.first {
             let more = status.failedCourses.count > 1 ? " (and \(status.failedCourses.count - 1) more)" : ""
             return ReadinessPipe.Warning(
                 exitCode: 4,

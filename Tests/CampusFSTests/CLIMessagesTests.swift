@@ -174,44 +174,12 @@ struct CLIMessagesTests {
         defer { Task { await sim.stop() } }
         let cli = try CLI(password: nil)
         defer { cli.removeHome() }
-        let driver = """
-            import json, os, pty, select, sys
-            binary, url, environment = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execve(binary, [binary, "login", "--server", url, "--username", "test_autor"], environment)
-            seen = b""
-            def read(until=None):
-                global seen
-                while until is None or until not in seen:
-                    ready, _, _ = select.select([fd], [], [], 20)
-                    if not ready:
-                        sys.exit("timed out; seen: %r" % seen)
-                    try:
-                        chunk = os.read(fd, 1024)
-                    except OSError:
-                        return
-                    if not chunk:
-                        return
-                    seen += chunk
-            read(b"password for test_autor: ")
-            prompt = len(seen)
-            os.write(fd, b"testing\\n")
-            read()
-            _, status = os.waitpid(pid, 0)
-            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "after": seen[prompt:].decode()}))
-            """
-        let environment = String(decoding: try JSONSerialization.data(withJSONObject: cli.environment), as: UTF8.self)
-        let result = try await MountHarness.shell(
-            "python3 -c \(MountHarness.quoted(driver)) \(MountHarness.quoted(CLI.binary.path)) "
-                + "\(MountHarness.quoted(sim.baseURL)) \(MountHarness.quoted(environment))", timeout: 60)
-        #expect(result.status == 0, "\(result.stderr)")
-        let answer = try #require(
-            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], "\(result.stderr)")
-        #expect(answer["status"] as? Int == 0, "\(answer)")
-        let after = try #require(answer["after"] as? String)
-        #expect(after.contains("accepted the login of test_autor"), "\(after)")
-        #expect(!after.contains("testing"), "the typed password is not echoed: \(after)")
+        let login = try await cli.runInTerminal(
+            ["login", "--server", sim.baseURL, "--username", "test_autor"], answering: "password for test_autor: ",
+            with: "testing")
+        #expect(login.status == 0, "\(login.output)")
+        #expect(login.output.contains("accepted the login of test_autor"), "\(login.output)")
+        #expect(!login.output.contains("testing"), "the typed password is not echoed: \(login.output)")
     }
 
     @Test func theFirstRefreshCountsPerCourseAndVerboseListsEachItem() async throws {

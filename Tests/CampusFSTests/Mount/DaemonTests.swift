@@ -29,6 +29,16 @@ struct DaemonTests {
 
         func path(_ relative: String) -> String { MountHarness.quoted(mountpoint + "/" + relative) }
 
+        /// The first column of the first row `query` returns from the daemon's store, read with Python's sqlite3 beside
+        /// the daemon (WAL allows it).
+        func sqlite(_ query: String) async throws -> String {
+            let script = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])"
+            return try await MountHarness.shell(
+                "python3 -c \(MountHarness.quoted(script)) \(MountHarness.quoted(cli.database().path)) "
+                    + MountHarness.quoted(query)
+            ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
         /// Writes `config.toml` with these lines in `[profiles.default]`.
         func configure(_ lines: String) throws {
             let config = cli.home.appendingPathComponent("config/campusfs")

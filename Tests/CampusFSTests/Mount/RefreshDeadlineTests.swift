@@ -29,35 +29,10 @@ struct RefreshDeadlineTests {
         try await DaemonTests.with { setup in
             #expect(try await setup.mount().status == 0)
             _ = setup.sim.settings.update { $0.latencyMilliseconds = 400 }
-            let driver = """
-                import json, os, pty, sys
-                binary, environment = sys.argv[1], json.loads(sys.argv[2])
-                pid, fd = pty.fork()
-                if pid == 0:
-                    os.execve(binary, [binary, "refresh"], environment)
-                seen = b""
-                while True:
-                    try:
-                        chunk = os.read(fd, 1024)
-                    except OSError:
-                        break
-                    if not chunk:
-                        break
-                    seen += chunk
-                _, status = os.waitpid(pid, 0)
-                print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode()}))
-                """
-            let environment = String(
-                decoding: try JSONSerialization.data(withJSONObject: setup.cli.environment), as: UTF8.self)
-            let result = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(driver)) \(MountHarness.quoted(CLI.binary.path)) "
-                    + MountHarness.quoted(environment), timeout: 120)
+            let refresh = try await setup.cli.runInTerminal(["refresh"])
             _ = setup.sim.settings.update { $0.latencyMilliseconds = 0 }
-            let answer = try #require(
-                (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any],
-                "\(result.stderr)")
-            #expect(answer["status"] as? Int == 0, "\(answer)")
-            let output = try #require(answer["output"] as? String)
+            #expect(refresh.status == 0, "\(refresh.output)")
+            let output = refresh.output
             #expect(output.contains("refreshing: "), "\(output)")
             #expect(output.contains(" of 5 courses"), "\(output)")
         }

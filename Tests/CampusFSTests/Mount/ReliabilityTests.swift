@@ -24,14 +24,6 @@ struct ReliabilityTests {
         return result
     }
 
-    static func integrity(_ setup: Setup) async throws -> String {
-        let script =
-            "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])"
-        return try await MountHarness.shell(
-            "python3 -c \(MountHarness.quoted(script)) \(MountHarness.quoted(setup.cli.database().path))"
-        ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     /// `kill -9` while the course's downloads stream, three times at random moments (printed with any failure):
     /// after `unmount` and a new mount every document reads exactly the server's bytes (no partial blob is ever
     /// served), the store is intact and a tag set before survives.
@@ -57,7 +49,7 @@ struct ReliabilityTests {
                 _ = setup.sim.settings.update { $0.bandwidthBytesPerSecond = nil }
                 let killed = "round \(round), killed after \(delay) ms"
                 #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0, "\(killed)")
-                #expect(try await Self.integrity(setup) == "ok", "\(killed)")
+                #expect(try await setup.sqlite("PRAGMA integrity_check") == "ok", "\(killed)")
 
                 #expect(try await setup.mount().status == 0, "\(killed)")
                 for document in documents.shuffled().prefix(3) {
@@ -100,7 +92,7 @@ struct ReliabilityTests {
             kill(refresh, SIGKILL)
             _ = setup.sim.settings.update { $0.latencyMilliseconds = 0 }
             #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
-            #expect(try await Self.integrity(setup) == "ok")
+            #expect(try await setup.sqlite("PRAGMA integrity_check") == "ok")
 
             #expect(try await setup.mount().status == 0)
             #expect(try await setup.campusfs(["refresh"]).status == 0)

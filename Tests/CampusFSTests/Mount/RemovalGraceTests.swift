@@ -19,15 +19,6 @@ struct RemovalGraceTests {
         try await setup.status()["cachedDocuments"] as? Int
     }
 
-    /// Rows in the store's `user_tag` table, read with Python's sqlite3 beside the daemon (WAL allows it).
-    static func tagRows(_ setup: Setup) async throws -> String {
-        let script =
-            "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM user_tag').fetchone()[0])"
-        return try await MountHarness.shell(
-            "python3 -c \(MountHarness.quoted(script)) \(MountHarness.quoted(setup.cli.database().path))"
-        ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     @Test func anEmptyListingLosesNoCachedCopyAndNoTag() async throws {
         try await DaemonTests.with { setup in
             #expect(try await setup.mount().status == 0)
@@ -75,7 +66,7 @@ struct RemovalGraceTests {
             #expect(
                 try await MountHarness.shell("setfattr -n user.xdg.tags -v exam \(setup.path(DaemonTests.readme))")
                     .status == 0)
-            #expect(try await Self.tagRows(setup) == "1")
+            #expect(try await setup.sqlite("SELECT COUNT(*) FROM user_tag") == "1")
             let cached = try #require(try await Self.cachedDocuments(setup))
 
             let deleted = try await MountHarness.shell(
@@ -85,7 +76,7 @@ struct RemovalGraceTests {
             try await Task.sleep(for: .milliseconds(1_200))
             #expect(try await setup.campusfs(["refresh"]).status == 0)
             #expect(try await Self.cachedDocuments(setup) == cached - 1, "the removed document's copy is gone")
-            #expect(try await Self.tagRows(setup) == "0", "and so are its tags")
+            #expect(try await setup.sqlite("SELECT COUNT(*) FROM user_tag") == "0", "and so are its tags")
 
             // A store that lost a document (a crash between a refresh and the cleanup, before departures):
             // its cached copy belongs to nothing and goes at the next start.

@@ -77,6 +77,60 @@ struct CLI: Sendable {
             stderr: String(decoding: await errors, as: UTF8.self))
     }
 
+    /// What `campusfs` wrote to its terminal: all of it, or with `answering` what came after the prompt.
+    struct TerminalResult: Sendable {
+        var status: Int?
+        var output: String
+    }
+
+    /// Runs `campusfs` on a real pseudo-terminal (Python's pty module). With `answering`, waits for that prompt,
+    /// types `input` and a newline, and returns only what followed the prompt.
+    func runInTerminal(
+        _ arguments: [String], answering prompt: String? = nil, with input: String = "", timeout: Int = 120
+    ) async throws -> TerminalResult {
+        let driver = """
+            import json, os, pty, select, sys
+            binary, arguments, environment = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+            prompt, answer = sys.argv[4].encode(), sys.argv[5].encode()
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execve(binary, [binary] + arguments, environment)
+            seen = b""
+            def read(until=None):
+                global seen
+                while until is None or until not in seen:
+                    ready, _, _ = select.select([fd], [], [], 60)
+                    if not ready:
+                        sys.exit("timed out; seen: %r" % seen)
+                    try:
+                        chunk = os.read(fd, 1024)
+                    except OSError:
+                        return
+                    if not chunk:
+                        return
+                    seen += chunk
+            start = 0
+            if prompt:
+                read(prompt)
+                start = len(seen)
+                os.write(fd, answer + b"\\n")
+            read()
+            _, status = os.waitpid(pid, 0)
+            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen[start:].decode()}))
+            """
+        func json(_ value: Any) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self)
+        }
+        let command = [
+            "python3", "-c", driver, Self.binary.path, try json(arguments), try json(environment),
+            prompt ?? "", input,
+        ].map(MountHarness.quoted).joined(separator: " ")
+        let result = try await MountHarness.shell(command, timeout: timeout)
+        let answer = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
+        return TerminalResult(
+            status: answer?["status"] as? Int, output: answer?["output"] as? String ?? result.stderr)
+    }
+
     /// Reads a pipe on a thread of its own. Not on a dispatch queue: on Linux Swift's tasks run on the same
     /// dispatch worker threads as `DispatchQueue.global()`, and a dozen children talking to in-process simulators
     /// would block every one of them, leaving no thread for the simulators to answer on (measured: a 30 s stall).
