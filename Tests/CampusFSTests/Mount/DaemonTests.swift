@@ -29,6 +29,11 @@ struct DaemonTests {
 
         func path(_ relative: String) -> String { MountHarness.quoted(mountpoint + "/" + relative) }
 
+        /// `export` lines for a shell script whose `campusfs` commands should reach this home's profile and mount.
+        var shellExports: String {
+            cli.environment.map { "export \($0.key)=\(MountHarness.quoted($0.value)); " }.sorted().joined()
+        }
+
         /// The first column of the first row `query` returns from the daemon's store, read with Python's sqlite3 beside
         /// the daemon (WAL allows it).
         func sqlite(_ query: String) async throws -> String {

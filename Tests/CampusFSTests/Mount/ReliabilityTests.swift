@@ -67,39 +67,51 @@ struct ReliabilityTests {
         }
     }
 
-    /// `kill -9` in the middle of a refresh that applies changes: the store stays intact, the next mount serves
-    /// the server's tree and bytes.
+    /// `kill -9` in the middle of a refresh that applies changes, three times at random moments (printed with any
+    /// failure): the store stays intact, a tag set before survives, and the next mount's refresh serves the
+    /// server's tree and bytes, changes of every round included.
     @Test func aKillDuringARefreshLeavesAnIntactStore() async throws {
         try await DaemonTests.with { setup in
             #expect(try await setup.mount().status == 0)
-            let pid = try #require(try await setup.status()["pid"] as? Int)
             let readme = try setup.document(DaemonTests.readme)
             let control = setup.sim.controlURL
-            let changes = try await MountHarness.shell(
-                """
-                curl -sf -X PATCH -d '{"text": "Version zwei.\\n"}' \(control)/documents/\(readme.id) >/dev/null &&
-                for i in $(seq 20); do
-                  curl -sf -X POST -d "{\\"folder_id\\": \\"\(readme.folderID)\\", \\"name\\": \\"neu-$i.txt\\", \\"text\\": \\"neu $i\\"}" \
-                    \(control)/documents >/dev/null || exit 1
-                done
-                """, timeout: 60)
-            #expect(changes.status == 0, "\(changes.stderr)")
-            _ = setup.sim.settings.update { $0.latencyMilliseconds = 40 }
-            let refresh = try await MountHarness.background(
-                "exec \(MountHarness.quoted(CLI.binary.path)) refresh >/dev/null 2>&1")
-            try await Task.sleep(for: .milliseconds(150))
-            kill(pid_t(pid), SIGKILL)
-            kill(refresh, SIGKILL)
-            _ = setup.sim.settings.update { $0.latencyMilliseconds = 0 }
-            #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
-            #expect(try await setup.sqlite("PRAGMA integrity_check") == "ok")
+            #expect(
+                try await MountHarness.shell("setfattr -n user.xdg.tags -v keep \(setup.path(DaemonTests.readme))")
+                    .status == 0)
+            for round in 1...3 {
+                let pid = try #require(try await setup.status()["pid"] as? Int)
+                let changes = try await MountHarness.shell(
+                    """
+                    curl -sf -X PATCH -d '{"text": "Version \(round).\\n"}' \(control)/documents/\(readme.id) >/dev/null &&
+                    for i in $(seq 10); do
+                      curl -sf -X POST -d "{\\"folder_id\\": \\"\(readme.folderID)\\", \\"name\\": \\"neu-\(round)-$i.txt\\", \\"text\\": \\"neu $i\\"}" \\
+                        \(control)/documents >/dev/null || exit 1
+                    done
+                    """, timeout: 60)
+                #expect(changes.status == 0, "\(changes.stderr)")
+                let delay = Int.random(in: 20...600)
+                _ = setup.sim.settings.update { $0.latencyMilliseconds = 40 }
+                let refresh = try await MountHarness.background(
+                    setup.shellExports + "exec \(MountHarness.quoted(CLI.binary.path)) refresh >/dev/null 2>&1")
+                try await Task.sleep(for: .milliseconds(delay))
+                #expect(kill(refresh, 0) == 0, "round \(round): the refresh ended within \(delay) ms, before the kill")
+                kill(pid_t(pid), SIGKILL)
+                kill(refresh, SIGKILL)
+                _ = setup.sim.settings.update { $0.latencyMilliseconds = 0 }
+                let killed = "round \(round), killed after \(delay) ms"
+                #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0, "\(killed)")
+                #expect(try await setup.sqlite("PRAGMA integrity_check") == "ok", "\(killed)")
 
-            #expect(try await setup.mount().status == 0)
-            #expect(try await setup.campusfs(["refresh"]).status == 0)
-            let readmeNow = try await MountHarness.shell("cat \(setup.path(DaemonTests.readme))")
-            #expect(readmeNow.stdout == "Version zwei.\n")
-            let listing = try await MountHarness.shell("ls \(setup.path(DaemonTests.course)) | grep -c '^neu-'")
-            #expect(listing.stdout == "20\n")
+                #expect(try await setup.mount().status == 0, "\(killed)")
+                #expect(try await setup.campusfs(["refresh"]).status == 0, "\(killed)")
+                let readmeNow = try await MountHarness.shell("cat \(setup.path(DaemonTests.readme))")
+                #expect(readmeNow.stdout == "Version \(round).\n", "\(killed)")
+                let listing = try await MountHarness.shell("ls \(setup.path(DaemonTests.course)) | grep -c '^neu-'")
+                #expect(listing.stdout == "\(10 * round)\n", "\(killed)")
+                let tags = try await MountHarness.shell(
+                    "getfattr --only-values -n user.xdg.tags \(setup.path(DaemonTests.readme))")
+                #expect(tags.stdout == "keep", "\(killed)")
+            }
         }
     }
 
@@ -120,9 +132,7 @@ struct ReliabilityTests {
                     "(sha256sum < \(setup.path(document.path)) > \(output)/\(reader) 2>&1 || echo failed >> \(output)/\(reader)) &\n"
             }
             script += "for i in 1 2 3; do \(MountHarness.quoted(CLI.binary.path)) refresh >/dev/null 2>&1; done; wait\n"
-            var environment = ""
-            for (key, value) in setup.cli.environment { environment += "export \(key)=\(MountHarness.quoted(value)); " }
-            let run = try await MountHarness.shell(environment + script, timeout: 180)
+            let run = try await MountHarness.shell(setup.shellExports + script, timeout: 180)
             #expect(run.status == 0, "\(run.stderr)")
             for reader in 0..<64 {
                 let result = try String(contentsOfFile: "\(output)/\(reader)", encoding: .utf8)
