@@ -40,6 +40,7 @@ let package = Package(
             name: "ContentCache",
             dependencies: ["StudIPKit", .product(name: "Logging", package: "swift-log")]
         ),
+        // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
             name: "CampusFS",
             dependencies: [
@@ -47,10 +48,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What the CLI and the daemon say to each other over the control socket, and the CLI's end of it.
+        .target(name: "ControlProtocol", dependencies: ["StudIPKit", "MetadataStore", "ContentCache"]),
+        // The daemon: lifecycle, server link, refreshes and their queue, the poller, the control socket's server.
+        .target(
+            name: "Daemon",
+            dependencies: [
+                "CampusFS", "ControlProtocol", "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "campusfs",
             dependencies: [
-                "CampusFS", "StudIPKit", "MetadataStore", "ContentCache", "StudIPSimulator", "CXattr",
+                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "MetadataStore", "ContentCache",
+                "StudIPSimulator", "CXattr",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -95,7 +107,7 @@ let package = Package(
         .testTarget(
             name: "CampusFSTests",
             dependencies: [
-                "CampusFS", "StudIPKit", "MetadataStore", "StudIPSimulator",
+                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "MetadataStore", "StudIPSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

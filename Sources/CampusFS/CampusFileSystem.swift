@@ -329,17 +329,19 @@ public final class CampusFileSystem: FileSystemOperations {
 
     // MARK: - Invalidation
 
-    /// Tells the kernel what a refresh changed, so the long timeouts stay correct. Call it from the refresh task,
-    /// never from a request handler (the kernel may wait for that very request).
+    /// Tells the kernel what a refresh changed, so the long timeouts stay correct: a changed name drops the
+    /// kernel's dentry for it (`fuse_lowlevel_notify_inval_entry`, negative ones included), a changed node its
+    /// attributes, and for a directory its cached listing (`fuse_lowlevel_notify_inval_inode`). Call it from the
+    /// refresh task, never from a request handler (the kernel may wait for that very request).
     public func apply(_ summary: RefreshSummary, session: FUSESession) {
-        for entry in summary.invalidatedEntries {
+        for entry in summary.changedNames {
             do throws(FUSEKitError) {
                 try session.invalidateEntry(parent: Inode(entry.parent), name: entry.name)
             } catch {
                 logger.warning("cannot invalidate \(entry.name) in inode \(entry.parent): \(error)")
             }
         }
-        for inode in summary.invalidatedInodes {
+        for inode in summary.changedNodes {
             do throws(FUSEKitError) {
                 try session.invalidateInode(Inode(inode))
             } catch {

@@ -209,6 +209,17 @@ extension MetadataStore {
         }
     }
 
+    /// The courses whose content lies below `path` (relative to the root); nil for the whole tree: no path, the
+    /// root, or a folder with no course below it (the semester folders of a profile that hides them all).
+    public func courseIDs(below path: String?) throws(StoreError) -> Set<String>? {
+        let trimmed = (path ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        guard !trimmed.isEmpty else { return nil }
+        let node = try resolve(path: trimmed)
+        if let course = node.courseID { return [course] }
+        let below = try walk(from: node.inode).compactMap(\.node.courseID)
+        return below.isEmpty ? nil : Set(below)
+    }
+
     /// The courses that have a directory, for the refresher to list (`applyCourse` refuses the others).
     public func placedCourses() throws(StoreError) -> [PlacedCourse] {
         try read("listing the courses") { db in

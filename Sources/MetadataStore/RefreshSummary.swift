@@ -1,6 +1,7 @@
 import StudIPKit
 
-/// What one refresh changed: for the CLI to print and for the filesystem to invalidate kernel caches.
+/// What one refresh changed: for the CLI to print, and for the filesystem, which knows what the kernel may have cached
+/// of it (``changedNodes``, ``changedNames``).
 public struct RefreshSummary: Sendable, Hashable {
     /// One node that appeared, changed or went away, with its path from the mount point.
     public struct Item: Sendable, Hashable {
@@ -21,8 +22,8 @@ public struct RefreshSummary: Sendable, Hashable {
         public var item: ItemKind
     }
 
-    /// A name in a directory that the kernel may have cached.
-    public struct Entry: Sendable, Hashable {
+    /// A name in a directory.
+    public struct Name: Sendable, Hashable {
         public var parent: Int64
         public var name: String
     }
@@ -39,10 +40,10 @@ public struct RefreshSummary: Sendable, Hashable {
     public var sweepingRemovals: [SweepingRemoval] = []
     /// Items that were skipped, from the client and from the store (e.g. a document whose folder is missing).
     public var problems: [ItemProblem] = []
-    /// Nodes whose attributes or directory listing changed (`fuse_lowlevel_notify_inval_inode`).
-    public var invalidatedInodes: Set<Int64> = []
-    /// Names that vanished or appeared (`fuse_lowlevel_notify_inval_entry`, also drops negative entries).
-    public var invalidatedEntries: Set<Entry> = []
+    /// Nodes whose attributes (size, time, symlink target) or, for directories, listing changed.
+    public var changedNodes: Set<Int64> = []
+    /// Names that appeared, went away or now name another node.
+    public var changedNames: Set<Name> = []
 
     public struct SweepingRemoval: Sendable, Hashable {
         public var course: String
@@ -62,7 +63,7 @@ public struct RefreshSummary: Sendable, Hashable {
         removed += other.removed
         sweepingRemovals += other.sweepingRemovals
         problems += other.problems
-        invalidatedInodes.formUnion(other.invalidatedInodes)
-        invalidatedEntries.formUnion(other.invalidatedEntries)
+        changedNodes.formUnion(other.changedNodes)
+        changedNames.formUnion(other.changedNames)
     }
 }

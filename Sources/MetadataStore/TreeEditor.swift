@@ -11,9 +11,9 @@ struct TreeEditor {
     let db: Database
     private var pendingDirectories: Set<Int64> = []
     private var placeholders = 0
-    /// The kernel-cache invalidations the edits need.
-    private(set) var invalidatedInodes: Set<Int64> = []
-    private(set) var invalidatedEntries: Set<RefreshSummary.Entry> = []
+    /// What the edits changed, for ``RefreshSummary/changedNodes`` and ``RefreshSummary/changedNames``.
+    private(set) var changedNodes: Set<Int64> = []
+    private(set) var changedNames: Set<RefreshSummary.Name> = []
 
     init(db: Database) {
         self.db = db
@@ -40,7 +40,7 @@ struct TreeEditor {
                 parent, placeholder(in: parent), baseName, kind.rawValue, item.rawValue, studipID, courseID, size,
                 mtime.timeIntervalSince1970, symlinkTarget, created.timeIntervalSince1970,
             ])
-        invalidatedInodes.insert(parent)
+        changedNodes.insert(parent)
         return db.lastInsertedRowID
     }
 
@@ -51,20 +51,20 @@ struct TreeEditor {
         try db.run(
             "UPDATE node SET parent = ?, name = ?, base_name = ? WHERE inode = ?",
             [parent, placeholder(in: parent), baseName, inode])
-        invalidatedInodes.formUnion([oldParent, parent, inode])
-        invalidatedEntries.insert(.init(parent: oldParent, name: oldName))
+        changedNodes.formUnion([oldParent, parent, inode])
+        changedNames.insert(.init(parent: oldParent, name: oldName))
     }
 
     /// Deletes a node and everything below it (foreign-key cascade).
     mutating func delete(_ inode: Int64, parent: Int64, name: String) throws {
         try db.run("DELETE FROM node WHERE inode = ?", [inode])
-        invalidatedInodes.insert(parent)
-        invalidatedEntries.insert(.init(parent: parent, name: name))
+        changedNodes.insert(parent)
+        changedNames.insert(.init(parent: parent, name: name))
     }
 
-    /// Notes a changed attribute (size, mtime, symlink target) for the kernel.
+    /// Notes a changed attribute (size, mtime, symlink target).
     mutating func touched(_ inode: Int64) {
-        invalidatedInodes.insert(inode)
+        changedNodes.insert(inode)
     }
 
     /// Names every waiting node: the first free candidate of its base name, oldest first.
@@ -99,15 +99,15 @@ struct TreeEditor {
                 }
                 taken.insert(name)
                 try db.run("UPDATE node SET name = ? WHERE inode = ?", [name, node.inode])
-                invalidatedEntries.insert(.init(parent: directory, name: name))
+                changedNames.insert(.init(parent: directory, name: name))
             }
         }
         pendingDirectories.removeAll()
     }
 
-    /// Copies the invalidations into a summary.
+    /// Copies what changed into a summary.
     func record(into summary: inout RefreshSummary) {
-        summary.invalidatedInodes.formUnion(invalidatedInodes)
-        summary.invalidatedEntries.formUnion(invalidatedEntries)
+        summary.changedNodes.formUnion(changedNodes)
+        summary.changedNames.formUnion(changedNames)
     }
 }

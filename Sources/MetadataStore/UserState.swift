@@ -152,3 +152,31 @@ extension MetadataStore {
         return key
     }
 }
+
+extension MetadataStore {
+    /// Every pinned item that covers a downloadable document, by path, with those documents (a pin inside a pinned
+    /// folder is listed too). Found upwards from the pinned documents, so it costs a few reads per pinned document,
+    /// not a walk of the tree.
+    public func pinnedItems() throws(StoreError) -> [(path: String, documents: [DocumentInfo])] {
+        var nodes: [Int64: Node] = [:]
+        var pins: [Int64: Bool] = [:]
+        var covered: [Int64: [DocumentInfo]] = [:]
+        for inode in try pinnedDocumentInodes() {
+            guard let document = try document(inode: inode), document.isDownloadable else { continue }
+            var current: Int64? = inode
+            while let at = current {
+                if nodes[at] == nil { nodes[at] = try node(inode: at) }
+                guard let node = nodes[at] else { break }
+                if pins[at] == nil {
+                    let isItem = node.studipID != nil && node.item != .root && node.item != .ongoing
+                    pins[at] = isItem ? try userState(inode: at).pinned : false
+                }
+                if pins[at] == true { covered[at, default: []].append(document) }
+                current = node.parentInode
+            }
+        }
+        var items: [(path: String, documents: [DocumentInfo])] = []
+        for (inode, documents) in covered { items.append((try path(of: inode) ?? "", documents)) }
+        return items.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+    }
+}

@@ -1,6 +1,6 @@
 import ArgumentParser
-import CampusFS
 import ContentCache
+import ControlProtocol
 import Foundation
 import MetadataStore
 

@@ -1,4 +1,4 @@
-import CampusFS
+import Daemon
 import Foundation
 import StudIPKit
 import Synchronization

@@ -1,5 +1,6 @@
 import ArgumentParser
-import CampusFS
+import ControlProtocol
+import Daemon
 import Foundation
 import MetadataStore
 

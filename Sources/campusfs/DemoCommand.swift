@@ -1,5 +1,5 @@
 import ArgumentParser
-import CampusFS
+import Daemon
 import Foundation
 import StudIPKit
 import StudIPSimulator

@@ -1,5 +1,5 @@
 import ArgumentParser
-import CampusFS
+import ControlProtocol
 import Foundation
 import StudIPKit
 

@@ -1,6 +1,7 @@
 import ArgumentParser
-import CampusFS
 import ContentCache
+import ControlProtocol
+import Daemon
 import Foundation
 import MetadataStore
 import StudIPKit
@@ -124,8 +125,7 @@ enum DaemonRunner {
             socketPath: profile.paths.socket(profile: profile.name).path,
             client: ClientConfiguration(
                 baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials),
-            tree: TreeOptions(courseNameTemplate: profile.courseNameTemplate, hiddenCourseIDs: profile.hiddenCourses),
-            semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters), cache: cache,
+            tree: profile.treeOptions, semesters: profile.semesterFilter, cache: cache,
             refreshInterval: profile.refreshInterval ?? .seconds(600), offline: offline, credentialLookup: lookup)
         if let grace = profile.removalGrace { configuration.removalGrace = grace }
         if let timeout = profile.refreshTimeout { configuration.refreshTimeout = timeout }

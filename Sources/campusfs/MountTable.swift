@@ -1,4 +1,4 @@
-import CampusFS
+import Daemon
 import Foundation
 import Glibc
 
@@ -140,5 +140,11 @@ enum MountedProfiles {
         let absolute = URL(fileURLWithPath: argument).standardizedFileURL.path
         guard absolute == mountpoint || absolute.hasPrefix(mountpoint + "/") else { return nil }
         return String(absolute.dropFirst(mountpoint.count))
+    }
+
+    /// `argument` relative to the tree's root when it names a path inside the mount at `mountpoint`, else as it
+    /// is (then it is relative to the tree's root already): commands take either.
+    static func treePath(_ argument: String, mountpoint: String?) -> String {
+        mountpoint.flatMap { treePath(argument, inside: $0) } ?? argument
     }
 }

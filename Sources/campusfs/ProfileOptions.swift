@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MetadataStore
 
 /// The options every command that talks about a profile shares.
 struct ProfileOptions: ParsableArguments {
@@ -149,4 +150,12 @@ struct Profile: Sendable {
     var refreshTimeout: Duration?
 
     var databaseURL: URL { paths.database(profile: name) }
+
+    /// How the tree names and hides what the server lists, for the daemon's and `campusfs refresh`'s refresher.
+    var treeOptions: TreeOptions {
+        TreeOptions(courseNameTemplate: courseNameTemplate, hiddenCourseIDs: hiddenCourses)
+    }
+
+    /// The semesters the refresher keeps; nil: all.
+    var semesterFilter: Set<String>? { semesters.isEmpty ? nil : Set(semesters) }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
-import CampusFS
+import ControlProtocol
+import Daemon
 import Foundation
 import MetadataStore
 import StudIPKit
@@ -54,23 +55,17 @@ struct RefreshCommand: AsyncParsableCommand {
         let response: ControlResponse
         do throws(ControlSocketError) {
             response = try ControlClient.send(
-                .refresh(path: treePath(mountpoint: Self.mountpoint(socket))), to: socket.path)
+                .refresh(
+                    path: path.map {
+                        MountedProfiles.treePath($0, mountpoint: DaemonDirectory.status(socket)?.mountpoint)
+                    }),
+                to: socket.path)
         } catch {
             throw .other(error.description)
         }
         if let error = response.error { throw CLIError(exitCode: response.exitCode ?? 4, error) }
         guard let outcome = response.refresh else { throw .other("the daemon sent no refresh result") }
         return outcome
-    }
-
-    /// PATH relative to the tree's root; a path inside the mount (`~/Uni/WS 2026-27/…`) is accepted too.
-    private func treePath(mountpoint: String?) -> String? {
-        guard let path, let mountpoint else { return path }
-        return MountedProfiles.treePath(path, inside: mountpoint) ?? path
-    }
-
-    private static func mountpoint(_ socket: URL) -> String? {
-        DaemonDirectory.status(socket)?.mountpoint
     }
 
     /// Refreshes without a daemon; `first` tells whether the profile had never been refreshed before.
@@ -91,10 +86,7 @@ struct RefreshCommand: AsyncParsableCommand {
         let result: Result<Refresher.Report, RefreshError>
         do throws(RefreshError) {
             let refresher = Refresher(
-                source: source, store: store,
-                options: TreeOptions(
-                    courseNameTemplate: profile.courseNameTemplate, hiddenCourseIDs: profile.hiddenCourses),
-                semesters: profile.semesters.isEmpty ? nil : Set(profile.semesters))
+                source: source, store: store, options: profile.treeOptions, semesters: profile.semesterFilter)
             var report = try await refresher.refresh(courseIDs: courseIDs)
             report.requests = source.requestCount
             result = .success(report)
@@ -115,13 +107,10 @@ struct RefreshCommand: AsyncParsableCommand {
         guard (try? store.syncState().lastOverviewAt) ?? nil != nil else {
             throw .usage("nothing is known about this profile yet: run `campusfs refresh` without a path first")
         }
-        let node = try ProfileStore.node(path, in: store)
-        if let course = node.courseID { return [course] }
-        do {
-            let below = Set(try store.walk(from: node.inode).compactMap(\.node.courseID))
-            return below.isEmpty ? nil : below
+        do throws(StoreError) {
+            return try store.courseIDs(below: path)
         } catch {
-            throw .other(error.description)
+            throw .usage("\(path): \(error)")
         }
     }
 

@@ -189,9 +189,11 @@ struct UnpinCommand: ParsableCommand {
 /// The profile's tree for the user-state commands: the store to read, and the mount to write through while one
 /// runs (so the daemon, which downloads pins, hears of every change), else the store itself.
 struct UserTree {
-    enum Attribute: String {
-        case tags = "user.xdg.tags"
-        case pinned = "user.campusfs.pinned"
+    /// What the commands set; the names are the filesystem's (``CampusAttribute``).
+    enum Attribute {
+        case tags, pinned
+
+        var name: String { (self == .tags ? CampusAttribute.tags : CampusAttribute.pinned).rawValue }
     }
 
     let profile: String
@@ -210,8 +212,7 @@ struct UserTree {
 
     /// A path inside the mount, or relative to the tree's root.
     func node(_ argument: String) throws(CLIError) -> (Node, String) {
-        let treePath = mountpoint.flatMap { MountedProfiles.treePath(argument, inside: $0) } ?? argument
-        let node = try ProfileStore.node(treePath, in: store)
+        let node = try ProfileStore.node(MountedProfiles.treePath(argument, mountpoint: mountpoint), in: store)
         return (node, try ProfileStore.path(of: node, in: store))
     }
 
@@ -230,9 +231,9 @@ struct UserTree {
             let path = mountpoint + "/" + treePath
             let result: Int32
             if let value {
-                result = setxattr(path, attribute.rawValue, value, value.utf8.count, 0)
+                result = setxattr(path, attribute.name, value, value.utf8.count, 0)
             } else {
-                result = removexattr(path, attribute.rawValue)
+                result = removexattr(path, attribute.name)
             }
             guard result == 0 || (value == nil && errno == ENODATA) else {
                 throw .other("\(treePath): \(String(cString: strerror(errno)))")

@@ -1,4 +1,4 @@
-import CampusFS
+import Daemon
 import Foundation
 import MetadataStore
 import StudIPKit

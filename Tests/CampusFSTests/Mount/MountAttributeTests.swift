@@ -1,5 +1,5 @@
-import CampusFS
 import ContentCache
+import Daemon
 import Foundation
 import MetadataStore
 import Testing

@@ -1,5 +1,6 @@
 import CampusFS
 import ContentCache
+import Daemon
 import Foundation
 import MetadataStore
 import StudIPKit

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// Why the control socket could not be served or reached.
 public enum ControlSocketError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -26,99 +25,6 @@ public enum ControlSocketError: Error, Sendable, Hashable, CustomStringConvertib
     }
 }
 
-/// The daemon's end of the control socket: a Unix stream socket (mode 0600 in a 0700 directory) served by a thread
-/// of its own, one short-lived thread per connection, at most ``maxConnections`` at once (more wait in the listen
-/// backlog: a thousand idle connections must not become a thousand threads). Requests are rare and small; threads
-/// keep them off Swift's cooperative pool, which the filesystem's downloads need.
-public final class ControlServer: Sendable {
-    public typealias Handler = @Sendable (ControlRequest) async -> ControlResponse
-
-    public let path: String
-    private let listener: Int32
-    private let handler: Handler
-    private let stopped = Atomic<Bool>(false)
-    /// Connections served at once: a long refresh and a few `status` calls beside it.
-    static let maxConnections = 8
-    private let slots = DispatchSemaphore(value: maxConnections)
-
-    /// Binds `path`, replacing a stale socket that nobody answers on, and refusing when a daemon answers there.
-    public init(path: String, handler: @escaping Handler) throws(ControlSocketError) {
-        self.path = path
-        self.handler = handler
-        if FileManager.default.fileExists(atPath: path) {
-            if let probe = try? ControlSocket.connect(path) {
-                close(probe)
-                throw .alreadyRunning(path: path)
-            }
-            unlink(path)
-        }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .system(operation: "socket for", path: path, errno: errno) }
-        let previous = umask(0o177)
-        defer { umask(previous) }
-        do throws(ControlSocketError) {
-            try ControlSocket.withAddress(path) { address, length throws(ControlSocketError) in
-                guard bind(fd, address, length) == 0 else { throw .system(operation: "bind", path: path, errno: errno) }
-            }
-            guard listen(fd, 16) == 0 else { throw .system(operation: "listen on", path: path, errno: errno) }
-        } catch {
-            close(fd)
-            throw error
-        }
-        listener = fd
-    }
-
-    /// Starts accepting on a thread of its own.
-    public func start() {
-        let thread = Thread { [self] in acceptLoop() }
-        thread.name = "campusfs-control"
-        thread.start()
-    }
-
-    /// Stops accepting and removes the socket file. Connections being answered finish.
-    public func stop() {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        unlink(path)
-        // Wakes the accept loop: accept on a shut-down listener fails at once.
-        shutdown(listener, Int32(SHUT_RDWR))
-    }
-
-    private func acceptLoop() {
-        while !stopped.load(ordering: .acquiring) {
-            slots.wait()
-            let connection = accept(listener, nil, nil)
-            if connection < 0 {
-                slots.signal()
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                break
-            }
-            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-            let thread = Thread { [self] in
-                serve(connection)
-                slots.signal()
-            }
-            thread.name = "campusfs-control-connection"
-            thread.start()
-        }
-        close(listener)
-    }
-
-    private func serve(_ connection: Int32) {
-        defer { close(connection) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let response: ControlResponse
-        if let line = ControlSocket.readLine(connection),
-            let request = try? ControlCoding.decode(ControlRequest.self, from: line)
-        {
-            response = ControlSocket.await { [handler] in await handler(request) }
-        } else {
-            response = .failure("unreadable request on the control socket", exitCode: 4)
-        }
-        ControlSocket.writeLine(connection, response.encoded())
-    }
-}
-
 /// The command's end: one request, one answer.
 public enum ControlClient {
     /// Sends `request` to the daemon at `path` and waits for its answer (a refresh may take a while).
@@ -141,8 +47,8 @@ public enum ControlClient {
 }
 
 /// The few socket calls both ends share.
-enum ControlSocket {
-    static func connect(_ path: String) throws(ControlSocketError) -> Int32 {
+package enum ControlSocket {
+    package static func connect(_ path: String) throws(ControlSocketError) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system(operation: "socket for", path: path, errno: errno) }
         do throws(ControlSocketError) {
@@ -160,7 +66,7 @@ enum ControlSocket {
         return fd
     }
 
-    static func withAddress<T>(
+    package static func withAddress<T>(
         _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(ControlSocketError) -> T
     ) throws(ControlSocketError) -> T {
         var address = sockaddr_un()
@@ -185,7 +91,7 @@ enum ControlSocket {
     }
 
     /// Reads up to the first newline (at most 1 MiB); nil on EOF before one, errors and timeouts.
-    static func readLine(_ fd: Int32) -> Data? {
+    package static func readLine(_ fd: Int32) -> Data? {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while data.count < 1 << 20 {
@@ -202,7 +108,7 @@ enum ControlSocket {
         return nil
     }
 
-    static func writeLine(_ fd: Int32, _ data: Data) {
+    package static func writeLine(_ fd: Int32, _ data: Data) {
         var bytes = [UInt8](data)
         bytes.append(UInt8(ascii: "\n"))
         var sent = 0
@@ -212,18 +118,5 @@ enum ControlSocket {
             guard count > 0 else { return }
             sent += count
         }
-    }
-
-    /// Runs `body` as a task and blocks this (non-pool) thread until it is done.
-    static func await(_ body: @escaping @Sendable () async -> ControlResponse) -> ControlResponse {
-        let result = Mutex<ControlResponse?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let value = await body()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0 } ?? .failure("the daemon lost the answer", exitCode: 4)
     }
 }

@@ -1,4 +1,6 @@
+import CampusFS
 import ContentCache
+import ControlProtocol
 import FUSEKit
 import Foundation
 import Logging
@@ -258,7 +260,7 @@ public final class CampusDaemon: Sendable {
         case .refresh(let path):
             let courseIDs: Set<String>?
             do throws(StoreError) {
-                courseIDs = try courses(below: path)
+                courseIDs = try store.courseIDs(below: path)
             } catch {
                 return .failure("\(path ?? "/"): \(error)", exitCode: 1)
             }
@@ -328,16 +330,6 @@ public final class CampusDaemon: Sendable {
             cacheLimit: usage.limit, cachedDocuments: usage.count,
             downloadsInFlight: usage.downloadsInFlight, cacheDiskShortage: usage.diskShortage,
             refreshing: refreshProgress.withLock { $0 })
-    }
-
-    /// The courses whose content lies below `path`; nil for the whole tree (a semester folder, the root).
-    private func courses(below path: String?) throws(StoreError) -> Set<String>? {
-        let trimmed = (path ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-        guard !trimmed.isEmpty else { return nil }
-        let node = try store.resolve(path: trimmed)
-        if let course = node.courseID { return [course] }
-        let below = try store.walk(from: node.inode).compactMap(\.node.courseID)
-        return below.isEmpty ? nil : Set(below)
     }
 
     // MARK: - Refreshing

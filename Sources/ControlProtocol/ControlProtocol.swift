@@ -50,7 +50,7 @@ public struct LoginCredentials: Codable, Sendable, Hashable, CustomStringConvert
         }
     }
 
-    var credentials: Credentials {
+    public var credentials: Credentials {
         if let token { return .bearer(OAuthTokens(accessToken: token, refreshToken: nil)) }
         return .basic(username: username ?? "", password: password ?? "")
     }
@@ -150,6 +150,11 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
 public struct RefreshProgress: Codable, Sendable, Hashable {
     public var done: Int
     public var total: Int
+
+    public init(done: Int, total: Int) {
+        self.done = done
+        self.total = total
+    }
 }
 
 /// What a refresh did, as `campusfs refresh` prints it.
@@ -167,15 +172,15 @@ public struct RefreshOutcome: Codable, Sendable, Hashable {
     public var removed: [String]
     public var problems: [String]
 
-    public init(_ report: Refresher.Report) {
-        let summary = report.summary
-        api = report.api
-        requests = report.requests
+    /// A refresh through `api` that sent `requests` and changed `summary`; `failedCourses` could not be read.
+    public init(api: String, requests: Int, summary: RefreshSummary, failedCourses: [ItemProblem]) {
+        self.api = api
+        self.requests = requests
         new = summary.added.map(\.path)
         changed = summary.changed.map(\.path)
         moved = summary.moved.map { Move(from: $0.from, to: $0.to) }
         removed = summary.removed.map(\.path)
-        problems = (summary.problems + report.failedCourses).map(\.description)
+        problems = (summary.problems + failedCourses).map(\.description)
     }
 }
 
@@ -244,8 +249,8 @@ extension ControlResponse {
 }
 
 /// The wire format: JSON, ISO 8601 dates, sorted keys (stable for tests and people reading `socat` output).
-enum ControlCoding {
-    static func encode(_ value: some Encodable) -> Data {
+package enum ControlCoding {
+    package static func encode(_ value: some Encodable) -> Data {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -253,7 +258,7 @@ enum ControlCoding {
         return (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
 
-    static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
+    package static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return try decoder.decode(type, from: data)

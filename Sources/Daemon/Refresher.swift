@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import MetadataStore
 import StudIPKit
@@ -130,5 +131,13 @@ public enum RefreshError: Error, Sendable, CustomStringConvertible {
         case .store: 4
         case .tookTooLong: 3
         }
+    }
+}
+
+extension RefreshOutcome {
+    /// What `campusfs refresh` prints of `report`.
+    public init(_ report: Refresher.Report) {
+        self.init(
+            api: report.api, requests: report.requests, summary: report.summary, failedCourses: report.failedCourses)
     }
 }
