@@ -25,32 +25,38 @@ let package = Package(
         .target(name: "FUSEKit", dependencies: ["CFuse3"]),
         .systemLibrary(name: "CXattr"),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // The client's vocabulary (models, errors), which the filesystem names; the wire format, which only the
+        // client and the fuzz targets read (docs/fuzzing.md). Foundation only, so that a sanitizer build is quick.
+        .target(name: "StudIPModel"),
+        .target(name: "StudIPWire", dependencies: ["StudIPModel"]),
+        .target(name: "NamingRules", dependencies: ["StudIPModel"]),
         .target(
             name: "StudIPKit",
             dependencies: [
+                "StudIPModel", "StudIPWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "MetadataStore",
-            dependencies: ["StudIPKit", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["StudIPModel", "NamingRules", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "ContentCache",
-            dependencies: ["StudIPKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["StudIPKit", "StudIPModel", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "CampusFS",
             dependencies: [
-                "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit",
+                "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "FUSEKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "campusfs",
             dependencies: [
-                "CampusFS", "StudIPKit", "MetadataStore", "ContentCache", "StudIPSimulator", "CXattr",
+                "CampusFS", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "StudIPSimulator", "CXattr",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -78,11 +84,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StudIPKitTests",
-            dependencies: ["StudIPKit", "StudIPSimulator"]
+            dependencies: ["StudIPKit", "StudIPModel", "StudIPWire", "StudIPSimulator"]
         ),
         .testTarget(
             name: "ContentCacheTests",
-            dependencies: ["ContentCache", "StudIPKit"]
+            dependencies: ["ContentCache", "StudIPKit", "StudIPModel"]
         ),
         .testTarget(
             name: "FUSEKitTests",
@@ -90,7 +96,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MetadataStoreTests",
-            dependencies: ["MetadataStore", "StudIPKit", "StudIPSimulator"]
+            dependencies: ["MetadataStore", "NamingRules", "StudIPKit", "StudIPModel", "StudIPSimulator"]
         ),
         .testTarget(
             name: "CampusFSTests",
@@ -110,7 +116,7 @@ let package = Package(
         // Fuzz targets (docs/fuzzing.md): a corpus replay in a normal build, libFuzzer with Scripts/fuzz.
         .executableTarget(
             name: "campusfs-fuzz",
-            dependencies: ["StudIPKit", "MetadataStore"]
+            dependencies: ["StudIPModel", "StudIPWire", "NamingRules"]
         ),
     ],
     swiftLanguageModes: [.v6]

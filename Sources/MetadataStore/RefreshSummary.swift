@@ -1,4 +1,4 @@
-import StudIPKit
+import StudIPModel
 
 /// What one refresh changed: for the CLI to print and for the filesystem to invalidate kernel caches.
 public struct RefreshSummary: Sendable, Hashable {
