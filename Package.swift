@@ -25,43 +25,49 @@ let package = Package(
         .target(name: "FUSEKit", dependencies: ["CFuse3"]),
         .systemLibrary(name: "CXattr"),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // The client's vocabulary (models, errors), which the filesystem names; the wire format, which only the
+        // client and the fuzz targets read (docs/fuzzing.md). Foundation only, so that a sanitizer build is quick.
+        .target(name: "StudIPModel"),
+        .target(name: "StudIPWire", dependencies: ["StudIPModel"]),
+        .target(name: "NamingRules", dependencies: ["StudIPModel"]),
         .target(
             name: "StudIPKit",
             dependencies: [
+                "StudIPModel", "StudIPWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "MetadataStore",
-            dependencies: ["StudIPKit", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["StudIPModel", "NamingRules", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "ContentCache",
-            dependencies: ["StudIPKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["StudIPKit", "StudIPModel", .product(name: "Logging", package: "swift-log")]
         ),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
             name: "CampusFS",
             dependencies: [
-                "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit",
+                "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "FUSEKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // What the CLI and the daemon say to each other over the control socket, and the CLI's end of it.
-        .target(name: "ControlProtocol", dependencies: ["StudIPKit", "MetadataStore", "ContentCache"]),
+        .target(name: "ControlProtocol", dependencies: ["StudIPKit", "StudIPModel", "MetadataStore", "ContentCache"]),
         // The daemon: lifecycle, server link, refreshes and their queue, the poller, the control socket's server.
         .target(
             name: "Daemon",
             dependencies: [
-                "CampusFS", "ControlProtocol", "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit",
+                "CampusFS", "ControlProtocol", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "FUSEKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "campusfs",
             dependencies: [
-                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "MetadataStore", "ContentCache",
+                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
                 "StudIPSimulator", "CXattr",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -90,11 +96,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StudIPKitTests",
-            dependencies: ["StudIPKit", "StudIPSimulator"]
+            dependencies: ["StudIPKit", "StudIPModel", "StudIPWire", "StudIPSimulator"]
         ),
         .testTarget(
             name: "ContentCacheTests",
-            dependencies: ["ContentCache", "StudIPKit"]
+            dependencies: ["ContentCache", "StudIPKit", "StudIPModel"]
         ),
         .testTarget(
             name: "FUSEKitTests",
@@ -102,7 +108,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MetadataStoreTests",
-            dependencies: ["MetadataStore", "StudIPKit", "StudIPSimulator"]
+            dependencies: ["MetadataStore", "NamingRules", "StudIPKit", "StudIPModel", "StudIPSimulator"]
         ),
         .testTarget(
             name: "CampusFSTests",
@@ -122,7 +128,7 @@ let package = Package(
         // Fuzz targets (docs/fuzzing.md): a corpus replay in a normal build, libFuzzer with Scripts/fuzz.
         .executableTarget(
             name: "campusfs-fuzz",
-            dependencies: ["StudIPKit", "MetadataStore"]
+            dependencies: ["StudIPModel", "StudIPWire", "NamingRules"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -5,6 +5,7 @@ import Glibc
 import Logging
 import MetadataStore
 import StudIPKit
+import StudIPModel
 import Synchronization
 
 /// The filesystem of DESIGN.md §1.3–1.5: FUSE operations answered from the metadata store (names, attributes,

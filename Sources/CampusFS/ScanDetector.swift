@@ -1,6 +1,7 @@
 import FUSEKit
 import Glibc
 import StudIPKit
+import StudIPModel
 import Synchronization
 
 /// Tells a person opening documents from a scan that opens them all (issue 13): `grep -r`, `rsync`, indexers and

@@ -1,5 +1,6 @@
 import Glibc
 import StudIPKit
+import StudIPModel
 
 /// Why the content cache could not deliver a document, phrased so a user knows what to do.
 public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertible {

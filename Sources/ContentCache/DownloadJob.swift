@@ -1,5 +1,6 @@
 import Glibc
 import StudIPKit
+import StudIPModel
 
 /// Runs one transfer off the cache actor: asks the downloader, streams the body into the temporary file chunk by
 /// chunk (memory stays at one chunk however large the document), fsyncs and renames it into `blobs/`, and hands

@@ -1,5 +1,6 @@
 import Foundation
 import StudIPKit
+import StudIPModel
 
 /// What the metadata says about a document: enough to find, size-check and revalidate its cached bytes.
 public struct CacheDocument: Sendable, Hashable, Codable {

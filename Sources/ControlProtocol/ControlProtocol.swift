@@ -1,4 +1,5 @@
 import ContentCache
+import StudIPModel
 import Foundation
 import MetadataStore
 import StudIPKit

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import MetadataStore
 import StudIPKit
+import StudIPModel
 import Synchronization
 
 /// Everything a daemon needs to serve one profile (DESIGN.md §1.2 paths, §1.5 behaviour).

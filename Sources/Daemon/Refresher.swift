@@ -2,6 +2,7 @@ import ControlProtocol
 import Foundation
 import MetadataStore
 import StudIPKit
+import StudIPModel
 
 /// One refresh of a profile's tree: the overview, then every placed course, each applied to the store in its own
 /// transaction as soon as it arrives — so a refresh killed half-way leaves a consistent tree with some courses

@@ -1,6 +1,7 @@
 import ControlProtocol
 import Foundation
 import StudIPKit
+import StudIPModel
 
 /// The daemon's way to Stud.IP. It connects on first use, not at start, so a daemon started offline mounts from the
 /// store and comes online by itself the first time the server answers again; and it remembers how the last

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
-import StudIPKit
+import NamingRules
+import StudIPModel
 
 extension MetadataStore {
     /// How far back a first sync still highlights documents as new (DESIGN.md §1.4).

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
-import StudIPKit
+import NamingRules
+import StudIPModel
 
 extension MetadataStore {
     /// Applies the user's semesters and courses: the top two levels of the tree (DESIGN.md §1.3), in one

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import StudIPKit
+import StudIPModel
 
 /// The reads the filesystem and the CLI need. Each is a single read transaction on indexed lookups (see
 /// `MetadataStoreTests.queryPlans`); none scans a table.

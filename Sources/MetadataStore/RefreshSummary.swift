@@ -1,4 +1,4 @@
-import StudIPKit
+import StudIPModel
 
 /// What one refresh changed: for the CLI to print, and for the filesystem, which knows what the kernel may have cached
 /// of it (``changedNodes``, ``changedNames``).

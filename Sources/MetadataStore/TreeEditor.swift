@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NamingRules
 
 /// Changes the node table inside one write transaction while keeping names sticky and unique.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import StudIPKit
+import StudIPModel
 
 /// What a node is to the kernel.
 public enum NodeKind: String, Sendable, Hashable, CaseIterable {

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import StudIPKit
+import StudIPModel
 
 /// Who owns a piece of user state: the Stud.IP item, never the inode or path, so that it survives renames, moves
 /// and refreshes. Course links share their course's state.

@@ -1,4 +1,6 @@
 import Foundation
+import StudIPModel
+import StudIPWire
 
 /// Supplies the credentials of every API request and renews them after a 401.
 ///

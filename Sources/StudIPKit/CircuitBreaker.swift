@@ -1,4 +1,5 @@
 import Foundation
+import StudIPModel
 import Synchronization
 
 /// When to stop asking a server whose requests keep timing out (``CircuitBreaker``).

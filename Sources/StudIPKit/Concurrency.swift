@@ -1,3 +1,5 @@
+import StudIPModel
+
 /// Runs `body` and captures its typed error, for `async let` and task groups, which lose the error type.
 func captured<T: Sendable>(_ body: () async throws(StudIPError) -> T) async -> Result<T, StudIPError> {
     do {

@@ -1,3 +1,5 @@
+import StudIPModel
+
 /// An async semaphore: at most `limit` holders at once, waiters served first come, first served.
 ///
 /// Bounds the requests in flight against one server however many courses are walked in parallel.

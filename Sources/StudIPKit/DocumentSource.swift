@@ -1,3 +1,5 @@
+import StudIPModel
+
 /// A Stud.IP installation as CampusFS reads it. Two implementations: JSON:API and legacy REST.
 ///
 /// A refresh is `overview()` once, then `content(of:)` per course (in parallel, bounded by the client).

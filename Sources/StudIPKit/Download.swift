@@ -1,4 +1,5 @@
 import Foundation
+import StudIPModel
 
 /// Downloading a document's bytes (issue 4): the content cache asks, the client fetches.
 ///

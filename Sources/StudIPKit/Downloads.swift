@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import StudIPModel
 import Synchronization
 
 /// How long a download may take to start and how long it may stall. Separate from

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import StudIPModel
+import StudIPWire
 import Synchronization
 
 /// One HTTP request as the sources describe it. `what` names it in errors and logs ("the folders of course

@@ -1,4 +1,6 @@
 import Foundation
+import StudIPModel
+import StudIPWire
 import Synchronization
 
 /// Stud.IP's JSON:API (`<base>/jsonapi.php/v1`, Stud.IP 4.5–6.x) with the cheapest complete walk (API.md §5.5):
@@ -24,6 +26,7 @@ import Synchronization
 final class JSONAPISource: DocumentSource {
     let apiName = "JSON:API"
     let transport: HTTPTransport
+    private let format: JSONAPIFormat
     /// The user the connection probe fetched; the first overview uses it instead of asking again.
     private let probedUser: Mutex<RemoteUser?>
     /// Courses the last overview listed without a `folders` relationship: no file area for this user.
@@ -35,9 +38,9 @@ final class JSONAPISource: DocumentSource {
 
     static let mediaType = "application/vnd.api+json"
 
-    /// Internal, not private, like the decoding steps below: the fuzz target (`campusfs-fuzz`) calls them.
-    init(transport: HTTPTransport, user: RemoteUser) {
+    private init(transport: HTTPTransport, user: RemoteUser) {
         self.transport = transport
+        format = JSONAPIFormat(installation: transport.installation)
         probedUser = Mutex(user)
     }
 
@@ -64,7 +67,7 @@ final class JSONAPISource: DocumentSource {
         var problems: [ItemProblem] = []
         let semesterElements = try await collection(["semesters"], what: "the semesters")
         let semesters = semesterElements.compactMap { element -> RemoteSemester? in
-            guard let semester = Self.semester(element) else {
+            guard let semester = JSONAPIFormat.semester(element) else {
                 problems.append(ItemProblem(itemID: element["id"]?.string ?? "?", message: "unreadable semester"))
                 return nil
             }
@@ -86,7 +89,7 @@ final class JSONAPISource: DocumentSource {
                 if let id = element["id"]?.id { withoutFiles.insert(id) }
             }
             let courses = elements.compactMap { element -> ListedCourse? in
-                guard let course = course(element) else {
+                guard let course = format.course(element) else {
                     problems.append(ItemProblem(itemID: element["id"]?.string ?? "?", message: "unreadable course"))
                     return nil
                 }
@@ -114,26 +117,6 @@ final class JSONAPISource: DocumentSource {
         return RemoteUser(id: id, username: username, displayName: displayName.isEmpty ? username : displayName)
     }
 
-    static func semester(_ element: JSONValue) -> RemoteSemester? {
-        let attributes = element["attributes"]
-        guard let id = element["id"]?.id, let begin = StudIPDate.iso8601(attributes?["start"]),
-            let end = StudIPDate.iso8601(attributes?["end"])
-        else { return nil }
-        return RemoteSemester(id: id, title: attributes?["title"]?.string ?? id, begin: begin, end: end)
-    }
-
-    func course(_ element: JSONValue) -> ListedCourse? {
-        guard let id = element["id"]?.id else { return nil }
-        let attributes = element["attributes"]
-        let endSemester = element["relationships"]?["end-semester"]?["data"]?["id"]?.id
-        let course = RemoteCourse(
-            id: id, number: (attributes?["course-number"]?.string ?? "").trimmingTrailingWhitespace,
-            title: attributes?["title"]?.string ?? "", subtitle: attributes?["subtitle"]?.string ?? "",
-            description: attributes?["description"]?.string ?? "", semesterIDs: [],
-            webURL: transport.installation.courseWebURL(id))
-        return ListedCourse(course: course, hasNoEndSemester: endSemester == nil)
-    }
-
     // MARK: - Course content
 
     func content(of course: RemoteCourse) async throws(StudIPError) -> CourseContent {
@@ -155,7 +138,7 @@ final class JSONAPISource: DocumentSource {
         let folderElements = try folderResult.get()
         let documentElements = try documentResult.get()
 
-        var tree = try readableTree(folderElements, course: course, label: label)
+        var tree = try format.readableTree(folderElements, course: course, label: label)
         for element in documentElements {
             tree.add(document: element, listedInFolder: nil)
         }
@@ -201,36 +184,6 @@ final class JSONAPISource: DocumentSource {
         return "course \"\(name)\""
     }
 
-    /// The readable folders below the root: unreadable folders (`is-readable: false`) and everything below
-    /// them are left out, so are folders whose parent is not in the list.
-    func readableTree(_ elements: [JSONValue], course: RemoteCourse, label: String) throws(StudIPError)
-        -> CourseTree
-    {
-        let parentOf = { (element: JSONValue) in element["relationships"]?["parent"]?["data"]?["id"]?.id }
-        let roots = elements.filter { parentOf($0) == nil && $0["id"]?.id != nil }
-        guard
-            let root = roots.first(where: { $0["attributes"]?["folder-type"]?.string == "RootFolder" })
-                ?? roots.first,
-            let rootID = root["id"]?.id
-        else {
-            throw .malformedResponse(what: "the folders of \(label)", detail: "no root folder")
-        }
-        var children: [String: [JSONValue]] = [:]
-        for element in elements {
-            if let parent = parentOf(element) { children[parent, default: []].append(element) }
-        }
-        var tree = CourseTree(course: course, rootID: rootID, installation: transport.installation)
-        var pending = [(element: root, parentID: String?.none)]
-        while let (element, parentID) = pending.popLast() {
-            guard let folder = tree.add(folder: element, parentID: parentID) else { continue }
-            for child in (children[folder] ?? []).reversed()
-            where child["attributes"]?["is-readable"]?.bool != false {
-                pending.append((child, folder))
-            }
-        }
-        return tree
-    }
-
     /// Every element of a paginated collection, `pageSize` per request.
     private func collection(
         _ segments: [String], query: [(String, String)] = [], what: String
@@ -246,97 +199,6 @@ final class JSONAPISource: DocumentSource {
             }
             return Page(elements: data, total: document["meta"]?["page"]?["total"]?.int.map { Int($0) })
         }
-    }
-}
-
-/// The content of one course while the JSON:API walk assembles it.
-struct CourseTree {
-    private(set) var content: CourseContent
-    private let installation: Installation
-    /// Folder id → announced document count (5.1+), for the folders in the tree.
-    private var announced: [String: Int] = [:]
-    private var listed: [String: Int] = [:]
-    private var folderIndex: Set<String> = []
-    private var documentIndex: Set<String> = []
-
-    init(course: RemoteCourse, rootID: String, installation: Installation) {
-        content = CourseContent(course: course, rootFolderID: rootID, folders: [], documents: [])
-        self.installation = installation
-    }
-
-    /// Adds a readable folder; returns its id, or nil when the element is unusable or a duplicate.
-    mutating func add(folder element: JSONValue, parentID: String?) -> String? {
-        guard let id = element["id"]?.id, !folderIndex.contains(id) else { return nil }
-        let attributes = element["attributes"]
-        let dates = StudIPDate.pair(
-            created: StudIPDate.iso8601(attributes?["mkdate"]), changed: StudIPDate.iso8601(attributes?["chdate"]))
-        guard let dates else {
-            content.problems.append(ItemProblem(itemID: id, message: "folder without dates, left out"))
-            if let parentID { content.failedFolderIDs.insert(parentID) }
-            return nil
-        }
-        folderIndex.insert(id)
-        content.folders.append(
-            RemoteFolder(
-                id: id, parentID: parentID, name: attributes?["name"]?.string ?? "",
-                description: attributes?["description"]?.string ?? "",
-                folderType: attributes?["folder-type"]?.string ?? "", created: dates.created, changed: dates.changed,
-                webURL: installation.folderWebURL(id, courseID: content.course.id)))
-        if let count = element["relationships"]?["file-refs"]?["meta"]?["count"]?.int {
-            announced[id] = Int(count)
-        }
-        return id
-    }
-
-    /// Adds a document of a folder in the tree; documents of other folders (unreadable ones) are ignored.
-    /// `listedInFolder` is set for per-folder listings, which repeat documents the course list had.
-    mutating func add(document element: JSONValue, listedInFolder: String?) {
-        let folderID = element["relationships"]?["parent"]?["data"]?["id"]?.id ?? listedInFolder
-        guard let folderID, folderIndex.contains(folderID) else { return }
-        guard let id = element["id"]?.id else {
-            fail(folderID, because: "a document without id")
-            return
-        }
-        guard !documentIndex.contains(id) else { return }
-        let attributes = element["attributes"]
-        let relationships = element["relationships"]
-        let dates = StudIPDate.pair(
-            created: StudIPDate.iso8601(attributes?["mkdate"]), changed: StudIPDate.iso8601(attributes?["chdate"]))
-        guard let name = attributes?["name"]?.string, let dates else {
-            content.problems.append(ItemProblem(itemID: id, message: "document without name or dates, left out"))
-            content.failedFolderIDs.insert(folderID)
-            return
-        }
-        documentIndex.insert(id)
-        if listedInFolder == nil { listed[folderID, default: 0] += 1 }
-        content.documents.append(
-            RemoteDocument(
-                id: id, folderID: folderID, name: name, description: attributes?["description"]?.string ?? "",
-                mimeType: attributes?["mime-type"]?.string ?? "", size: max(0, attributes?["filesize"]?.int ?? 0),
-                created: dates.created, changed: dates.changed,
-                fileID: relationships?["file"]?["data"]?["id"]?.id ?? "",
-                ownerName: relationships?["owner"]?["meta"]?["name"]?.string ?? "",
-                license: relationships?["terms-of-use"]?["data"]?["id"]?.id ?? "",
-                isDownloadable: attributes?["is-downloadable"]?.bool ?? true,
-                webURL: installation.documentWebURL(id, courseID: content.course.id)))
-    }
-
-    /// Folders whose announced document count exceeds what the course-wide list delivered.
-    func foldersMissingDocuments() -> [RemoteFolder] {
-        content.folders.filter { folder in
-            guard let count = announced[folder.id] else { return false }
-            return count > listed[folder.id, default: 0]
-        }
-    }
-
-    /// Folders without an announced count (all of them on Stud.IP 5.0), in tree order: the root first.
-    func foldersWithoutCount() -> [RemoteFolder] {
-        content.folders.filter { announced[$0.id] == nil }
-    }
-
-    mutating func fail(_ folderID: String, because reason: String) {
-        content.failedFolderIDs.insert(folderID)
-        content.problems.append(ItemProblem(itemID: folderID, message: reason))
     }
 }
 

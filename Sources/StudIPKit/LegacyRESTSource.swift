@@ -1,4 +1,6 @@
 import Foundation
+import StudIPModel
+import StudIPWire
 import Synchronization
 
 /// Stud.IP's legacy REST API (`<base>/api.php`, Stud.IP 3.0–5.5; removed in 6.0) with the walk of API.md §5.5:
@@ -11,13 +13,14 @@ import Synchronization
 final class LegacyRESTSource: DocumentSource {
     let apiName = "legacy REST"
     let transport: HTTPTransport
+    private let format: LegacyRESTFormat
     private let probedUser: Mutex<RemoteUser?>
     /// User id → display name, learned from course listings (lecturers) for documents' `ownerName`.
     private let knownNames: Mutex<[String: String]>
 
-    /// Internal, not private, like `course(_:)` and ``FolderWalk``: the fuzz target (`campusfs-fuzz`) calls them.
-    init(transport: HTTPTransport, user: RemoteUser) {
+    private init(transport: HTTPTransport, user: RemoteUser) {
         self.transport = transport
+        format = LegacyRESTFormat(installation: transport.installation)
         probedUser = Mutex(user)
         knownNames = Mutex([user.id: user.displayName])
     }
@@ -45,13 +48,11 @@ final class LegacyRESTSource: DocumentSource {
         var problems: [ItemProblem] = []
         let semesters = try await collection(["semesters"], what: "the semesters", id: "id").compactMap {
             element -> RemoteSemester? in
-            guard let id = element["id"]?.id, let begin = StudIPDate.unix(element["begin"]),
-                let end = StudIPDate.unix(element["end"])
-            else {
+            guard let semester = LegacyRESTFormat.semester(element) else {
                 problems.append(ItemProblem(itemID: element["id"]?.string ?? "?", message: "unreadable semester"))
                 return nil
             }
-            return RemoteSemester(id: id, title: element["title"]?.string ?? id, begin: begin, end: end)
+            return semester
         }.sorted { ($0.begin, $0.id) < ($1.begin, $1.id) }
 
         let listings = await concurrentMap(semesters) { semester in
@@ -64,12 +65,13 @@ final class LegacyRESTSource: DocumentSource {
         var collector = CourseCollector(semesters: semesters)
         for (semester, listing) in zip(semesters, listings) {
             let courses = try listing.get().compactMap { element -> ListedCourse? in
-                guard let course = course(element) else {
+                guard let course = format.course(element) else {
                     problems.append(
                         ItemProblem(itemID: element["course_id"]?.string ?? "?", message: "unreadable course"))
                     return nil
                 }
-                return course
+                knownNames.withLock { $0.merge(course.lecturerNames) { $1 } }
+                return course.listed
             }
             collector.add(courses, semesterID: semester.id)
         }
@@ -85,25 +87,6 @@ final class LegacyRESTSource: DocumentSource {
         let username = json["username"]?.string ?? ""
         let formatted = json["name"]?["formatted"]?.string ?? ""
         return RemoteUser(id: id, username: username, displayName: formatted.isEmpty ? username : formatted)
-    }
-
-    func course(_ element: JSONValue) -> ListedCourse? {
-        guard let id = element["course_id"]?.id ?? element["id"]?.id else { return nil }
-        var lecturers: [String] = []
-        for lecturer in element["lecturers"]?.elements ?? [] {
-            guard let name = lecturer["name"]?["formatted"]?.string, !name.isEmpty else { continue }
-            lecturers.append(name)
-            if let lecturerID = lecturer["id"]?.id {
-                knownNames.withLock { $0[lecturerID] = name }
-            }
-        }
-        let course = RemoteCourse(
-            id: id, number: (element["number"]?.string ?? "").trimmingTrailingWhitespace,
-            title: element["title"]?.string ?? "", subtitle: element["subtitle"]?.string ?? "",
-            description: element["description"]?.string ?? "", semesterIDs: [], lecturers: lecturers.sorted(),
-            webURL: transport.installation.courseWebURL(id))
-        let endSemester = element["end_semester"]
-        return ListedCourse(course: course, hasNoEndSemester: endSemester == nil || endSemester?.isNull == true)
     }
 
     // MARK: - Course content
@@ -154,98 +137,5 @@ final class LegacyRESTSource: DocumentSource {
             }
             return Page(elements: elements, total: json["pagination"]?["total"]?.int.map { Int($0) })
         }
-    }
-}
-
-/// The content of one course while the legacy walk assembles it, folder listing by folder listing.
-struct FolderWalk {
-    private(set) var content: CourseContent
-    var names: [String: String] = [:]
-    private let installation: Installation
-    private var folderIndex: Set<String> = []
-    private var documentIndex: Set<String> = []
-
-    init(course: RemoteCourse, rootID: String, installation: Installation) {
-        content = CourseContent(course: course, rootFolderID: rootID, folders: [], documents: [])
-        self.installation = installation
-    }
-
-    /// Takes in one extended folder object (`top_folder` or `folder/{id}`): the folder itself, its documents
-    /// and its readable subfolders, which are returned for listing next. Permission-only entries (a visible
-    /// but unreadable subfolder has no id, API.md §2.5.4) are skipped.
-    mutating func add(listing json: JSONValue, of folderID: String, parentID: String?, label: String)
-        -> [RemoteFolder]
-    {
-        guard json["id"]?.id == folderID else {
-            fail(folderID, because: "the listing of folder \(folderID) in \(label) describes another folder")
-            return []
-        }
-        guard let folder = self.folder(json, parentID: parentID) else {
-            fail(folderID, because: "the folder has no dates")
-            return []
-        }
-        if folderIndex.insert(folder.id).inserted {
-            content.folders.append(folder)
-        } else if let index = content.folders.firstIndex(where: { $0.id == folder.id }) {
-            content.folders[index] = folder
-        }
-        for element in json["file_refs"]?.elements ?? [] {
-            add(document: element, folderID: folderID)
-        }
-        var subfolders: [RemoteFolder] = []
-        for entry in json["subfolders"]?.elements ?? [] {
-            guard entry["is_readable"]?.bool != false, let child = self.folder(entry, parentID: folderID),
-                folderIndex.insert(child.id).inserted
-            else { continue }
-            content.folders.append(child)
-            subfolders.append(child)
-        }
-        return subfolders
-    }
-
-    private func folder(_ json: JSONValue, parentID: String?) -> RemoteFolder? {
-        guard let id = json["id"]?.id else { return nil }
-        let dates = StudIPDate.pair(
-            created: StudIPDate.unix(json["mkdate"]), changed: StudIPDate.unix(json["chdate"]))
-        guard let dates else { return nil }
-        return RemoteFolder(
-            id: id, parentID: parentID, name: json["name"]?.string ?? "",
-            description: json["description"]?.string ?? "", folderType: json["folder_type"]?.string ?? "",
-            created: dates.created, changed: dates.changed,
-            webURL: installation.folderWebURL(id, courseID: content.course.id))
-    }
-
-    private mutating func add(document json: JSONValue, folderID: String) {
-        guard let id = json["id"]?.id else {
-            fail(folderID, because: "a document without id")
-            return
-        }
-        guard !documentIndex.contains(id) else { return }
-        let dates = StudIPDate.pair(
-            created: StudIPDate.unix(json["mkdate"]), changed: StudIPDate.unix(json["chdate"]))
-        guard let name = json["name"]?.string, let dates else {
-            content.problems.append(ItemProblem(itemID: id, message: "document without name or dates, left out"))
-            content.failedFolderIDs.insert(folderID)
-            return
-        }
-        documentIndex.insert(id)
-        let isLink = json["storage"]?.string == "url"
-        let detailsURL = installation.documentWebURL(id, courseID: content.course.id)
-        // 4.x sends the external address; 5.x a `sendfile.php` URL of the installation, which is no better.
-        let externalURL = json["url"]?.string.flatMap { $0.contains("sendfile.php") ? nil : $0 }
-        content.documents.append(
-            RemoteDocument(
-                id: id, folderID: folderID, name: name, description: json["description"]?.string ?? "",
-                mimeType: json["mime_type"]?.string ?? "", size: max(0, json["size"]?.int ?? 0),
-                created: dates.created, changed: dates.changed, fileID: json["file_id"]?.id ?? "",
-                ownerName: json["user_id"]?.id.flatMap { names[$0] } ?? "",
-                license: json["content_terms_of_use_id"]?.string ?? "",
-                isDownloadable: json["is_downloadable"]?.bool ?? true, isLink: isLink,
-                webURL: isLink ? externalURL ?? detailsURL : detailsURL))
-    }
-
-    mutating func fail(_ folderID: String, because reason: String) {
-        content.failedFolderIDs.insert(folderID)
-        content.problems.append(ItemProblem(itemID: folderID, message: reason))
     }
 }

@@ -1,3 +1,6 @@
+import StudIPModel
+import StudIPWire
+
 /// One page of a paginated collection: its elements and the total the server announced, if any.
 struct Page: Sendable {
     var elements: [JSONValue]

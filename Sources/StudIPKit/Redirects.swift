@@ -1,4 +1,5 @@
 import Foundation
+import StudIPWire
 
 /// Where a download may go next, and whether that place may see the Stud.IP credentials.
 ///

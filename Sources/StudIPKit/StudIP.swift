@@ -1,3 +1,6 @@
+import StudIPModel
+import StudIPWire
+
 /// The entry point: connects to an installation and picks the API.
 public enum StudIP {
     /// Checks the URL and the credentials with one request and returns a source for the chosen API.

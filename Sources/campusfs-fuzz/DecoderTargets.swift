@@ -1,6 +1,6 @@
 import Foundation
-
-@testable import StudIPKit
+import StudIPModel
+import StudIPWire
 
 /// The decoding steps of both sources on any JSON: they may reject items (problems, nil, thrown errors) but
 /// never crash, and what they return keeps the promises of Model.swift: ids non-empty and unique, sizes not
@@ -16,7 +16,7 @@ enum JSONAPITarget {
             document["data"]?.array ?? [document["data"] ?? document]
         }
         for element in elements {
-            if let semester = JSONAPISource.semester(element) {
+            if let semester = JSONAPIFormat.semester(element) {
                 precondition(!semester.id.isEmpty)
                 Fixture.check(dates: semester.begin, semester.end)
             }
@@ -37,7 +37,11 @@ enum LegacyTarget {
     static func run(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let json = try? JSONReader.parse(bytes) else { return }
         for element in json["collection"]?.elements ?? [json] {
-            if let listed = Fixture.legacy.course(element) { precondition(!listed.course.id.isEmpty) }
+            if let semester = LegacyRESTFormat.semester(element) {
+                precondition(!semester.id.isEmpty)
+                Fixture.check(dates: semester.begin, semester.end)
+            }
+            if let course = Fixture.legacy.course(element) { precondition(!course.listed.course.id.isEmpty) }
         }
         guard let rootID = json["id"]?.id else { return }
         var walk = FolderWalk(course: Fixture.course, rootID: rootID, installation: Fixture.installation)
@@ -54,7 +58,7 @@ enum LegacyTarget {
     }
 }
 
-/// One source of each kind, never connected: the decoding steps need one for its installation's URLs.
+/// Each API's format for one installation: the decoding steps need it for the web-UI links.
 private enum Fixture {
     static let installation: Installation = {
         do {
@@ -63,13 +67,8 @@ private enum Fixture {
             fatalError("\(error)")
         }
     }()
-    static let transport = HTTPTransport(
-        configuration: ClientConfiguration(
-            baseURL: installation.baseURL, credentials: .basic(username: "fuzz", password: "fuzz")),
-        installation: installation)
-    static let user = RemoteUser(id: "fuzz", username: "fuzz", displayName: "Fuzz")
-    static let jsonAPI = JSONAPISource(transport: transport, user: user)
-    static let legacy = LegacyRESTSource(transport: transport, user: user)
+    static let jsonAPI = JSONAPIFormat(installation: installation)
+    static let legacy = LegacyRESTFormat(installation: installation)
     static let course = RemoteCourse(id: "course", number: "", title: "Fuzz", semesterIDs: [])
 
     static func check(_ content: CourseContent) {

@@ -1,6 +1,5 @@
 import Foundation
-
-@testable import StudIPKit
+import StudIPWire
 
 /// ``JSONReader`` never crashes, and accepts exactly what `JSONSerialization` accepts, except where the reader
 /// is lenient by design (its doc comment) or Foundation differs from RFC 8259:

@@ -1,7 +1,7 @@
 import Foundation
-
-@testable import MetadataStore
-@testable import StudIPKit
+import NamingRules
+import StudIPModel
+import StudIPWire
 
 /// The naming rules (DESIGN.md §1.3) on any text: every name they make is a usable Linux file name (not empty,
 /// not `.` or `..`, no `/` or NUL, at most 255 bytes), sanitizing twice changes nothing, a name the rules made

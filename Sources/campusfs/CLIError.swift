@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StudIPKit
+import StudIPModel
 
 /// A failure the CLI reports: one line saying what failed and what to do, and the exit code of DESIGN.md §1.1
 /// (1 usage, 2 auth, 3 network, 4 other).

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import StudIPKit
 import Testing
 
 @testable import ContentCache

@@ -1,5 +1,5 @@
 import Glibc
-import StudIPKit
+import StudIPModel
 import Testing
 
 @testable import ContentCache

@@ -1,6 +1,7 @@
 import ContentCache
 import Foundation
 import StudIPKit
+import StudIPModel
 import Testing
 
 @Suite struct RevalidationTests {

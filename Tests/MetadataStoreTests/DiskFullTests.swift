@@ -1,5 +1,4 @@
 import Foundation
-import StudIPKit
 import Testing
 
 @testable import MetadataStore

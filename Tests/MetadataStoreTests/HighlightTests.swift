@@ -1,5 +1,5 @@
 import Foundation
-import StudIPKit
+import StudIPModel
 import Testing
 
 @testable import MetadataStore

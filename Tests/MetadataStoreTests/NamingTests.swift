@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
-import StudIPKit
+import NamingRules
+import StudIPModel
 import Testing
 
 @testable import MetadataStore

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
-import StudIPKit
+import StudIPModel
 import Testing
 
 @testable import MetadataStore

@@ -1,5 +1,6 @@
 import Foundation
 import StudIPKit
+import StudIPModel
 import Testing
 
 @testable import StudIPSimulator

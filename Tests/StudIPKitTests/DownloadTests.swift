@@ -1,4 +1,6 @@
 import Foundation
+import StudIPModel
+import StudIPWire
 import Testing
 
 @testable import StudIPKit

@@ -1,5 +1,6 @@
 import Foundation
 import StudIPKit
+import StudIPModel
 
 @testable import StudIPSimulator
 

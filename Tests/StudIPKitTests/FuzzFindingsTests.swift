@@ -1,7 +1,7 @@
 import Foundation
+import StudIPModel
+import StudIPWire
 import Testing
-
-@testable import StudIPKit
 
 /// Inputs `Scripts/fuzz` found (docs/fuzzing.md), minimised: each broke a property of the decoders.
 @Suite("Fuzz findings")
@@ -37,6 +37,6 @@ struct FuzzFindingsTests {
         let element = try DecodingTests.json(
             #"{"id": "s1", "attributes": {"title": "SS 20202", "start": "20202-04-01T00:00:00+02:00","#
                 + #" "end": "2022-09-30T23:59:59+02:00"}}"#)
-        #expect(JSONAPISource.semester(element) == nil)
+        #expect(JSONAPIFormat.semester(element) == nil)
     }
 }

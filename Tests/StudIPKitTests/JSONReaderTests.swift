@@ -1,7 +1,7 @@
 import Foundation
+import StudIPModel
+import StudIPWire
 import Testing
-
-@testable import StudIPKit
 
 /// The JSON reader against `JSONSerialization` on real server bodies, and on the corners RFC 8259 defines.
 @Suite("JSON reader")

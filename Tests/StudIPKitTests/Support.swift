@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StudIPKit
+import StudIPModel
 import Synchronization
 import Testing
 

@@ -1,8 +1,10 @@
+import StudIPModel
+
 /// A course as one semester's listing showed it.
-struct ListedCourse: Sendable {
-    var course: RemoteCourse
+package struct ListedCourse: Sendable {
+    package var course: RemoteCourse
     /// The API says the course has no end semester: it may be open-ended ("unbegrenzt").
-    var hasNoEndSemester: Bool
+    package var hasNoEndSemester: Bool
 }
 
 /// Turns per-semester course listings into each course once with its semesters — the same for both APIs.
@@ -10,18 +12,18 @@ struct ListedCourse: Sendable {
 /// Both APIs list a course under every semester it runs in, and an open-ended course under *every* semester
 /// (`Course::isInSemester`, API.md §0.2). So a course's semesters are the listings it appeared in, oldest
 /// first; a course without an end semester that appeared in all of them is open-ended and gets none.
-struct CourseCollector {
+package struct CourseCollector {
     private let semesterOrder: [String]
     private var courses: [String: ListedCourse] = [:]
     private var listedIn: [String: Set<String>] = [:]
     private var firstSeen: [String] = []
 
     /// `semesters` oldest first: the order `semesterIDs` take.
-    init(semesters: [RemoteSemester]) {
+    package init(semesters: [RemoteSemester]) {
         semesterOrder = semesters.map(\.id)
     }
 
-    mutating func add(_ listing: [ListedCourse], semesterID: String) {
+    package mutating func add(_ listing: [ListedCourse], semesterID: String) {
         for listed in listing {
             let id = listed.course.id
             if courses[id] == nil {
@@ -32,7 +34,7 @@ struct CourseCollector {
         }
     }
 
-    func result() -> [RemoteCourse] {
+    package func result() -> [RemoteCourse] {
         firstSeen.compactMap { id -> RemoteCourse? in
             guard var listed = courses[id] else { return nil }
             let semesters = listedIn[id] ?? []
@@ -46,7 +48,7 @@ struct CourseCollector {
 
 extension String {
     /// Course numbers arrive with trailing blanks from fixed-width columns (API.md §2.5.3).
-    var trimmingTrailingWhitespace: String {
+    package var trimmingTrailingWhitespace: String {
         var text = Substring(self)
         while let last = text.last, last.isWhitespace { text.removeLast() }
         return String(text)

@@ -1,17 +1,18 @@
 import Foundation
-import StudIPKit
+import StudIPModel
 
 /// The naming rules of DESIGN.md §1.3, as pure functions: sanitizing, extensions from MIME types, the 255-byte
 /// limit and duplicate suffixes. Deterministic, so the same server data always yields the same base names.
-enum Naming {
+/// MetadataStore's rules, in a module of their own so that `campusfs-fuzz` checks them without GRDB.
+package enum Naming {
     /// Linux's `NAME_MAX`, in UTF-8 bytes.
-    static let maximumBytes = 255
+    package static let maximumBytes = 255
 
     /// Used for names that sanitize to nothing.
     static let fallback = "_"
 
     /// NFC; `/` → `-`; control characters (NUL included) → `_`; `.`/`..` → `_.`/`_..`; empty → `_`.
-    static func sanitize(_ raw: String) -> String {
+    package static func sanitize(_ raw: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in raw.precomposedStringWithCanonicalMapping.unicodeScalars {
             if scalar == "/" {
@@ -28,12 +29,12 @@ enum Naming {
     }
 
     /// The base name of a directory (semester, course, folder): sanitized and at most 255 bytes.
-    static func directoryName(_ raw: String, id: String) -> String {
+    package static func directoryName(_ raw: String, id: String) -> String {
         fitted(sanitize(raw), id: id, isDocument: false)
     }
 
     /// The base name of a document: sanitized, an extension from the MIME type when it has none, at most 255 bytes.
-    static func documentName(_ raw: String, mimeType: String, id: String) -> String {
+    package static func documentName(_ raw: String, mimeType: String, id: String) -> String {
         var name = sanitize(raw)
         if split(name, isDocument: true).ext.isEmpty, let ext = fileExtension(forMIMEType: mimeType) {
             name += "." + ext
@@ -42,7 +43,7 @@ enum Naming {
     }
 
     /// The course directory's name from the template: `{number}`, `{title}`, `{subtitle}`; blanks collapse.
-    static func courseName(template: String, course: RemoteCourse) -> String {
+    package static func courseName(template: String, course: RemoteCourse) -> String {
         let filled =
             template
             .replacingOccurrences(of: "{number}", with: course.number)
@@ -55,7 +56,7 @@ enum Naming {
 
     /// The `n`-th candidate for a base name: the name itself, then ` (2)`, ` (3)`… before a document's extension,
     /// shortened so that it still fits 255 bytes.
-    static func candidate(_ base: String, number: Int, isDocument: Bool) -> String {
+    package static func candidate(_ base: String, number: Int, isDocument: Bool) -> String {
         guard number > 1 else { return base }
         let (stem, ext) = split(base, isDocument: isDocument)
         return join(stem: stem, suffix: " (\(number))", ext: ext)
@@ -100,7 +101,7 @@ enum Naming {
 
     /// Six hex digits naming the item: the start of the id when it is hex (Stud.IP ids are 32 hex digits),
     /// otherwise of its FNV-1a hash.
-    static func shortID(_ id: String) -> String {
+    package static func shortID(_ id: String) -> String {
         let head = id.lowercased().prefix(6)
         if head.count == 6, head.allSatisfy(\.isHexDigit) { return String(head) }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -8,20 +8,20 @@
 /// UTF-8 and lone surrogates in strings (replaced by U+FFFD). Strict where a wrong answer would follow:
 /// anything that is not JSON, trailing garbage, and nesting deeper than ``maximumDepth`` (a hostile body must
 /// not exhaust the stack).
-struct JSONReader: ~Copyable {
-    struct SyntaxError: Error {
-        let offset: Int
-        let reason: String
+package struct JSONReader: ~Copyable {
+    package struct SyntaxError: Error {
+        package let offset: Int
+        package let reason: String
     }
 
-    static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
     private var depth = 0
 
     /// Parses one complete document; `bytes` must stay valid for the call only.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> JSONValue {
+    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> JSONValue {
         var reader = JSONReader(bytes: bytes)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.position = 3 }
         let value = try reader.value()

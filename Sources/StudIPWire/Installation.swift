@@ -1,14 +1,15 @@
 import Foundation
+import StudIPModel
 
 /// The installation's base URL and every URL built from it: API requests and web-UI links.
 ///
 /// Ids and query values are percent-encoded, because ids are opaque strings (API.md §0.2) and PHP wants the
 /// brackets of `page[limit]` encoded as its own links do.
-struct Installation: Sendable {
+package struct Installation: Sendable {
     /// `scheme://host[:port][/path]`, without credentials or a trailing slash.
-    let baseURL: String
+    package let baseURL: String
 
-    init(_ raw: String) throws(StudIPError) {
+    package init(_ raw: String) throws(StudIPError) {
         var text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         while text.hasSuffix("/") { text.removeLast() }
         guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
@@ -25,32 +26,32 @@ struct Installation: Sendable {
     }
 
     /// How errors and logs name the server.
-    var serverName: String { baseURL }
+    package var serverName: String { baseURL }
 
-    func jsonAPI(_ segments: [String], query: [(String, String)] = []) -> String {
+    package func jsonAPI(_ segments: [String], query: [(String, String)] = []) -> String {
         url(["jsonapi.php", "v1"] + segments, query: query)
     }
 
-    func legacy(_ segments: [String], query: [(String, String)] = []) -> String {
+    package func legacy(_ segments: [String], query: [(String, String)] = []) -> String {
         url(["api.php"] + segments, query: query)
     }
 
-    func web(_ segments: [String], query: [(String, String)] = []) -> String {
+    package func web(_ segments: [String], query: [(String, String)] = []) -> String {
         url(["dispatch.php"] + segments, query: query)
     }
 
     /// The course's overview page.
-    func courseWebURL(_ courseID: String) -> String {
+    package func courseWebURL(_ courseID: String) -> String {
         web(["course", "overview"], query: [("cid", courseID)])
     }
 
     /// The folder in the course's file area.
-    func folderWebURL(_ folderID: String, courseID: String) -> String {
+    package func folderWebURL(_ folderID: String, courseID: String) -> String {
         web(["course", "files", "index", folderID], query: [("cid", courseID)])
     }
 
     /// The document's details page (name, license, owner, download button).
-    func documentWebURL(_ documentID: String, courseID: String) -> String {
+    package func documentWebURL(_ documentID: String, courseID: String) -> String {
         web(["file", "details", documentID], query: [("cid", courseID)])
     }
 
@@ -64,7 +65,7 @@ struct Installation: Sendable {
 
     /// Percent-encodes all but RFC 3986's unreserved characters, byte by byte: a cold refresh builds a URL for
     /// each of thousands of documents, and `addingPercentEncoding` was 5 % of its CPU time.
-    static func encode(_ text: String) -> String {
+    package static func encode(_ text: String) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var encoded: [UInt8] = []
         encoded.reserveCapacity(text.utf8.count)
