@@ -76,9 +76,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Helpers every test target shares (simulators that are always stopped, child processes, mounts).
+        .target(
+            name: "TestSupport",
+            dependencies: ["StudIPKit", "StudIPSimulator"],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "StudIPKitTests",
-            dependencies: ["StudIPKit", "StudIPSimulator"]
+            dependencies: ["StudIPKit", "StudIPSimulator", "TestSupport"]
         ),
         .testTarget(
             name: "ContentCacheTests",
@@ -86,23 +92,23 @@ let package = Package(
         ),
         .testTarget(
             name: "FUSEKitTests",
-            dependencies: ["FUSEKit"]
+            dependencies: ["FUSEKit", "TestSupport"]
         ),
         .testTarget(
             name: "MetadataStoreTests",
-            dependencies: ["MetadataStore", "StudIPKit", "StudIPSimulator"]
+            dependencies: ["MetadataStore", "StudIPKit", "StudIPSimulator", "TestSupport"]
         ),
         .testTarget(
             name: "CampusFSTests",
             dependencies: [
-                "CampusFS", "StudIPKit", "MetadataStore", "StudIPSimulator",
+                "CampusFS", "StudIPKit", "MetadataStore", "StudIPSimulator", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .testTarget(
             name: "StudIPSimulatorTests",
             dependencies: [
-                "StudIPSimulator",
+                "StudIPSimulator", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

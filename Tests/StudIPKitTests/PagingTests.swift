@@ -1,5 +1,6 @@
 import Foundation
 import StudIPKit
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -69,7 +70,7 @@ struct PagingTests {
     ) async throws -> (overview: RemoteOverview, big: CourseContent, requests: Int) {
         var configuration = Harness.configuration(sim, api: api)
         configuration.pageSize = pageSize
-        return try await Harness.withSource(configuration) { source in
+        return try await withSource(configuration) { source in
             let overview = try await source.overview()
             let first = try #require(overview.courses.first { $0.number == "P-000" })
             let big = try await source.content(of: first)
@@ -79,7 +80,7 @@ struct PagingTests {
 
     @Test("JSON:API with 1,000 per page: one request for 31 courses, two for 1,001 documents")
     func jsonAPIThousand() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let walk = try await Self.walk(sim, api: .jsonAPI, pageSize: 1000)
             #expect(walk.overview.courses.count == Self.courseCount)
             #expect(walk.big.documents.count == Self.documentCount)
@@ -92,7 +93,7 @@ struct PagingTests {
 
     @Test("JSON:API with Stud.IP's default of 30: 2 course pages, 34 document pages, despite the wrong `last` link")
     func jsonAPIThirty() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let walk = try await Self.walk(sim, api: .jsonAPI, pageSize: 30)
             #expect(walk.overview.courses.count == Self.courseCount)
             #expect(walk.big.documents.count == Self.documentCount)
@@ -104,7 +105,7 @@ struct PagingTests {
 
     @Test("legacy REST with its default of 20 and `next` pointing to the last page itself")
     func legacyTwenty() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let walk = try await Self.walk(sim, api: .legacyREST, pageSize: 20)
             #expect(walk.overview.courses.count == Self.courseCount)
             #expect(walk.big.documents.count == Self.documentCount, "file_refs arrive inline, unpaged")
@@ -115,7 +116,7 @@ struct PagingTests {
 
     @Test("legacy REST with 1,000 per page")
     func legacyThousand() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let walk = try await Self.walk(sim, api: .legacyREST, pageSize: 1000)
             #expect(walk.overview.courses.count == Self.courseCount)
             #expect(walk.requests == 1 + 1 + 2 + 2)
@@ -124,7 +125,7 @@ struct PagingTests {
 
     @Test("a server that ignores the limit and sends everything at once ends paging after one page")
     func serverIgnoresLimit() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             // Both semesters and total 2, whatever offset and limit were asked for.
             let body = """
                 {"meta":{"page":{"offset":0,"limit":30,"total":2}},"data":[
@@ -136,7 +137,7 @@ struct PagingTests {
             sim.inject(Fault(action: .body(body), pathContains: "v1/semesters"))
             var configuration = Harness.configuration(sim, api: .jsonAPI)
             configuration.pageSize = 10
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let overview = try await source.overview()
                 #expect(overview.semesters.map(\.id) == [Self.semesterID, Self.laterSemesterID])
                 #expect(sim.statistics.snapshot().routes["fault"] == 1, "one request for the semesters")
@@ -149,7 +150,7 @@ struct PagingTests {
 
     @Test("a server that ignores the offset and repeats its first page is an error, not an endless loop")
     func serverIgnoresOffset() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let body = """
                 {"meta":{"page":{"offset":0,"limit":1,"total":2}},"data":[
                 {"type":"semesters","id":"\(Self.semesterID)","attributes":{"title":"WS 2026/27",
@@ -158,7 +159,7 @@ struct PagingTests {
             sim.inject(Fault(action: .body(body), pathContains: "v1/semesters"))
             var configuration = Harness.configuration(sim, api: .jsonAPI)
             configuration.pageSize = 1
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let error = await Harness.error { () async throws(StudIPError) in try await source.overview() }
                 guard case .malformedResponse(let what, _) = error else {
                     Issue.record("expected malformedResponse, got \(String(describing: error))")
