@@ -94,9 +94,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Helpers every test target shares (simulators that are always stopped, child processes, mounts).
+        .target(
+            name: "TestSupport",
+            dependencies: ["StudIPKit", "StudIPSimulator"],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "StudIPKitTests",
-            dependencies: ["StudIPKit", "StudIPModel", "StudIPWire", "StudIPSimulator"]
+            dependencies: ["StudIPKit", "StudIPModel", "StudIPWire", "StudIPSimulator", "TestSupport"]
         ),
         .testTarget(
             name: "ContentCacheTests",
@@ -104,23 +110,26 @@ let package = Package(
         ),
         .testTarget(
             name: "FUSEKitTests",
-            dependencies: ["FUSEKit"]
+            dependencies: ["FUSEKit", "TestSupport"]
         ),
         .testTarget(
             name: "MetadataStoreTests",
-            dependencies: ["MetadataStore", "NamingRules", "StudIPKit", "StudIPModel", "StudIPSimulator"]
+            dependencies: [
+                "MetadataStore", "NamingRules", "StudIPKit", "StudIPModel", "StudIPSimulator", "TestSupport",
+            ]
         ),
         .testTarget(
             name: "CampusFSTests",
             dependencies: [
-                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "MetadataStore", "StudIPSimulator",
+                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "StudIPSimulator",
+                "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .testTarget(
             name: "StudIPSimulatorTests",
             dependencies: [
-                "StudIPSimulator",
+                "StudIPSimulator", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

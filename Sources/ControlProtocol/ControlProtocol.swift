@@ -1,8 +1,8 @@
 import ContentCache
-import StudIPModel
 import Foundation
 import MetadataStore
 import StudIPKit
+import StudIPModel
 
 /// What the `campusfs` command asks a running daemon over its control socket
 /// (`$XDG_RUNTIME_DIR/campusfs/<profile>.sock`, DESIGN.md §1.2): one JSON object per line each way, one request

@@ -95,8 +95,9 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
 ///
 /// ## Refreshes
 /// All refreshes — the poller's, `campusfs refresh`, and the stale-while-revalidate ones a look into an old
-/// listing starts — go through ``refresh(courseIDs:)``, one at a time, so the store sees one writer and the kernel
-/// is told about each change exactly once, from a task that holds no request handler's locks.
+/// listing starts — go through ``refresh(courseIDs:)``, one at a time, so one refresh writes at a time (FUSE
+/// handlers' user-state writes interleave, serialized by the store) and the kernel is told about each change
+/// exactly once, from a task that holds no request handler's locks.
 public final class CampusDaemon: Sendable {
     public let configuration: DaemonConfiguration
     public let store: MetadataStore

@@ -307,7 +307,7 @@ private struct CourseRefresh {
 
     private mutating func apply(_ folder: RemoteFolder, parent: Int64) throws -> Int64 {
         let base = Naming.directoryName(folder.name, id: folder.id)
-        let listedAt = content.failedFolderIDs.contains(folder.id) ? nil : now.timeIntervalSince1970
+        let listedAt = content.failedFolderIDs.contains(folder.id) ? nil : now
         let changed = folder.changed.timeIntervalSince1970
         let inode: Int64
         if let existing = folders[folder.id] {
@@ -319,33 +319,13 @@ private struct CourseRefresh {
                 "UPDATE node SET mtime = ?, created = ?, course_id = ? WHERE inode = ?",
                 [changed, folder.created.timeIntervalSince1970, content.course.id, inode])
             if existing.mtime != changed { editor.touched(inode) }
-            try db.run(
-                """
-                UPDATE folder SET parent_id = ?, name = ?, description = ?, folder_type = ?, web_url = ?, created = ?,
-                    changed = ?, listed_at = COALESCE(?, listed_at)
-                WHERE inode = ?
-                """,
-                [
-                    folder.parentID, folder.name, folder.description, folder.folderType, folder.webURL,
-                    folder.created.timeIntervalSince1970, changed, listedAt, inode,
-                ])
         } else {
             inode = try editor.insert(
                 parent: parent, baseName: base, kind: .directory, item: .folder, studipID: folder.id,
                 courseID: content.course.id, mtime: folder.changed, created: folder.created)
-            try db.run(
-                """
-                INSERT INTO folder (inode, id, parent_id, name, description, folder_type, web_url, created, changed,
-                                    listed_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    inode, folder.id, folder.parentID, folder.name, folder.description, folder.folderType,
-                    folder.webURL,
-                    folder.created.timeIntervalSince1970, changed, listedAt,
-                ])
             changes.append((inode, .folder, folder.id, nil, .added))
         }
+        try FolderRecord(inode: inode, folder: folder, listedAt: listedAt).save(db, isNew: folders[folder.id] == nil)
         return inode
     }
 
@@ -365,17 +345,6 @@ private struct CourseRefresh {
                 "UPDATE node SET size = ?, mtime = ?, created = ?, course_id = ? WHERE inode = ?",
                 [document.size, changed, document.created.timeIntervalSince1970, content.course.id, inode])
             if existing.mtime != changed || existing.size != document.size { editor.touched(inode) }
-            try db.run(
-                """
-                UPDATE document SET folder_id = ?, name = ?, description = ?, mime_type = ?, created = ?, file_id = ?,
-                    owner_name = ?, license = ?, downloadable = ?, is_link = ?, web_url = ?, highlight = ?
-                WHERE inode = ?
-                """,
-                [
-                    document.folderID, document.name, document.description, document.mimeType,
-                    document.created.timeIntervalSince1970, document.fileID, document.ownerName, document.license,
-                    document.isDownloadable, document.isLink, document.webURL, highlight?.rawValue, inode,
-                ])
             switch (versionChanged, from) {
             case (true, let from?):
                 changes.append((inode, .document, document.id, highlight, .changedAndMoved(from: from)))
@@ -391,19 +360,10 @@ private struct CourseRefresh {
             inode = try editor.insert(
                 parent: parent, baseName: base, kind: .file, item: .document, studipID: document.id,
                 courseID: content.course.id, size: document.size, mtime: document.changed, created: document.created)
-            try db.run(
-                """
-                INSERT INTO document (inode, id, folder_id, name, description, mime_type, created, file_id, owner_name,
-                                      license, downloadable, is_link, web_url, highlight)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    inode, document.id, document.folderID, document.name, document.description, document.mimeType,
-                    document.created.timeIntervalSince1970, document.fileID, document.ownerName, document.license,
-                    document.isDownloadable, document.isLink, document.webURL, highlight?.rawValue,
-                ])
             changes.append((inode, .document, document.id, highlight, .added))
         }
+        try DocumentRecord(inode: inode, document: document, highlight: highlight).save(
+            db, isNew: documents[document.id] == nil)
         return inode
     }
 

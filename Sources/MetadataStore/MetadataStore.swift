@@ -6,7 +6,8 @@ import GRDB
 ///
 /// Concurrency (GRDB's rules for a `DatabasePool` in WAL mode):
 /// - Every method is synchronous, thread-safe and may be called from any thread or task: FUSE worker threads, the
-///   refresher, the CLI. Each call is one read or one write transaction; none holds a lock after returning.
+///   refresher, the CLI. Each call is one write transaction, one read transaction or one single statement
+///   (`readStatement`); none holds a lock after returning.
 /// - Reads (`node`, `lookup`, `children`, `info`, `resolve`, `walk`, …) run concurrently on up to
 ///   `maximumReaderCount` connections and never wait for a write: they see the last committed state, so a
 ///   `readdir` during a refresh sees the tree before or after the refresh, never half of it.
@@ -18,7 +19,8 @@ import GRDB
 /// - Each refresh step is one transaction, so a crash (`kill -9`) leaves the state before or after that step, and
 ///   every state between steps (overview applied, some courses not yet) is a consistent tree.
 public final class MetadataStore: Sendable {
-    /// One reader per FUSE worker thread (libfuse's default maximum is 10), plus the refresher and the CLI.
+    /// As many readers as the mount's FUSE worker threads (16); the refresher and the control socket share them,
+    /// so a read waits only while all 16 are busy. The CLI runs in a process (and pool) of its own.
     public static let maximumReaderCount = 16
     static let busyTimeout: TimeInterval = 10
 
@@ -109,7 +111,8 @@ public final class MetadataStore: Sendable {
     }
 
     /// One statement without a transaction around it (a single SELECT is atomic by itself): the hot FUSE paths
-    /// `lookup`, `getattr` and `readdir` save the BEGIN/COMMIT.
+    /// `lookup` and `getattr`, and the pages of a readdir after its first (``listing(of:after:limit:)``, one
+    /// transaction), save the BEGIN/COMMIT.
     func readStatement<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.unsafeRead(body)

@@ -134,24 +134,16 @@ private struct OverviewRefresh {
                 continue
             }
             semesters[semester.id] = semester
-            try db.run(
-                """
-                INSERT INTO semester (id, title, begin_at, end_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET title = excluded.title, begin_at = excluded.begin_at,
-                    end_at = excluded.end_at
-                """,
-                [semester.id, semester.title, semester.begin.timeIntervalSince1970, semester.end.timeIntervalSince1970])
+            try SemesterRecord(semester).upsert(db)
         }
         let unreadable = Set(overview.problems.map(\.itemID))
-        for row in try db.rows("SELECT * FROM semester") {
-            let id = try row.decode(String.self, forColumn: "id")
+        for stored in try SemesterRecord.fetchAll(db) {
+            let id = stored.semester.id
             guard semesters[id] == nil else { continue }
             if unreadable.contains(id) {
-                semesters[id] = RemoteSemester(
-                    id: id, title: try row.decode(forColumn: "title"), begin: try row.date("begin_at"),
-                    end: try row.date("end_at"))
+                semesters[id] = stored.semester
             } else {
-                try db.run("DELETE FROM semester WHERE id = ?", [id])
+                try stored.delete(db)
             }
         }
     }
@@ -167,7 +159,6 @@ private struct OverviewRefresh {
         }
         var list: [RemoteCourse] = []
         var seen = Set<String>()
-        let encoder = JSONEncoder()
         for course in overview.courses {
             guard seen.insert(course.id).inserted else {
                 summary.problems.append(.init(itemID: course.id, message: "course listed twice; using the first"))
@@ -175,21 +166,7 @@ private struct OverviewRefresh {
             }
             list.append(course)
             if firstSeen[course.id] == nil { firstSeen[course.id] = now }
-            try db.run(
-                """
-                INSERT INTO course (id, number, title, subtitle, description, semester_ids, lecturers, web_url,
-                                    first_seen_at, baseline)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET number = excluded.number, title = excluded.title,
-                    subtitle = excluded.subtitle, description = excluded.description,
-                    semester_ids = excluded.semester_ids, lecturers = excluded.lecturers, web_url = excluded.web_url
-                """,
-                [
-                    course.id, course.number, course.title, course.subtitle, course.description,
-                    String(decoding: try encoder.encode(course.semesterIDs), as: UTF8.self),
-                    String(decoding: try encoder.encode(course.lecturers), as: UTF8.self), course.webURL,
-                    now.timeIntervalSince1970, isFirstOverview,
-                ])
+            try CourseRecord(course, firstSeenAt: now, baseline: isFirstOverview).save(db)
         }
         let unreadable = Set(overview.problems.map(\.itemID))
         let vanished = try db.rows(
@@ -197,21 +174,11 @@ private struct OverviewRefresh {
             SELECT c.*, n.inode, n.parent, n.name FROM course c
             LEFT JOIN node n ON n.item_kind = 'course' AND n.studip_id = c.id
             """)
-        let decoder = JSONDecoder()
         for row in vanished {
             let id = try row.decode(String.self, forColumn: "id")
             guard !seen.contains(id) else { continue }
             if unreadable.contains(id) {
-                list.append(
-                    RemoteCourse(
-                        id: id, number: try row.decode(forColumn: "number"), title: try row.decode(forColumn: "title"),
-                        subtitle: try row.decode(forColumn: "subtitle"),
-                        description: try row.decode(forColumn: "description"),
-                        semesterIDs: try decoder.decode(
-                            [String].self, from: Data(try row.decode(String.self, forColumn: "semester_ids").utf8)),
-                        lecturers: try decoder.decode(
-                            [String].self, from: Data(try row.decode(String.self, forColumn: "lecturers").utf8)),
-                        webURL: try row.decode(forColumn: "web_url")))
+                list.append(try CourseRecord(row: row).course)
                 continue
             }
             if let inode = try row.decode(Int64?.self, forColumn: "inode") {

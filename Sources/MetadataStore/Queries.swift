@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import StudIPModel
 
-/// The reads the filesystem and the CLI need. Each is a single read transaction on indexed lookups (see
-/// `MetadataStoreTests.queryPlans`); none scans a table.
+/// The reads the filesystem and the CLI need. Each is one read transaction, or one statement without a
+/// transaction (`readStatement`), on indexed lookups (see `MetadataStoreTests.queryPlans`); none scans a table.
 extension MetadataStore {
     /// Readdir offsets are `inode + offsetBias`, leaving 1 and 2 free for `.` and `..`.
     static let offsetBias: Int64 = 2

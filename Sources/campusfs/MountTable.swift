@@ -17,9 +17,12 @@ struct MountEntry: Equatable {
     /// A CampusFS mount of the user running this command.
     var isOwnCampusFS: Bool { type == "fuse.campusfs" && userID == getuid() }
 
-    /// The kernel's mount table, in mount order (a later entry at the same path covers an earlier one).
+    /// The kernel's mount table, in mount order (a later entry at the same path covers an earlier one). Read to its
+    /// end through a file handle: `String(contentsOfFile:)` stops after the first 4 KiB of a `/proc` file (it
+    /// reports size 0), and a machine with a few dozen mounts has a longer table.
     static func table() -> [MountEntry] {
-        let table = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        let bytes = FileHandle(forReadingAtPath: "/proc/self/mountinfo")?.readDataToEndOfFile() ?? Data()
+        let table = String(decoding: bytes, as: UTF8.self)
         return table.split(separator: "\n").compactMap { line in
             // id parent major:minor root mountpoint options [optional fields…] - type source superoptions
             let fields = line.split(separator: " ").map(String.init)

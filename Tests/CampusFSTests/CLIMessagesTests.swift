@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -24,18 +25,20 @@ struct CLIMessagesTests {
     }
 
     @Test func httpsTypedForAPlainHTTPServerSaysWhichSchemeToUse() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
-        defer { Task { await sim.stop() } }
-        let cli = try CLI()
-        defer { cli.removeHome() }
-        let plain = try #require(URLComponents(string: sim.baseURL))
-        let hostAndPort = "\(plain.host ?? ""):\(plain.port ?? 0)"
-        let result = try await cli.run(["refresh", "--server", "https://" + hostAndPort, "--username", "test_autor"])
-        #expect(result.status == 3)
-        #expect(
-            result.stderr
-                == "campusfs: the server at https://\(hostAndPort) does not speak HTTPS; did you mean http://\(hostAndPort)?\n"
-        )
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let plain = try #require(URLComponents(string: sim.baseURL))
+            let hostAndPort = "\(plain.host ?? ""):\(plain.port ?? 0)"
+            let result = try await cli.run([
+                "refresh", "--server", "https://" + hostAndPort, "--username", "test_autor",
+            ])
+            #expect(result.status == 3)
+            #expect(
+                result.stderr
+                    == "campusfs: the server at https://\(hostAndPort) does not speak HTTPS; did you mean http://\(hostAndPort)?\n"
+            )
+        }
     }
 
     /// `http://` typed for an HTTPS-only server: nginx answers such requests on its TLS port with 400 and "The
@@ -62,7 +65,7 @@ struct CLIMessagesTests {
             server.serve_forever()
             """
         let pid = try await MountHarness.background(
-            "exec python3 -c \(MountHarness.quoted(server)) \(MountHarness.quoted(portFile.path))")
+            "exec python3 -c \(quoted(server)) \(quoted(portFile.path))")
         defer { kill(pid, SIGKILL) }
         var port: String?
         for _ in 0..<200 where port == nil {
@@ -82,17 +85,19 @@ struct CLIMessagesTests {
     }
 
     @Test func aURLThatIsNotTheInstallationSaysWhatTheBaseURLIs() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
-        defer { Task { await sim.stop() } }
-        let cli = try CLI()
-        defer { cli.removeHome() }
-        let result = try await cli.run(["refresh", "--server", sim.baseURL + "/nothing", "--username", "test_autor"])
-        #expect(result.status == 3)
-        #expect(
-            result.stderr
-                == "campusfs: no Stud.IP API at \(sim.baseURL)/nothing: neither JSON:API (/jsonapi.php/v1) nor the "
-                + "legacy REST API (/api.php) answers there; use the installation's base URL, the address before "
-                + "/dispatch.php in the browser, e.g. https://studip.example.org/studip\n")
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let result = try await cli.run([
+                "refresh", "--server", sim.baseURL + "/nothing", "--username", "test_autor",
+            ])
+            #expect(result.status == 3)
+            #expect(
+                result.stderr
+                    == "campusfs: no Stud.IP API at \(sim.baseURL)/nothing: neither JSON:API (/jsonapi.php/v1) nor the "
+                    + "legacy REST API (/api.php) answers there; use the installation's base URL, the address before "
+                    + "/dispatch.php in the browser, e.g. https://studip.example.org/studip\n")
+        }
     }
 
     @Test func aFailingPasswordCommandShowsWhatItSaid() async throws {
@@ -170,38 +175,39 @@ struct CLIMessagesTests {
     /// In a terminal, with no other source, campusfs asks for the password without echoing it (a real
     /// pseudo-terminal, driven by Python's pty module).
     @Test func inATerminalThePasswordIsAskedForWithoutEcho() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
-        defer { Task { await sim.stop() } }
-        let cli = try CLI(password: nil)
-        defer { cli.removeHome() }
-        let login = try await cli.runInTerminal(
-            ["login", "--server", sim.baseURL, "--username", "test_autor"], answering: "password for test_autor: ",
-            with: "testing")
-        #expect(login.status == 0, "\(login.output)")
-        #expect(login.output.contains("accepted the login of test_autor"), "\(login.output)")
-        #expect(!login.output.contains("testing"), "the typed password is not echoed: \(login.output)")
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI(password: nil)
+            defer { cli.removeHome() }
+            let login = try await cli.runInTerminal(
+                ["login", "--server", sim.baseURL, "--username", "test_autor"], answering: "password for test_autor: ",
+                with: "testing")
+            #expect(login.status == 0, "\(login.output)")
+            #expect(login.output.contains("accepted the login of test_autor"), "\(login.output)")
+            #expect(!login.output.contains("testing"), "the typed password is not echoed: \(login.output)")
+        }
     }
 
     @Test func theFirstRefreshCountsPerCourseAndVerboseListsEachItem() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
-        defer { Task { await sim.stop() } }
-        let login = ["refresh", "--server", sim.baseURL, "--username", "test_autor"]
-        let cli = try CLI()
-        defer { cli.removeHome() }
-        let first = try await cli.run(login)
-        #expect(first.status == 0, "\(first.stderr)")
-        #expect(first.lines[1] == "  first refresh of this profile, so everything is new; --verbose lists each item")
-        #expect(
-            first.lines.contains {
-                $0.hasPrefix("  ") && $0.hasSuffix(" new in WS 2026-27/INF-101 Einführung in die Informatik")
-            })
-        #expect(!first.lines.contains { $0.hasPrefix("  new ") }, "\(first.stdout)")
+        try await withSimulator(.fixtures507) { sim async throws in
+            let login = ["refresh", "--server", sim.baseURL, "--username", "test_autor"]
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let first = try await cli.run(login)
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(
+                first.lines[1] == "  first refresh of this profile, so everything is new; --verbose lists each item")
+            #expect(
+                first.lines.contains {
+                    $0.hasPrefix("  ") && $0.hasSuffix(" new in WS 2026-27/INF-101 Einführung in die Informatik")
+                })
+            #expect(!first.lines.contains { $0.hasPrefix("  new ") }, "\(first.stdout)")
 
-        let verbose = try CLI()
-        defer { verbose.removeHome() }
-        let listed = try await verbose.run(login + ["--verbose"])
-        #expect(listed.status == 0)
-        #expect(listed.lines.contains("  new      WS 2026-27/INF-101 Einführung in die Informatik/README.txt"))
-        #expect(!listed.stdout.contains("first refresh"))
+            let verbose = try CLI()
+            defer { verbose.removeHome() }
+            let listed = try await verbose.run(login + ["--verbose"])
+            #expect(listed.status == 0)
+            #expect(listed.lines.contains("  new      WS 2026-27/INF-101 Einführung in die Informatik/README.txt"))
+            #expect(!listed.stdout.contains("first refresh"))
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import StudIPSimulator
+import TestSupport
 import Testing
 
 /// `campusfs refresh` then `campusfs tree` against the real 5.0.7 data: exactly the tree of DESIGN.md §1.3,
@@ -48,20 +49,18 @@ struct FixtureTreeTests {
 
     @Test(arguments: cases)
     func treeIsExactlyTheDesignedOne(flavour: Flavour, api: String, user: String) async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: flavour))
-        let cli = try CLI()
-        defer {
-            cli.removeHome()
-            Task { await sim.stop() }
-        }
-        let login = ["--server", sim.baseURL, "--username", user, "--api", api]
-        let refresh = try await cli.run(["refresh"] + login)
-        #expect(refresh.status == 0, "\(refresh.stderr)")
+        try await withSimulator(.fixtures507, flavour: flavour) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let login = ["--server", sim.baseURL, "--username", user, "--api", api]
+            let refresh = try await cli.run(["refresh"] + login)
+            #expect(refresh.status == 0, "\(refresh.stderr)")
 
-        let tree = try await cli.run(["tree", "--paths"])
-        #expect(tree.status == 0, "\(tree.stderr)")
-        let expected = user == "test_autor" ? Self.autorTree : Self.rootTree
-        #expect(tree.lines.sorted() == expected.sorted())
+            let tree = try await cli.run(["tree", "--paths"])
+            #expect(tree.status == 0, "\(tree.stderr)")
+            let expected = user == "test_autor" ? Self.autorTree : Self.rootTree
+            #expect(tree.lines.sorted() == expected.sorted())
+        }
     }
 
     /// Folders and documents have dates from Stud.IP; semester and course directories get the time they appeared.
@@ -71,31 +70,33 @@ struct FixtureTreeTests {
     }
 
     @Test func bothAPIsAgreeOnSizesAndDates() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: .v50))
-        defer { Task { await sim.stop() } }
-        var listings: [String] = []
-        for api in ["jsonapi", "rest"] {
+        try await withSimulator(.fixtures507, flavour: .v50) { sim async throws in
+            var listings: [String] = []
+            for api in ["jsonapi", "rest"] {
+                let cli = try CLI()
+                defer { cli.removeHome() }
+                let refresh = try await cli.run([
+                    "refresh", "--server", sim.baseURL, "--username", "test_autor", "--api", api,
+                ])
+                #expect(refresh.status == 0, "\(refresh.stderr)")
+                let listing = try await cli.run(["tree", "--long"])
+                #expect(listing.status == 0)
+                listings.append(listing.lines.filter(Self.isBelowACourse).joined(separator: "\n"))
+            }
+            #expect(listings[0] == listings[1])
+            #expect(listings[0].split(separator: "\n").count == 3 * Self.demoCourseContent.count)
+
             let cli = try CLI()
             defer { cli.removeHome() }
-            let refresh = try await cli.run([
-                "refresh", "--server", sim.baseURL, "--username", "test_autor", "--api", api,
+            _ = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+            let folder = try await cli.run([
+                "ls", "-l", "WS 2026-27/INF-101 Einführung in die Informatik/Übungsblätter",
             ])
-            #expect(refresh.status == 0, "\(refresh.stderr)")
-            let listing = try await cli.run(["tree", "--long"])
-            #expect(listing.status == 0)
-            listings.append(listing.lines.filter(Self.isBelowACourse).joined(separator: "\n"))
+            #expect(folder.status == 0, "\(folder.stderr)")
+            let big = try #require(folder.lines.first { $0.hasSuffix("daten (groß).bin") })
+            #expect(big.contains("1572987"), "size from metadata: \(big)")
+            #expect(big.contains("2026-10-15 10:11"), "mtime = the document's chdate in local time: \(big)")
         }
-        #expect(listings[0] == listings[1])
-        #expect(listings[0].split(separator: "\n").count == 3 * Self.demoCourseContent.count)
-
-        let cli = try CLI()
-        defer { cli.removeHome() }
-        _ = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
-        let folder = try await cli.run(["ls", "-l", "WS 2026-27/INF-101 Einführung in die Informatik/Übungsblätter"])
-        #expect(folder.status == 0, "\(folder.stderr)")
-        let big = try #require(folder.lines.first { $0.hasSuffix("daten (groß).bin") })
-        #expect(big.contains("1572987"), "size from metadata: \(big)")
-        #expect(big.contains("2026-10-15 10:11"), "mtime = the document's chdate in local time: \(big)")
     }
 }
 
@@ -104,15 +105,13 @@ struct FixtureTreeTests {
 struct HostileTreeTests {
     /// A CLI whose profile was refreshed from the simulator's `small` dataset as test_autor.
     static func refreshed(_ body: (CLI, Simulator) async throws -> Void) async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .generated(.small, seed: 1), flavour: .v55))
-        let cli = try CLI()
-        defer {
-            cli.removeHome()
-            Task { await sim.stop() }
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            try await body(cli, sim)
         }
-        let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
-        #expect(refresh.status == 0, "\(refresh.stderr)")
-        try await body(cli, sim)
     }
 
     /// A document the user may not download is marked `locked` in `ls -l`; its neighbours are not.

@@ -1,5 +1,6 @@
 import Foundation
 import MetadataStore
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -18,141 +19,134 @@ struct RefreshCommandTests {
     }
 
     @Test func coldRefreshOfLargeStaysWithinTheRequestBoundAndASecondChangesNothing() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .generated(.large, seed: 1)))
-        let cli = try CLI()
-        defer {
-            cli.removeHome()
-            Task { await sim.stop() }
-        }
-        let login = ["--server", sim.baseURL, "--username", "test_autor"]
-        let university = sim.university
-        let courses = try #require(university.user(named: "test_autor")).id
-        let courseCount = university.courses(of: courses).count
-        let bound = 2 + university.orderedSemesters.count + 3 * courseCount
+        try await withSimulator(.generated(.large, seed: 1)) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let login = ["--server", sim.baseURL, "--username", "test_autor"]
+            let university = sim.university
+            let courses = try #require(university.user(named: "test_autor")).id
+            let courseCount = university.courses(of: courses).count
+            let bound = 2 + university.orderedSemesters.count + 3 * courseCount
 
-        let cold = try await refreshJSON(cli, login)
-        #expect(sim.requestCount <= bound, "cold refresh: \(sim.requestCount) requests, bound \(bound)")
-        #expect(cold["requests"] as? Int == sim.requestCount, "the reported count is the server's")
-        #expect(count(cold, "new") > 8000)
+            let cold = try await refreshJSON(cli, login)
+            #expect(sim.requestCount <= bound, "cold refresh: \(sim.requestCount) requests, bound \(bound)")
+            #expect(cold["requests"] as? Int == sim.requestCount, "the reported count is the server's")
+            #expect(count(cold, "new") > 8000)
 
-        let before = sim.requestCount
-        let warm = try await refreshJSON(cli, login)
-        #expect(sim.requestCount - before <= bound)
-        #expect(warm["requests"] as? Int == sim.requestCount - before)
-        for key in ["new", "changed", "moved", "removed"] {
-            #expect(count(warm, key) == 0, "\(key) after nothing changed")
+            let before = sim.requestCount
+            let warm = try await refreshJSON(cli, login)
+            #expect(sim.requestCount - before <= bound)
+            #expect(warm["requests"] as? Int == sim.requestCount - before)
+            for key in ["new", "changed", "moved", "removed"] {
+                #expect(count(warm, key) == 0, "\(key) after nothing changed")
+            }
         }
     }
 
     @Test func serverSideChangesShowUpAfterRefresh() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
-        let cli = try CLI()
-        defer {
-            cli.removeHome()
-            Task { await sim.stop() }
-        }
-        let login = ["--server", sim.baseURL, "--username", "test_autor"]
-        _ = try await refreshJSON(cli, login)
-        let course = "WS 2026-27/INF-101 Einführung in die Informatik"
-        let store = try MetadataStore(path: cli.database().path)
-        let readme = try store.resolve(path: "\(course)/README.txt")
-        try store.setTags(["exam"], inode: readme.inode)
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let login = ["--server", sim.baseURL, "--username", "test_autor"]
+            _ = try await refreshJSON(cli, login)
+            let course = "WS 2026-27/INF-101 Einführung in die Informatik"
+            let store = try MetadataStore(path: cli.database().path)
+            let readme = try store.resolve(path: "\(course)/README.txt")
+            try store.setTags(["exam"], inode: readme.inode)
 
-        let readmeID = "346b96b07721d0eb6363af88b43cb9e1"
-        let blattID = "514fd500a2e4505f32aa939245044f6c"
-        let leerID = "fabffffbef47c0077d96b5625c9e5c4d"
-        let vorlesung = "642289635137e33b0c9539a51e405829"
-        try sim.store.mutate { university in
-            var readme = try #require(university.fileRefs[readmeID])
-            readme.name = "LIESMICH.txt"
-            readme.folderID = vorlesung
-            readme.chdate += 60
-            try university.update(readme)
-            var blatt = try #require(university.fileRefs[blattID])
-            blatt.fileID = "0123456789abcdef0123456789abcdef"
-            blatt.size += 1
-            blatt.content = .bytes(Data(repeating: 65, count: blatt.size))
-            blatt.chdate += 60
-            try university.update(blatt)
-            try university.removeFileRef(leerID)
-        }
-        let changes = try await refreshJSON(cli, login)
-        #expect(
-            changes["changed"] as? [String] == ["\(course)/Übungsblätter/Übungsblatt 1 – Lösungen.txt"],
-            "a rename and a move bump the chdate and nothing else: not a new version (issue 12)")
-        #expect(changes["removed"] as? [String] == ["\(course)/Übungsblätter/leer.txt"])
-        let moved = try #require(changes["moved"] as? [[String: String]])
-        #expect(moved == [["from": "\(course)/README.txt", "to": "\(course)/Vorlesungsfolien/LIESMICH.txt"]])
+            let readmeID = "346b96b07721d0eb6363af88b43cb9e1"
+            let blattID = "514fd500a2e4505f32aa939245044f6c"
+            let leerID = "fabffffbef47c0077d96b5625c9e5c4d"
+            let vorlesung = "642289635137e33b0c9539a51e405829"
+            try sim.store.mutate { university in
+                var readme = try #require(university.fileRefs[readmeID])
+                readme.name = "LIESMICH.txt"
+                readme.folderID = vorlesung
+                readme.chdate += 60
+                try university.update(readme)
+                var blatt = try #require(university.fileRefs[blattID])
+                blatt.fileID = "0123456789abcdef0123456789abcdef"
+                blatt.size += 1
+                blatt.content = .bytes(Data(repeating: 65, count: blatt.size))
+                blatt.chdate += 60
+                try university.update(blatt)
+                try university.removeFileRef(leerID)
+            }
+            let changes = try await refreshJSON(cli, login)
+            #expect(
+                changes["changed"] as? [String] == ["\(course)/Übungsblätter/Übungsblatt 1 – Lösungen.txt"],
+                "a rename and a move bump the chdate and nothing else: not a new version (issue 12)")
+            #expect(changes["removed"] as? [String] == ["\(course)/Übungsblätter/leer.txt"])
+            let moved = try #require(changes["moved"] as? [[String: String]])
+            #expect(moved == [["from": "\(course)/README.txt", "to": "\(course)/Vorlesungsfolien/LIESMICH.txt"]])
 
-        let renamed = try store.resolve(path: "\(course)/Vorlesungsfolien/LIESMICH.txt")
-        #expect(renamed.inode == readme.inode, "a rename and move keeps the inode")
-        #expect(try store.userState(inode: renamed.inode).tags == ["exam"], "and the tags")
-        let listing = try await cli.run(["ls", "-l", "\(course)/Vorlesungsfolien"])
-        let line = try #require(listing.lines.first { $0.contains("LIESMICH.txt") })
-        #expect(line.contains("#exam") && !line.contains("changed"), "ls -l shows tags, no highlight: \(line)")
-        let blatt = try await cli.run(["ls", "-l", "\(course)/Übungsblätter"])
-        #expect(blatt.lines.contains { $0.contains("Übungsblatt 1 – Lösungen.txt") && $0.contains("changed") })
+            let renamed = try store.resolve(path: "\(course)/Vorlesungsfolien/LIESMICH.txt")
+            #expect(renamed.inode == readme.inode, "a rename and move keeps the inode")
+            #expect(try store.userState(inode: renamed.inode).tags == ["exam"], "and the tags")
+            let listing = try await cli.run(["ls", "-l", "\(course)/Vorlesungsfolien"])
+            let line = try #require(listing.lines.first { $0.contains("LIESMICH.txt") })
+            #expect(line.contains("#exam") && !line.contains("changed"), "ls -l shows tags, no highlight: \(line)")
+            let blatt = try await cli.run(["ls", "-l", "\(course)/Übungsblätter"])
+            #expect(blatt.lines.contains { $0.contains("Übungsblatt 1 – Lösungen.txt") && $0.contains("changed") })
+        }
     }
 
     @Test func oneBrokenFolderDoesNotStopTheCourse() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: .v55))
-        let cli = try CLI()
-        defer {
-            cli.removeHome()
-            Task { await sim.stop() }
+        try await withSimulator(.fixtures507, flavour: .v55) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let login = ["--server", sim.baseURL, "--username", "test_autor", "--api", "rest"]
+            _ = try await refreshJSON(cli, login)
+            sim.faults.add(Fault(action: .status(500), pathContains: "folder/4e107a3e74b5a1e14c92af681110bb03"))
+            try sim.store.mutate { university in
+                var readme = try #require(university.fileRefs["346b96b07721d0eb6363af88b43cb9e1"])
+                readme.name = "README (neu).txt"
+                readme.chdate += 60
+                try university.update(readme)
+            }
+            let result = try await refreshJSON(cli, login)
+            #expect(count(result, "problems") >= 1)
+            #expect(count(result, "removed") == 0, "what was known below the broken folder stays")
+            #expect(count(result, "moved") == 1, "the rest of the course refreshed")
+            let tree = try await cli.run(["tree", "--paths", "WS 2026-27/INF-101 Einführung in die Informatik"])
+            #expect(tree.lines.contains("Übungsblätter/daten (groß).bin"))
+            #expect(tree.lines.contains("README (neu).txt"))
         }
-        let login = ["--server", sim.baseURL, "--username", "test_autor", "--api", "rest"]
-        _ = try await refreshJSON(cli, login)
-        sim.faults.add(Fault(action: .status(500), pathContains: "folder/4e107a3e74b5a1e14c92af681110bb03"))
-        try sim.store.mutate { university in
-            var readme = try #require(university.fileRefs["346b96b07721d0eb6363af88b43cb9e1"])
-            readme.name = "README (neu).txt"
-            readme.chdate += 60
-            try university.update(readme)
-        }
-        let result = try await refreshJSON(cli, login)
-        #expect(count(result, "problems") >= 1)
-        #expect(count(result, "removed") == 0, "what was known below the broken folder stays")
-        #expect(count(result, "moved") == 1, "the rest of the course refreshed")
-        let tree = try await cli.run(["tree", "--paths", "WS 2026-27/INF-101 Einführung in die Informatik"])
-        #expect(tree.lines.contains("Übungsblätter/daten (groß).bin"))
-        #expect(tree.lines.contains("README (neu).txt"))
     }
 
     @Test func killedDuringARefreshLeavesAConsistentStore() async throws {
-        let sim = try await Simulator.start(
-            SimulatorConfiguration(
-                dataset: .generated(.large, seed: 2), settings: SimulatorSettings(latencyMilliseconds: 300)))
-        let cli = try CLI()
-        let reference = try CLI()
-        defer {
-            cli.removeHome()
-            reference.removeHome()
-            Task { await sim.stop() }
-        }
-        let login = ["--server", sim.baseURL, "--username", "test_autor"]
-        let (process, _, _) = try cli.launch(["refresh"] + login)
-        let courseListings = "jsonapi GET courses/{id}/file-refs"
-        for _ in 0..<400 where (sim.statistics.snapshot().routes[courseListings] ?? 0) < 3 {
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        #expect((sim.statistics.snapshot().routes[courseListings] ?? 0) >= 3, "some courses were listed")
-        #expect(process.isRunning, "the refresh must still be running when it is killed")
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try await withSimulator(.generated(.large, seed: 2), settings: SimulatorSettings(latencyMilliseconds: 300)) {
+            sim async throws in
+            let cli = try CLI()
+            let reference = try CLI()
+            defer {
+                cli.removeHome()
+                reference.removeHome()
+            }
+            let login = ["--server", sim.baseURL, "--username", "test_autor"]
+            let (process, _, _) = try cli.launch(["refresh"] + login)
+            let courseListings = "jsonapi GET courses/{id}/file-refs"
+            for _ in 0..<400 where (sim.statistics.snapshot().routes[courseListings] ?? 0) < 3 {
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            #expect((sim.statistics.snapshot().routes[courseListings] ?? 0) >= 3, "some courses were listed")
+            #expect(process.isRunning, "the refresh must still be running when it is killed")
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
 
-        let partial = try await cli.run(["tree", "--paths"])
-        #expect(partial.status == 0, "the store opens and lists after kill -9: \(partial.stderr)")
-        #expect(!partial.lines.isEmpty)
+            let partial = try await cli.run(["tree", "--paths"])
+            #expect(partial.status == 0, "the store opens and lists after kill -9: \(partial.stderr)")
+            #expect(!partial.lines.isEmpty)
 
-        _ = sim.settings.update { $0.latencyMilliseconds = 0 }
-        let resumed = try await cli.run(["refresh"] + login)
-        #expect(resumed.status == 0, "\(resumed.stderr)")
-        let clean = try await reference.run(["refresh"] + login)
-        #expect(clean.status == 0)
-        let resumedTree = try await cli.run(["tree", "--paths"])
-        let cleanTree = try await reference.run(["tree", "--paths"])
-        #expect(resumedTree.lines == cleanTree.lines, "the interrupted store converges to the clean one")
-        #expect(resumedTree.lines.count > 10_000)
+            _ = sim.settings.update { $0.latencyMilliseconds = 0 }
+            let resumed = try await cli.run(["refresh"] + login)
+            #expect(resumed.status == 0, "\(resumed.stderr)")
+            let clean = try await reference.run(["refresh"] + login)
+            #expect(clean.status == 0)
+            let resumedTree = try await cli.run(["tree", "--paths"])
+            let cleanTree = try await reference.run(["tree", "--paths"])
+            #expect(resumedTree.lines == cleanTree.lines, "the interrupted store converges to the clean one")
+            #expect(resumedTree.lines.count > 10_000)
+        }
     }
 }

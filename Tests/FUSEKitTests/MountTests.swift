@@ -1,10 +1,20 @@
 import FUSEKit
 import Foundation
+import TestSupport
 import Testing
 
 /// Real kernel mounts of ``ExampleFileSystem``, served in this process and used by client commands in child
 /// processes under `timeout`.
 @Suite struct MountTests {
+    /// `/proc/self/mounts` writes a space in a mountpoint as `\040`: the tests' `isMounted` must still find it,
+    /// or their cleanup would leave such a mount behind.
+    @Test func mountpointWithASpaceCountsAsMounted() async throws {
+        try await withMount(prefix: "fusekit with space") { mount async throws in
+            #expect(mount.directory.contains(" "))
+            #expect(isMounted(mount.directory))
+        }
+    }
+
     @Test func listsNamesAndReportsAttributes() async throws {
         try await withMount { mount async throws in
             let listing = try await shell("ls -a1 '\(mount.directory)'")

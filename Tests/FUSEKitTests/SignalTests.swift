@@ -1,5 +1,6 @@
 import FUSEKit
 import Foundation
+import TestSupport
 import Testing
 
 /// Shutdown by signal, with the example filesystem served by a child process: this test binary re-run with
@@ -7,7 +8,7 @@ import Testing
 @Suite struct SignalTests {
     @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
     func aSignalUnmountsABusyMount(signal: Int32) async throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try temporaryDirectory("fusekit")
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         server.arguments = ["--testing-library", "swift-testing", "--filter", "ServeHelper"]

@@ -1,63 +1,12 @@
 import FUSEKit
 import Foundation
+import TestSupport
 import Testing
-
-/// The result of a client command run against a mount.
-struct CommandResult: Sendable {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-/// Runs `command` with `sh -c` under `timeout`, in a child process: the serving process must never touch
-/// its own mount, or a request it waits on could need the thread it blocks. The wait happens on a thread of its
-/// own: on Linux Swift's tasks run on the same dispatch worker threads as `DispatchQueue.global()`, so blocking
-/// one of those (or the cooperative pool) would starve the asynchronous replies and the in-process servers of
-/// every other test running in parallel.
-func shell(_ command: String, timeout: Int = 30) async throws -> CommandResult {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread {
-            continuation.resume(with: Result { try blockingShell(command, timeout: timeout) })
-        }.start()
-    }
-}
-
-/// ``shell(_:timeout:)`` for cleanup paths that cannot suspend.
-func blockingShell(_ command: String, timeout: Int = 30) throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-    process.arguments = ["-k", "1", String(timeout), "/bin/sh", "-c", command]
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CommandResult(
-        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-        stderr: String(decoding: stderr, as: UTF8.self))
-}
-
-/// Whether anything is mounted at `directory`, from the kernel's own table.
-func isMounted(_ directory: String) -> Bool {
-    let table = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
-    return table.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first == Substring(directory) }
-}
-
-/// A fresh directory under the system's temporary directory (`mktemp -d`).
-func makeTemporaryDirectory() throws -> String {
-    var template = Array((NSTemporaryDirectory() + "fusekit-XXXXXX").utf8CString)
-    guard let pointer = mkdtemp(&template) else { throw POSIXError(.EIO) }
-    return String(cString: pointer)
-}
 
 /// Lazily unmounts `directory` if something is still mounted there, then removes it.
 func removeMountpoint(_ directory: String) {
     if isMounted(directory) {
-        _ = try? blockingShell("fusermount3 -u -z '\(directory)' || umount -l '\(directory)'")
+        _ = try? blockingShell("fusermount3 -u -z \(quoted(directory)) || umount -l \(quoted(directory))")
     }
     rmdir(directory)
 }
@@ -69,8 +18,8 @@ final class InProcessMount: Sendable {
     let session: FUSESession
     private let finished = DispatchSemaphore(value: 0)
 
-    init(kernel: KernelSettings = KernelSettings()) throws {
-        directory = try makeTemporaryDirectory()
+    init(kernel: KernelSettings = KernelSettings(), prefix: String = "fusekit") throws {
+        directory = try temporaryDirectory(prefix)
         do {
             session = try FUSESession(
                 fileSystem: fileSystem,
@@ -113,8 +62,11 @@ final class InProcessMount: Sendable {
 }
 
 /// Runs `body` against a fresh in-process mount and always cleans it up.
-func withMount(kernel: KernelSettings = KernelSettings(), _ body: (InProcessMount) async throws -> Void) async throws {
-    let mount = try InProcessMount(kernel: kernel)
+func withMount(
+    kernel: KernelSettings = KernelSettings(), prefix: String = "fusekit",
+    _ body: (InProcessMount) async throws -> Void
+) async throws {
+    let mount = try InProcessMount(kernel: kernel, prefix: prefix)
     do {
         try await body(mount)
     } catch {

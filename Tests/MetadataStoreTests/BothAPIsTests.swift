@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import MetadataStore
@@ -48,17 +49,10 @@ struct BothAPIsTests {
     static func withSource<T: Sendable>(
         _ sim: Simulator, _ api: ClientConfiguration.API, _ body: (any DocumentSource) async throws -> T
     ) async throws -> T {
-        let source = try await StudIP.connect(
+        try await TestSupport.withSource(
             ClientConfiguration(
-                baseURL: sim.baseURL, api: api, credentials: .basic(username: "test_autor", password: "testing")))
-        do {
-            let result = try await body(source)
-            await source.shutdown()
-            return result
-        } catch {
-            await source.shutdown()
-            throw error
-        }
+                baseURL: sim.baseURL, api: api, credentials: .basic(username: "test_autor", password: "testing")),
+            body)
     }
 
     /// One refresh as the daemon does it: the overview, then every placed course; returns the contents by number.
@@ -91,57 +85,57 @@ struct BothAPIsTests {
         "JSON:API 5.0 shows the root's restricted document at once, the others within F refreshes: the REST tree"
     )
     func sameTreeOnFiveZero() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .custom(try Self.dataset()), flavour: .v50))
-        defer { Task { await sim.stop() } }
-        let rest = try MetadataStore.temporary()
-        _ = try await Self.withSource(sim, .legacyREST) { try await Self.refresh(rest, $0, at: now) }
-        let expected = try Self.paths(rest)
-        #expect(Self.path(expected, endingWith: "\(Self.inf101)/\(Self.scan)") != nil)
+        try await withSimulator(.custom(try Self.dataset()), flavour: .v50) { sim async throws in
+            let rest = try MetadataStore.temporary()
+            _ = try await Self.withSource(sim, .legacyREST) { try await Self.refresh(rest, $0, at: now) }
+            let expected = try Self.paths(rest)
+            #expect(Self.path(expected, endingWith: "\(Self.inf101)/\(Self.scan)") != nil)
 
-        let json = try MetadataStore.temporary()
-        let refreshes = try Self.folderCount(sim.university)
-        #expect(refreshes > 2)
-        try await Self.withSource(sim, .jsonAPI) { source in
-            var previous = Set<String>()
-            for refresh in 1...refreshes {
-                try await Self.refresh(json, source, at: now + Double(refresh) * day)
-                let paths = try Self.paths(json)
-                #expect(paths.isSubset(of: expected), "refresh \(refresh)")
-                #expect(previous.isSubset(of: paths), "refresh \(refresh): nothing found earlier is lost")
-                if refresh == 1 {
-                    #expect(Self.path(paths, endingWith: "\(Self.inf101)/README.txt") != nil)
-                    #expect(Self.path(paths, endingWith: "\(Self.inf101)/\(Self.scan)") == nil)
+            let json = try MetadataStore.temporary()
+            let refreshes = try Self.folderCount(sim.university)
+            #expect(refreshes > 2)
+            try await Self.withSource(sim, .jsonAPI) { source in
+                var previous = Set<String>()
+                for refresh in 1...refreshes {
+                    try await Self.refresh(json, source, at: now + Double(refresh) * day)
+                    let paths = try Self.paths(json)
+                    #expect(paths.isSubset(of: expected), "refresh \(refresh)")
+                    #expect(previous.isSubset(of: paths), "refresh \(refresh): nothing found earlier is lost")
+                    if refresh == 1 {
+                        #expect(Self.path(paths, endingWith: "\(Self.inf101)/README.txt") != nil)
+                        #expect(Self.path(paths, endingWith: "\(Self.inf101)/\(Self.scan)") == nil)
+                    }
+                    previous = paths
                 }
-                previous = paths
+                #expect(previous == expected)
             }
-            #expect(previous == expected)
         }
     }
 
     @Test("a restricted document deleted on Stud.IP stays until a listing looks in its folder again")
     func deletedRestrictedDocument() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .custom(try Self.dataset()), flavour: .v50))
-        defer { Task { await sim.stop() } }
-        let model = sim.university
-        let scan = try #require(model.fileRefs.values.first { $0.name == "Lehrbuch Kapitel 3 (Scan).pdf" })
-        let store = try MetadataStore.temporary()
-        let refreshes = try Self.folderCount(model)
-        try await Self.withSource(sim, .jsonAPI) { source in
-            for refresh in 1...refreshes { try await Self.refresh(store, source, at: now + Double(refresh) * day) }
-            let found = try #require(Self.path(try Self.paths(store), endingWith: "\(Self.inf101)/\(Self.scan)"))
+        try await withSimulator(.custom(try Self.dataset()), flavour: .v50) { sim async throws in
+            let model = sim.university
+            let scan = try #require(model.fileRefs.values.first { $0.name == "Lehrbuch Kapitel 3 (Scan).pdf" })
+            let store = try MetadataStore.temporary()
+            let refreshes = try Self.folderCount(model)
+            try await Self.withSource(sim, .jsonAPI) { source in
+                for refresh in 1...refreshes { try await Self.refresh(store, source, at: now + Double(refresh) * day) }
+                let found = try #require(Self.path(try Self.paths(store), endingWith: "\(Self.inf101)/\(Self.scan)"))
 
-            _ = try sim.store.mutate { try $0.removeFileRef(scan.id) }
-            var stayed = 0
-            for refresh in 1...refreshes {
-                let contents = try await Self.refresh(store, source, at: now + Double(refreshes + refresh) * day)
-                let unchecked = try #require(contents["INF-101"]).foldersWithUncheckedRestrictedDocuments
-                let present = try Self.paths(store).contains(found)
-                #expect(present == unchecked.contains(scan.folderID), "refresh \(refresh)")
-                guard present else { break }
-                stayed += 1
+                _ = try sim.store.mutate { try $0.removeFileRef(scan.id) }
+                var stayed = 0
+                for refresh in 1...refreshes {
+                    let contents = try await Self.refresh(store, source, at: now + Double(refreshes + refresh) * day)
+                    let unchecked = try #require(contents["INF-101"]).foldersWithUncheckedRestrictedDocuments
+                    let present = try Self.paths(store).contains(found)
+                    #expect(present == unchecked.contains(scan.folderID), "refresh \(refresh)")
+                    guard present else { break }
+                    stayed += 1
+                }
+                #expect(stayed >= 1, "the next refresh looks in the root again, not in the scan's folder")
+                #expect(!(try Self.paths(store).contains(found)))
             }
-            #expect(stayed >= 1, "the next refresh looks in the root again, not in the scan's folder")
-            #expect(!(try Self.paths(store).contains(found)))
         }
     }
 
@@ -149,19 +143,19 @@ struct BothAPIsTests {
         "a course with its files tool off is an empty, complete course directory through both APIs",
         arguments: [ClientConfiguration.API.jsonAPI, .legacyREST])
     func filesToolOff(api: ClientConfiguration.API) async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .custom(try Self.dataset()), flavour: .v50))
-        defer { Task { await sim.stop() } }
-        let store = try MetadataStore.temporary()
-        try await Self.withSource(sim, api) { source in
-            for refresh in 1...2 {
-                let contents = try await Self.refresh(store, source, at: now + Double(refresh) * day)
-                #expect(try #require(contents["L-16"]).documents.isEmpty)
+        try await withSimulator(.custom(try Self.dataset()), flavour: .v50) { sim async throws in
+            let store = try MetadataStore.temporary()
+            try await Self.withSource(sim, api) { source in
+                for refresh in 1...2 {
+                    let contents = try await Self.refresh(store, source, at: now + Double(refresh) * day)
+                    #expect(try #require(contents["L-16"]).documents.isEmpty)
+                }
             }
+            let course = try #require(try store.placedCourses().first { $0.courseID == "l16" })
+            #expect(course.listedAt != nil, "listed completely")
+            let directory = try #require(try store.path(of: course.inode))
+            #expect(directory.hasSuffix("/L-16 Ringvorlesung ohne Dateibereich"))
+            #expect(try Self.paths(store).filter { $0.hasPrefix(directory + "/") }.isEmpty)
         }
-        let course = try #require(try store.placedCourses().first { $0.courseID == "l16" })
-        #expect(course.listedAt != nil, "listed completely")
-        let directory = try #require(try store.path(of: course.inode))
-        #expect(directory.hasSuffix("/L-16 Ringvorlesung ohne Dateibereich"))
-        #expect(try Self.paths(store).filter { $0.hasPrefix(directory + "/") }.isEmpty)
     }
 }

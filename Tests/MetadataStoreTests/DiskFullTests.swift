@@ -1,4 +1,6 @@
 import Foundation
+import StudIPKit
+import TestSupport
 import Testing
 
 @testable import MetadataStore
@@ -10,14 +12,16 @@ struct DiskFullTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("campusfs-full-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        #expect(run("mount -t tmpfs -o size=1m tmpfs '\(directory)'") == 0, "mounting a tmpfs needs root")
-        defer { _ = run("umount -l '\(directory)'") }
+        #expect(
+            try blockingShell("mount -t tmpfs -o size=1m tmpfs \(quoted(directory))").status == 0,
+            "mounting a tmpfs needs root")
+        defer { _ = try? blockingShell("umount -l \(quoted(directory))") }
 
         let store = try MetadataStore(path: directory + "/campusfs.sqlite")
         let courses = (0..<400).map { makeCourse("c-\($0)", "N-\($0)", "Kurs \($0)", [ws2627]) }
         _ = try store.applyOverview(overview(Array(courses.prefix(1))), now: now)
         // Everything but a few pages is taken: the store can still be read, not grow.
-        _ = run("dd if=/dev/zero of='\(directory)/fill' bs=4k 2>/dev/null")
+        _ = try blockingShell("dd if=/dev/zero of=\(quoted(directory + "/fill")) bs=4k 2>/dev/null")
         var failure: StoreError?
         do throws(StoreError) {
             let documents = (0..<5_000).map { document("d-\($0)", in: root(courses[0]), "Datei \($0).pdf") }
@@ -33,14 +37,5 @@ struct DiskFullTests {
         }
         #expect(
             error.description.hasPrefix("disk full: the metadata store \(directory)/campusfs.sqlite could not grow"))
-    }
-
-    private func run(_ command: String) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 }

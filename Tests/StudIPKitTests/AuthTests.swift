@@ -2,6 +2,7 @@ import Foundation
 import StudIPKit
 import StudIPModel
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -27,7 +28,7 @@ struct AuthTests {
             ClientConfiguration.API.auto, .jsonAPI, .legacyREST,
         ])
     func basicFailure(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             let capture = LogCapture()
             let configuration = Harness.configuration(sim, password: "wrong", api: api, logger: capture.logger)
             let error = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(configuration) }
@@ -47,11 +48,11 @@ struct AuthTests {
 
     @Test("an expired access token is refreshed once, persisted, and the requests succeed")
     func bearerRefreshAfterExpiry() async throws {
-        try await Harness.withSimulator(flavour: .v55) { sim in
+        try await withSimulator(flavour: .v55) { sim async throws in
             let tokens = try Self.issueTokens(sim)
             let recorder = TokenRecorder()
             let configuration = Harness.configuration(sim, credentials: .bearer(tokens, storage: recorder))
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 #expect(source.apiName == "JSON:API")
                 let overview = try await source.overview()
                 #expect(recorder.tokens.isEmpty)
@@ -78,12 +79,12 @@ struct AuthTests {
 
     @Test("a token known to be expired is refreshed before the request, without a 401")
     func bearerProactiveRefresh() async throws {
-        try await Harness.withSimulator(flavour: .v6) { sim in
+        try await withSimulator(flavour: .v6) { sim async throws in
             var tokens = try Self.issueTokens(sim)
             tokens.expiresAt = Date(timeIntervalSinceNow: -60)
             let recorder = TokenRecorder()
             let configuration = Harness.configuration(sim, credentials: .bearer(tokens, storage: recorder))
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 _ = try await source.overview()
                 let routes = sim.statistics.snapshot().routes
                 #expect(routes[Self.tokenRoute] == 1)
@@ -95,10 +96,10 @@ struct AuthTests {
 
     @Test("a spent (rotated) refresh token fails with authenticationFailed")
     func rotatedRefreshTokenReused() async throws {
-        try await Harness.withSimulator(flavour: .v55) { sim in
+        try await withSimulator(flavour: .v55) { sim async throws in
             let tokens = try Self.issueTokens(sim)
             let first = Harness.configuration(sim, credentials: .bearer(tokens, storage: TokenRecorder()))
-            try await Harness.withSource(first) { source in
+            try await withSource(first) { source in
                 sim.authenticator.expireAccessTokens()
                 _ = try await source.overview()
             }
@@ -111,11 +112,11 @@ struct AuthTests {
 
     @Test("an access token without refresh token fails cleanly once expired")
     func accessTokenOnly() async throws {
-        try await Harness.withSimulator(flavour: .v55) { sim in
+        try await withSimulator(flavour: .v55) { sim async throws in
             var tokens = try Self.issueTokens(sim)
             tokens.refreshToken = nil
             let configuration = Harness.configuration(sim, credentials: .bearer(tokens))
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 sim.authenticator.expireAccessTokens()
                 let error = await Harness.error { () async throws(StudIPError) in try await source.overview() }
                 #expect(error == .authenticationFailed(server: sim.baseURL))
@@ -126,7 +127,7 @@ struct AuthTests {
 
     @Test("Bearer with legacy REST is refused up front")
     func bearerWithLegacy() async throws {
-        try await Harness.withSimulator(flavour: .v55) { sim in
+        try await withSimulator(flavour: .v55) { sim async throws in
             let configuration = Harness.configuration(
                 sim, api: .legacyREST, credentials: .bearer(try Self.issueTokens(sim)))
             let error = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(configuration) }
@@ -143,12 +144,12 @@ struct AuthTests {
             ClientConfiguration.API.jsonAPI, .legacyREST,
         ])
     func webLogin(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             let capture = LogCapture()
             let configuration = Harness.configuration(
                 sim, api: api, credentials: .webLogin(username: "test_autor", password: "testing"),
                 logger: capture.logger)
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let overview = try await source.overview()
                 #expect(overview.user.username == "test_autor")
                 #expect(overview.courses.count == 5)
@@ -167,11 +168,11 @@ struct AuthTests {
 
     @Test("a given session cookie works; a bogus one is authenticationFailed")
     func sessionCookie() async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             let user = try #require(sim.university.user(named: "test_autor"))
             let session = sim.authenticator.startSession(for: user)
             let configuration = Harness.configuration(sim, credentials: .sessionCookie(session))
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let overview = try await source.overview()
                 #expect(overview.user.id == user.id)
             }
@@ -184,7 +185,7 @@ struct AuthTests {
     @Test("credentials appear neither in error descriptions nor in logs")
     func noSecretsLeak() async throws {
         let password = "Zebra-Pässwort-7391"
-        try await Harness.withSimulator(flavour: .v55) { sim in
+        try await withSimulator(flavour: .v55) { sim async throws in
             let capture = LogCapture()
             var secrets = [password, Data("test_autor:\(password)".utf8).base64EncodedString()]
             for api in ClientConfiguration.API.allCases {
@@ -211,7 +212,7 @@ struct AuthTests {
             let recorder = TokenRecorder()
             let configuration = Harness.configuration(
                 sim, credentials: .bearer(tokens, storage: recorder), logger: capture.logger)
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 sim.authenticator.expireAccessTokens()
                 _ = try await source.overview()
             }

@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -10,7 +11,7 @@ import Testing
 @Suite("circuit breaker")
 struct CircuitBreakerTests {
     @Test func aStallingServerIsNotAskedAgainAfterFourTimeoutsInARow() async throws {
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
             var configuration = Harness.configuration(sim, api: .jsonAPI)
             configuration.requestTimeout = .seconds(2)
             let source = try await StudIP.connect(configuration)

@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -19,7 +20,7 @@ struct CredentialEchoTests {
         #expect(page.contains("test_autor:testing@"), "the capture has the echo")
         let link = try #require(page.firstRange(of: /http:\/\/test_autor:testing@[^"]*/)).map { String(page[$0]) }
         let body = linkFirst ? try #require(link) + " " + page : page
-        try await Harness.withSimulator(flavour: .v55) { sim in
+        try await withSimulator(flavour: .v55) { sim async throws in
             sim.inject(Fault(action: .body(body), pathContains: "v1/semesters"))
             let source = try await StudIP.connect(Harness.configuration(sim, api: .jsonAPI))
             let error = await Harness.error { () async throws(StudIPError) in try await source.overview() }

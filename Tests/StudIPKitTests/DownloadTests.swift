@@ -1,6 +1,7 @@
 import Foundation
 import StudIPModel
 import StudIPWire
+import TestSupport
 import Testing
 
 @testable import StudIPKit
@@ -25,8 +26,8 @@ struct DownloadTests {
 
     @Test("fixture documents arrive byte for byte", arguments: apis)
     func fixtureBytes(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, api: api)) { source in
                 let downloader = try #require(source.downloader)
                 for id in Self.fixtureDocuments {
                     let body = try await Self.content(downloader, DownloadRequest(documentID: id))
@@ -50,9 +51,9 @@ struct DownloadTests {
     @Test("a body streams: the first chunk arrives while the server is still sending", arguments: apis)
     func streamsWhileServing(api: ClientConfiguration.API) async throws {
         let settings = SimulatorSettings(bandwidthBytesPerSecond: 2 << 20)
-        try await Harness.withSimulator(settings: settings) { sim in
+        try await withSimulator(settings: settings) { sim async throws in
             let id = try sim.addDocument(size: 3 << 20)
-            try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
+            try await withSource(Harness.configuration(sim, api: api)) { source in
                 let downloader = try #require(source.downloader)
                 let body = try await Self.content(downloader, DownloadRequest(documentID: id))
                 let iterator = body.makeAsyncIterator()
@@ -76,10 +77,10 @@ struct DownloadTests {
 
     @Test("a reader that stops reading stops the transfer (backpressure, no buffering of the body)")
     func backpressure() async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             let size = 32 << 20
             let id = try sim.addDocument(size: size)
-            try await Harness.withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
+            try await withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
                 let downloader = try #require(source.downloader)
                 let body = try await Self.content(downloader, DownloadRequest(documentID: id))
                 let iterator = body.makeAsyncIterator()
@@ -98,8 +99,8 @@ struct DownloadTests {
 
     @Test("JSON:API: the ETag round trip answers notModified, without a body")
     func etagRoundTrip() async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
                 let downloader = try #require(source.downloader)
                 let body = try await Self.content(downloader, DownloadRequest(documentID: Self.bigFixture))
                 _ = try await Self.readAll(body)
@@ -121,8 +122,8 @@ struct DownloadTests {
     /// which is why the cache never revalidates through it.
     @Test("legacy REST: If-Modified-Since gets the whole body, as on Stud.IP 5.0.7")
     func ifModifiedSinceIsIgnored() async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: .legacyREST)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, api: .legacyREST)) { source in
                 let downloader = try #require(source.downloader)
                 let body = try await Self.content(downloader, DownloadRequest(documentID: Self.bigFixture))
                 _ = try await Self.readAll(body)
@@ -136,8 +137,8 @@ struct DownloadTests {
 
     @Test("a new version online: 200 with the new bytes and another validator", arguments: apis)
     func newVersion(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, api: api)) { source in
                 let downloader = try #require(source.downloader)
                 let id = Self.fixtureDocuments[1]
                 let first = try await Self.content(downloader, DownloadRequest(documentID: id))
@@ -171,13 +172,13 @@ struct DownloadTests {
 
     @Test("JSON:API: link documents come from the other host, which never sees the credentials")
     func linkDocuments() async throws {
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
             let links = ["Online-Skript (extern).txt", "Linkliste.txt"].compactMap { sim.document(named: $0) }
             #expect(links.count == 2)
             for credentials in try Self.credentials(sim) {
                 sim.resetStatistics()
                 let configuration = Harness.configuration(sim, api: .jsonAPI, credentials: credentials)
-                try await Harness.withSource(configuration) { source in
+                try await withSource(configuration) { source in
                     let downloader = try #require(source.downloader)
                     for id in links {
                         let body = try await Self.content(downloader, DownloadRequest(documentID: id))
@@ -194,11 +195,11 @@ struct DownloadTests {
 
     @Test("an unreachable redirect target fails that download only")
     func unreachableTarget() async throws {
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
             let broken = try #require(sim.document(named: "Linkliste.txt"))
             let working = try #require(sim.document(named: "Online-Skript (extern).txt"))
             try sim.relink(broken, to: "http://127.0.0.1:1/elsewhere/gone.txt")
-            try await Harness.withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
+            try await withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
                 let downloader = try #require(source.downloader)
                 let error = await Harness.error { () async throws(StudIPError) in
                     try await downloader.download(DownloadRequest(documentID: broken))
@@ -217,10 +218,10 @@ struct DownloadTests {
 
     @Test("a redirect loop stops after five hops")
     func redirectLoop() async throws {
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
             let id = try #require(sim.document(named: "Linkliste.txt"))
             try sim.relink(id, to: sim.baseURL + "/jsonapi.php/v1/file-refs/\(id)/content")
-            try await Harness.withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
+            try await withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
                 let downloader = try #require(source.downloader)
                 sim.resetStatistics()
                 let error = await Harness.error { () async throws(StudIPError) in
@@ -234,7 +235,7 @@ struct DownloadTests {
 
     @Test("no secret reaches the log while downloading")
     func noSecretsLogged() async throws {
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
             let user = try #require(sim.university.user(named: "test_autor"))
             let tokens = sim.authenticator.issueTokens(userID: user.id, lifetime: 3600)
             let session = sim.authenticator.startSession(for: user)
@@ -247,7 +248,7 @@ struct DownloadTests {
                 let capture = LogCapture()
                 let configuration = Harness.configuration(
                     sim, api: .jsonAPI, credentials: credentials, logger: capture.logger)
-                try await Harness.withSource(configuration) { source in
+                try await withSource(configuration) { source in
                     let downloader = try #require(source.downloader)
                     for id in ids {
                         _ = try await Self.readAll(try await Self.content(downloader, DownloadRequest(documentID: id)))
@@ -263,9 +264,9 @@ struct DownloadTests {
     /// installation redirects to them, and the other host never sees the credentials.
     @Test("legacy REST: a link document comes through JSON:API's redirect")
     func legacyLinkDocument() async throws {
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
             let id = try #require(sim.document(named: "Linkliste.txt"))
-            try await Harness.withSource(Harness.configuration(sim, api: .legacyREST)) { source in
+            try await withSource(Harness.configuration(sim, api: .legacyREST)) { source in
                 let downloader = try #require(source.downloader)
                 sim.resetStatistics()
                 let body = try await Self.content(downloader, DownloadRequest(documentID: id))
@@ -280,10 +281,10 @@ struct DownloadTests {
 
     @Test("legacy REST without JSON:API: a link document fails saying it is hosted elsewhere, without retries")
     func legacyLinkDocumentWithoutJSONAPI() async throws {
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
             let id = try #require(sim.document(named: "Linkliste.txt"))
             try sim.control("POST", ["faults"], ["status": 404, "path": "/jsonapi.php/"])
-            try await Harness.withSource(Harness.configuration(sim, api: .legacyREST)) { source in
+            try await withSource(Harness.configuration(sim, api: .legacyREST)) { source in
                 let downloader = try #require(source.downloader)
                 let before = source.requestCount
                 let error = await Harness.error { () async throws(StudIPError) in
@@ -298,9 +299,9 @@ struct DownloadTests {
 
     @Test("a document test_autor may not download is forbidden", arguments: apis)
     func notDownloadable(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
             let id = try #require(sim.document(named: "Lehrbuch Kapitel 3 (Scan).pdf"))
-            try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
+            try await withSource(Harness.configuration(sim, api: api)) { source in
                 let downloader = try #require(source.downloader)
                 let error = await Harness.error { () async throws(StudIPError) in
                     try await downloader.download(DownloadRequest(documentID: id))
@@ -318,8 +319,8 @@ struct DownloadTests {
 
     @Test("a reset mid-body throws from next(), never a silently short file", arguments: apis)
     func resetMidBody(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, api: api)) { source in
                 let downloader = try #require(source.downloader)
                 sim.inject(Fault(action: .resetAfterBytes(200_000), pathContains: Self.bigFixture, remaining: 1))
                 let body = try await Self.content(downloader, DownloadRequest(documentID: Self.bigFixture))
@@ -342,13 +343,13 @@ struct DownloadTests {
 
     @Test("503 before the body is retried; the retries count, the budget does not")
     func retriedStart() async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             let capture = LogCapture()
             var configuration = Harness.configuration(sim, api: .jsonAPI, logger: capture.logger)
             // Connecting takes one budgeted request (two if a loaded machine makes it retry); the three download
             // attempts would not fit in what is left if they counted.
             configuration.requestBudget = 2
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let downloader = try #require(source.downloader)
                 sim.inject(Fault(action: .status(503), pathContains: Self.bigFixture, remaining: 2))
                 let before = source.requestCount
@@ -365,13 +366,13 @@ struct DownloadTests {
     /// Issue 14.2: a body that stops arriving is a stall (ETIMEDOUT in the mount), not an unreachable server.
     @Test("a stall mid-body throws from next() after the idle timeout")
     func stallMidBody() async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             var configuration = Harness.configuration(sim, api: .jsonAPI)
             // Only the stall is under test. The idle timeout also bounds the wait for the head, which may take a
             // while on a machine busy with the whole suite: 3 s, against a 15 s stall.
             configuration.downloadTimeouts.responseHead = .seconds(60)
             configuration.downloadTimeouts.idle = .seconds(3)
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let downloader = try #require(source.downloader)
                 sim.inject(
                     Fault(action: .stallAfterBytes(100_000, milliseconds: 15_000), pathContains: Self.bigFixture))
@@ -396,8 +397,8 @@ struct DownloadTests {
     /// at once (EAGAIN in the mount), not a wait that ends as "offline".
     @Test("429 with a long Retry-After fails the download at once, without a retry")
     func rateLimited() async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
                 let downloader = try #require(source.downloader)
                 sim.inject(Fault(action: .rateLimited(retryAfterSeconds: 120), pathContains: Self.bigFixture))
                 let before = source.requestCount
@@ -421,11 +422,11 @@ struct DownloadTests {
 
     @Test("a stalled server fails the download after the response-head deadline, without retries")
     func stalledHead() async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             var configuration = Harness.configuration(sim, api: .jsonAPI)
             // Wide enough that the healthy download at the end starts in time on a loaded two-core CI machine.
             configuration.downloadTimeouts.responseHead = .seconds(1)
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let downloader = try #require(source.downloader)
                 sim.inject(Fault(action: .stall(milliseconds: 10_000), pathContains: Self.bigFixture))
                 let before = source.requestCount
@@ -470,8 +471,8 @@ struct DownloadTests {
 
     @Test("requestCount includes downloads, also after a refresh started")
     func requestCount() async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
                 let downloader = try #require(source.downloader)
                 _ = try await source.overview()
                 sim.resetStatistics()
@@ -487,11 +488,11 @@ struct DownloadTests {
 
     @Test("downloads held open do not block metadata requests, and give their slot back when dropped")
     func downloadsDoNotBlockMetadata() async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             var configuration = Harness.configuration(sim, api: .jsonAPI)
             configuration.maxConcurrentDownloads = 2
             configuration.maxConcurrentRequests = 2
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let downloader = try #require(source.downloader)
                 var open: [DownloadBody] = []
                 for _ in 0..<2 {

@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -26,10 +27,10 @@ struct FilesToolOffTests {
             (Flavour.v50, ClientConfiguration.API.jsonAPI), (.v50, .legacyREST), (.v55, .jsonAPI),
         ])
     func emptyAndComplete(flavour: Flavour, api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator(flavour: flavour) { sim in
+        try await withSimulator(flavour: flavour) { sim async throws in
             let id = try Self.addCourse(sim)
             let capture = LogCapture()
-            try await Harness.withSource(Harness.configuration(sim, api: api, logger: capture.logger)) { source in
+            try await withSource(Harness.configuration(sim, api: api, logger: capture.logger)) { source in
                 for _ in 1...2 {
                     let overview = try await source.overview()
                     #expect(overview.problems.isEmpty)
@@ -52,8 +53,8 @@ struct FilesToolOffTests {
 
     @Test("a 403 for a course with a file area stays an error")
     func otherForbiddenCourses() async throws {
-        try await Harness.withSimulator(flavour: .v50) { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
+        try await withSimulator(flavour: .v50) { sim async throws in
+            try await withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
                 let overview = try await source.overview()
                 let course = try #require(overview.courses.first { $0.number == "INF-101" })
                 sim.inject(Fault(action: .status(403), pathContains: "/courses/\(course.id)/folders"))

@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -64,8 +65,8 @@ struct FixtureTests {
 
     @Test("test_autor's overview: user, semesters, five courses with their semesters", arguments: apis)
     func studentOverview(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, api: api)) { source in
                 let overview = try await source.overview()
                 #expect(
                     overview.user
@@ -98,8 +99,8 @@ struct FixtureTests {
 
     @Test("INF-101's folders and documents equal the manifest", arguments: apis)
     func inf101Content(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, api: api)) { source in
                 let overview = try await source.overview()
                 let course = try #require(overview.courses.first { $0.id == Self.inf101 })
                 let content = try await source.content(of: course)
@@ -134,8 +135,8 @@ struct FixtureTests {
 
     @Test("root@studip sees the courses it is a member of, with their semesters", arguments: apis)
     func rootOverview(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator { sim in
-            try await Harness.withSource(Harness.configuration(sim, user: "root@studip", api: api)) { source in
+        try await withSimulator { sim in
+            try await withSource(Harness.configuration(sim, user: "root@studip", api: api)) { source in
                 let overview = try await source.overview()
                 let model = sim.university
                 let root = try #require(model.user(named: "root@studip"))
@@ -164,7 +165,7 @@ struct FixtureTests {
     ///   every folder.
     @Test("JSON:API and legacy REST produce the same overview and content", arguments: ["test_autor", "root@studip"])
     func bothAPIsAgree(user: String) async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             let json = try await Self.everything(sim, user: user, api: .jsonAPI)
             let legacy = try await Self.everything(sim, user: user, api: .legacyREST)
             #expect(json.overview == legacy.overview)
@@ -178,7 +179,7 @@ struct FixtureTests {
     private static func everything(
         _ sim: Simulator, user: String, api: ClientConfiguration.API
     ) async throws -> (overview: RemoteOverview, contents: [CourseContent]) {
-        try await Harness.withSource(Harness.configuration(sim, user: user, api: api)) { source in
+        try await withSource(Harness.configuration(sim, user: user, api: api)) { source in
             var overview = try await source.overview()
             overview.courses.sort { $0.id < $1.id }
             for index in overview.courses.indices { overview.courses[index].lecturers = [] }

@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -9,8 +10,8 @@ import Testing
 struct FlavourTests {
     @Test("JSON:API walks 5.5 and 6.x completely", arguments: [Flavour.v55, .v6])
     func jsonAPIWalk(flavour: Flavour) async throws {
-        try await Harness.withSimulator(.generated(.demo, seed: 1), flavour: flavour) { sim in
-            try await Harness.withSource(Harness.configuration(sim)) { source in
+        try await withSimulator(.generated(.demo, seed: 1), flavour: flavour) { sim async throws in
+            try await withSource(Harness.configuration(sim)) { source in
                 #expect(source.apiName == "JSON:API")
                 let overview = try await source.overview()
                 let model = sim.university
@@ -31,8 +32,8 @@ struct FlavourTests {
 
     @Test("auto picks JSON:API on 6.x, which has no legacy REST")
     func autoOnSix() async throws {
-        try await Harness.withSimulator(flavour: .v6) { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: .auto)) { source in
+        try await withSimulator(flavour: .v6) { sim async throws in
+            try await withSource(Harness.configuration(sim, api: .auto)) { source in
                 #expect(source.apiName == "JSON:API")
                 let overview = try await source.overview()
                 #expect(overview.courses.count == 5)
@@ -42,8 +43,8 @@ struct FlavourTests {
 
     @Test("auto picks JSON:API on 5.0 too, where both exist")
     func autoOnFive() async throws {
-        try await Harness.withSimulator(flavour: .v50) { sim in
-            try await Harness.withSource(Harness.configuration(sim, api: .auto)) { source in
+        try await withSimulator(flavour: .v50) { sim async throws in
+            try await withSource(Harness.configuration(sim, api: .auto)) { source in
                 #expect(source.apiName == "JSON:API")
             }
         }
@@ -51,7 +52,7 @@ struct FlavourTests {
 
     @Test("legacy REST against 6.x is a clear error")
     func legacyOnSix() async throws {
-        try await Harness.withSimulator(flavour: .v6) { sim in
+        try await withSimulator(flavour: .v6) { sim async throws in
             let error = await Harness.error { () async throws(StudIPError) in
                 try await StudIP.connect(Harness.configuration(sim, api: .legacyREST))
             }
@@ -67,11 +68,11 @@ struct FlavourTests {
 
     @Test("an installation below a path (https://host/studip) works with both APIs")
     func basePath() async throws {
-        try await Harness.withSimulator(basePath: "/studip") { sim in
+        try await withSimulator(basePath: "/studip") { sim async throws in
             for api in [ClientConfiguration.API.jsonAPI, .legacyREST] {
                 var configuration = Harness.configuration(sim, api: api)
                 configuration.baseURL = sim.baseURL + "/"
-                try await Harness.withSource(configuration) { source in
+                try await withSource(configuration) { source in
                     let overview = try await source.overview()
                     let course = try #require(overview.courses.first { $0.number == "INF-101" })
                     let content = try await source.content(of: course)
@@ -83,7 +84,7 @@ struct FlavourTests {
 
     @Test("no Stud.IP at the URL: neither API answers")
     func noStudIP() async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             var configuration = Harness.configuration(sim)
             configuration.baseURL = sim.baseURL + "/nothing-here"
             let error = await Harness.error { () async throws(StudIPError) in

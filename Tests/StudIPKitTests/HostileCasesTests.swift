@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -14,7 +15,7 @@ struct HostileCasesTests {
     }
 
     static func walk(_ sim: Simulator, api: ClientConfiguration.API, user: String = "test_autor") async throws -> Walk {
-        try await Harness.withSource(Harness.configuration(sim, user: user, api: api)) { source in
+        try await withSource(Harness.configuration(sim, user: user, api: api)) { source in
             let overview = try await source.overview()
             var contents: [String: CourseContent] = [:]
             for course in overview.courses { contents[course.number] = try await source.content(of: course) }
@@ -30,7 +31,7 @@ struct HostileCasesTests {
             ClientConfiguration.API.jsonAPI, .legacyREST,
         ])
     func completeAndOnlyReadable(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator(Self.small, flavour: .v55) { sim in
+        try await withSimulator(Self.small, flavour: .v55) { sim async throws in
             let walk = try await Self.walk(sim, api: api)
             let model = sim.university
             #expect(!walk.contents.isEmpty)
@@ -66,7 +67,7 @@ struct HostileCasesTests {
             ClientConfiguration.API.jsonAPI, .legacyREST,
         ])
     func restrictedFolders(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator(Self.small, flavour: .v55) { sim in
+        try await withSimulator(Self.small, flavour: .v55) { sim async throws in
             let student = try #require(try await Self.walk(sim, api: api).contents["INF-101"])
             #expect(student.folder(named: "Abgaben") == nil, "visible but unreadable: skipped")
             #expect(student.folder(named: "Tutorenmaterial") == nil, "hidden from students")
@@ -86,7 +87,7 @@ struct HostileCasesTests {
             ClientConfiguration.API.jsonAPI, .legacyREST,
         ])
     func nonDownloadable(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator(Self.small, flavour: .v55) { sim in
+        try await withSimulator(Self.small, flavour: .v55) { sim async throws in
             let content = try #require(try await Self.walk(sim, api: api).contents["INF-101"])
             let scan = try #require(content.document(named: "Lehrbuch Kapitel 3 (Scan).pdf"))
             #expect(!scan.isDownloadable)
@@ -98,7 +99,7 @@ struct HostileCasesTests {
 
     @Test("legacy REST marks documents hosted elsewhere; JSON:API cannot tell")
     func links() async throws {
-        try await Harness.withSimulator(Self.small, flavour: .v55) { sim in
+        try await withSimulator(Self.small, flavour: .v55) { sim async throws in
             let legacy = try await Self.walk(sim, api: .legacyREST)
             let names = ["Online-Skript (extern).txt", "Linkliste.txt"]
             let inf = try #require(legacy.contents["INF-101"])
@@ -115,7 +116,7 @@ struct HostileCasesTests {
 
     @Test("open-ended and multi-semester courses", arguments: [ClientConfiguration.API.jsonAPI, .legacyREST])
     func semesters(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator(Self.small, flavour: .v55) { sim in
+        try await withSimulator(Self.small, flavour: .v55) { sim async throws in
             let overview = try await Self.walk(sim, api: api).overview
             let ids = overview.semesters.map(\.id)
             #expect(ids.count == 3)
@@ -139,7 +140,7 @@ struct HostileCasesTests {
             ClientConfiguration.API.jsonAPI, .legacyREST,
         ])
     func oddIDsAndNames(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator(Self.small, flavour: .v55) { sim in
+        try await withSimulator(Self.small, flavour: .v55) { sim async throws in
             let content = try #require(try await Self.walk(sim, api: api).contents["INF-101"])
             #expect(content.document(named: "Kurze und lange ID 8.txt")?.id.count == 8)
             #expect(content.document(named: "Kurze und lange ID 40.txt")?.id.count == 40)

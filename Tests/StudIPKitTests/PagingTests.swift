@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -70,7 +71,7 @@ struct PagingTests {
     ) async throws -> (overview: RemoteOverview, big: CourseContent, requests: Int) {
         var configuration = Harness.configuration(sim, api: api)
         configuration.pageSize = pageSize
-        return try await Harness.withSource(configuration) { source in
+        return try await withSource(configuration) { source in
             let overview = try await source.overview()
             let first = try #require(overview.courses.first { $0.number == "P-000" })
             let big = try await source.content(of: first)
@@ -80,7 +81,7 @@ struct PagingTests {
 
     @Test("JSON:API with 1,000 per page: one request for 31 courses, two for 1,001 documents")
     func jsonAPIThousand() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let walk = try await Self.walk(sim, api: .jsonAPI, pageSize: 1000)
             #expect(walk.overview.courses.count == Self.courseCount)
             #expect(walk.big.documents.count == Self.documentCount)
@@ -93,7 +94,7 @@ struct PagingTests {
 
     @Test("JSON:API with Stud.IP's default of 30: 2 course pages, 34 document pages, despite the wrong `last` link")
     func jsonAPIThirty() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let walk = try await Self.walk(sim, api: .jsonAPI, pageSize: 30)
             #expect(walk.overview.courses.count == Self.courseCount)
             #expect(walk.big.documents.count == Self.documentCount)
@@ -105,7 +106,7 @@ struct PagingTests {
 
     @Test("legacy REST with its default of 20 and `next` pointing to the last page itself")
     func legacyTwenty() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let walk = try await Self.walk(sim, api: .legacyREST, pageSize: 20)
             #expect(walk.overview.courses.count == Self.courseCount)
             #expect(walk.big.documents.count == Self.documentCount, "file_refs arrive inline, unpaged")
@@ -116,7 +117,7 @@ struct PagingTests {
 
     @Test("legacy REST with 1,000 per page")
     func legacyThousand() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let walk = try await Self.walk(sim, api: .legacyREST, pageSize: 1000)
             #expect(walk.overview.courses.count == Self.courseCount)
             #expect(walk.requests == 1 + 1 + 2 + 2)
@@ -125,7 +126,7 @@ struct PagingTests {
 
     @Test("a server that ignores the limit and sends everything at once ends paging after one page")
     func serverIgnoresLimit() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             // Both semesters and total 2, whatever offset and limit were asked for.
             let body = """
                 {"meta":{"page":{"offset":0,"limit":30,"total":2}},"data":[
@@ -137,7 +138,7 @@ struct PagingTests {
             sim.inject(Fault(action: .body(body), pathContains: "v1/semesters"))
             var configuration = Harness.configuration(sim, api: .jsonAPI)
             configuration.pageSize = 10
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let overview = try await source.overview()
                 #expect(overview.semesters.map(\.id) == [Self.semesterID, Self.laterSemesterID])
                 #expect(sim.statistics.snapshot().routes["fault"] == 1, "one request for the semesters")
@@ -150,7 +151,7 @@ struct PagingTests {
 
     @Test("a server that ignores the offset and repeats its first page is an error, not an endless loop")
     func serverIgnoresOffset() async throws {
-        try await Harness.withSimulator(.custom(Self.university()), flavour: .v55) { sim in
+        try await withSimulator(.custom(Self.university()), flavour: .v55) { sim async throws in
             let body = """
                 {"meta":{"page":{"offset":0,"limit":1,"total":2}},"data":[
                 {"type":"semesters","id":"\(Self.semesterID)","attributes":{"title":"WS 2026/27",
@@ -159,7 +160,7 @@ struct PagingTests {
             sim.inject(Fault(action: .body(body), pathContains: "v1/semesters"))
             var configuration = Harness.configuration(sim, api: .jsonAPI)
             configuration.pageSize = 1
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let error = await Harness.error { () async throws(StudIPError) in try await source.overview() }
                 guard case .malformedResponse(let what, _) = error else {
                     Issue.record("expected malformedResponse, got \(String(describing: error))")

@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -28,7 +29,7 @@ struct RequestCountTests {
         let capture = LogCapture()
         var configuration = Harness.configuration(sim, api: api, logger: capture.logger)
         configuration.maxConcurrentRequests = maxConcurrent
-        return try await Harness.withSource(configuration) { source in
+        return try await withSource(configuration) { source in
             let overview = try await source.overview()
             let contents = try await withThrowingTaskGroup(of: CourseContent.self) { group in
                 for course in overview.courses { group.addTask { try await source.content(of: course) } }
@@ -48,7 +49,7 @@ struct RequestCountTests {
     static func walkWithoutRestrictedDocuments(_ sim: Simulator) async throws -> Int {
         var configuration = Harness.configuration(sim, api: .jsonAPI)
         configuration.listsRestrictedDocuments = false
-        return try await Harness.withSource(configuration) { source in
+        return try await withSource(configuration) { source in
             let overview = try await source.overview()
             for course in overview.courses { _ = try await source.content(of: course) }
             return source.requestCount
@@ -59,7 +60,7 @@ struct RequestCountTests {
     /// student may not download: the bound exactly, as every course has a readable root folder.
     @Test("JSON:API cold walk of large on 5.0 stays within 2 + semesters + 3 × courses")
     func jsonAPIBoundFiveZero() async throws {
-        try await Harness.withSimulator(.generated(.large, seed: 1), flavour: .v50) { sim in
+        try await withSimulator(.generated(.large, seed: 1), flavour: .v50) { sim async throws in
             let measured = try await Self.coldWalk(sim, api: .jsonAPI)
             let bound = 2 + measured.semesters + 3 * measured.courses
             print("large 5.0 JSON:API: \(measured.served) requests (bound \(bound)), \(measured.documents) documents")
@@ -78,7 +79,7 @@ struct RequestCountTests {
     /// more request. `large` has about 70 such folders in 40 courses, more than the bound's one per course.
     @Test("JSON:API cold walk of large on 5.5: two requests per course plus one per folder with restricted documents")
     func jsonAPIBoundFiveFive() async throws {
-        try await Harness.withSimulator(.generated(.large, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.large, seed: 1), flavour: .v55) { sim async throws in
             let model = sim.university
             let user = try #require(model.user(named: "test_autor"))
             let restrictedFolders = Set(
@@ -105,7 +106,7 @@ struct RequestCountTests {
 
     @Test("legacy REST cold walk of large: 2 + semesters + courses + one per readable subfolder")
     func legacyWalk() async throws {
-        try await Harness.withSimulator(.generated(.large, seed: 1), flavour: .v50) { sim in
+        try await withSimulator(.generated(.large, seed: 1), flavour: .v50) { sim async throws in
             let model = sim.university
             let user = try #require(model.user(named: "test_autor"))
             let subfolders = model.courses(of: user.id).reduce(0) { count, course in
@@ -123,7 +124,7 @@ struct RequestCountTests {
     @Test("at most 4 requests in flight by default, with latency")
     func concurrencyBound() async throws {
         let settings = SimulatorSettings(latencyMilliseconds: 5)
-        try await Harness.withSimulator(.generated(.large, seed: 1), flavour: .v55, settings: settings) { sim in
+        try await withSimulator(.generated(.large, seed: 1), flavour: .v55, settings: settings) { sim async throws in
             let json = try await Self.coldWalk(sim, api: .jsonAPI)
             #expect(json.maxInFlight <= 4)
             #expect(json.maxInFlight >= 2, "courses are walked in parallel")
@@ -133,7 +134,7 @@ struct RequestCountTests {
     @Test("legacy REST stays within the bound too, with latency")
     func legacyConcurrencyBound() async throws {
         let settings = SimulatorSettings(latencyMilliseconds: 2)
-        try await Harness.withSimulator(.generated(.demo, seed: 1), flavour: .v55, settings: settings) { sim in
+        try await withSimulator(.generated(.demo, seed: 1), flavour: .v55, settings: settings) { sim async throws in
             let legacy = try await Self.coldWalk(sim, api: .legacyREST)
             #expect(legacy.maxInFlight <= 4)
             #expect(legacy.maxInFlight >= 2)
@@ -144,7 +145,7 @@ struct RequestCountTests {
     @Test("a limit of 1 serialises every request")
     func serialised() async throws {
         let settings = SimulatorSettings(latencyMilliseconds: 2)
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55, settings: settings) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55, settings: settings) { sim async throws in
             let measured = try await Self.coldWalk(sim, api: .legacyREST, maxConcurrent: 1)
             #expect(measured.maxInFlight == 1)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -15,10 +16,10 @@ struct ResilienceTests {
     static func overview(
         after fault: Fault, configure: (inout ClientConfiguration) -> Void = { _ in }
     ) async throws -> (result: Result<RemoteOverview, StudIPError>, requests: Int, served: Int) {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             var configuration = Harness.configuration(sim, api: .jsonAPI)
             configure(&configuration)
-            return try await Harness.withSource(configuration) { source in
+            return try await withSource(configuration) { source in
                 sim.inject(fault)
                 sim.resetStatistics()
                 let before = source.requestCount
@@ -111,18 +112,18 @@ struct ResilienceTests {
 
     @Test("the request budget stops a refresh with budgetExhausted, and the next refresh starts afresh")
     func budget() async throws {
-        try await Harness.withSimulator { sim in
+        try await withSimulator { sim in
             let capture = LogCapture()
             var configuration = Harness.configuration(sim, api: .jsonAPI, logger: capture.logger)
             configuration.requestBudget = 3
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let error = await Harness.error { () async throws(StudIPError) in try await source.overview() }
                 #expect(error == .budgetExhausted(server: sim.baseURL, limit: 3))
                 // Connecting, then the budget; a retry while connecting (a loaded machine) adds one.
                 #expect((4...(4 + capture.retries)).contains(source.requestCount), "\(capture.retries) retries")
             }
             configuration.requestBudget = 6
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let overview = try await source.overview()
                 let error = await Harness.error { () async throws(StudIPError) in
                     try await source.content(of: overview.courses[0])
@@ -140,14 +141,14 @@ struct ResilienceTests {
             ClientConfiguration.API.jsonAPI, .legacyREST,
         ])
     func brokenFolder(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim in
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
             let model = sim.university
             let course = try #require(model.course(numbered: "INF-101"))
             let slides = try #require(model.subfolders(of: course.topFolderID).first { $0.name == "Vorlesungsfolien" })
             // JSON:API lists this folder one by one (it holds a document the student may not download).
             let path = api == .jsonAPI ? "folders/\(slides.id)" : "folder/\(slides.id)"
             sim.inject(Fault(action: .status(500), pathContains: path))
-            try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
+            try await withSource(Harness.configuration(sim, api: api)) { source in
                 let overview = try await source.overview()
                 let remote = try #require(overview.courses.first { $0.id == course.id })
                 let content = try await source.content(of: remote)
@@ -168,11 +169,11 @@ struct ResilienceTests {
             ClientConfiguration.API.jsonAPI, .legacyREST,
         ])
     func malformedCourse(api: ClientConfiguration.API) async throws {
-        try await Harness.withSimulator(flavour: .v55) { sim in
+        try await withSimulator(flavour: .v55) { sim async throws in
             let broken = FixtureTests.inf101
             let path = api == .jsonAPI ? "courses/\(broken)/folders" : "course/\(broken)/top_folder"
             sim.inject(Fault(action: .body(#"{"data": [{"type": "folders", "id": "#), pathContains: path))
-            try await Harness.withSource(Harness.configuration(sim, api: api)) { source in
+            try await withSource(Harness.configuration(sim, api: api)) { source in
                 let overview = try await source.overview()
                 let inf = try #require(overview.courses.first { $0.id == broken })
                 let error = await Harness.error { () async throws(StudIPError) in try await source.content(of: inf) }
@@ -190,10 +191,10 @@ struct ResilienceTests {
 
     @Test("a folder listing that is not JSON marks that folder failed (legacy REST)")
     func malformedFolder() async throws {
-        try await Harness.withSimulator(flavour: .v55) { sim in
+        try await withSimulator(flavour: .v55) { sim async throws in
             let archive = "bc93d53feb18d93c26f8a320ce3d46f7"
             sim.inject(Fault(action: .body("<html>Fehler</html>"), pathContains: "folder/\(archive)"))
-            try await Harness.withSource(Harness.configuration(sim, api: .legacyREST)) { source in
+            try await withSource(Harness.configuration(sim, api: .legacyREST)) { source in
                 let overview = try await source.overview()
                 let inf = try #require(overview.courses.first { $0.id == FixtureTests.inf101 })
                 let content = try await source.content(of: inf)

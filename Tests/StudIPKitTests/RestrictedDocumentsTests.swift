@@ -1,6 +1,7 @@
 import Foundation
 import StudIPKit
 import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -26,7 +27,7 @@ struct RestrictedDocumentsTests {
         "the first listing finds the root's restricted document, later ones every other folder's, each in 2 + S + 3C"
     )
     func rotation() async throws {
-        try await Harness.withSimulator(try Self.dataset(), flavour: .v50) { sim in
+        try await withSimulator(try Self.dataset(), flavour: .v50) { sim async throws in
             let model = sim.university
             let student = try #require(model.user(named: "test_autor"))
             let inf = try #require(model.course(numbered: "INF-101"))
@@ -35,7 +36,7 @@ struct RestrictedDocumentsTests {
             #expect(folders.count > 2)
             let capture = LogCapture()
             sim.resetStatistics()
-            try await Harness.withSource(Harness.configuration(sim, api: .jsonAPI, logger: capture.logger)) { source in
+            try await withSource(Harness.configuration(sim, api: .jsonAPI, logger: capture.logger)) { source in
                 var lookedIn = Set<String>()
                 var seen = Set<String>()
                 for listing in 1...folders.count {
@@ -73,12 +74,12 @@ struct RestrictedDocumentsTests {
 
     @Test("listsRestrictedDocuments = false: two requests per course, restricted documents absent")
     func switchedOff() async throws {
-        try await Harness.withSimulator(try Self.dataset(), flavour: .v50) { sim in
+        try await withSimulator(try Self.dataset(), flavour: .v50) { sim async throws in
             sim.resetStatistics()
             let capture = LogCapture()
             var configuration = Harness.configuration(sim, api: .jsonAPI, logger: capture.logger)
             configuration.listsRestrictedDocuments = false
-            try await Harness.withSource(configuration) { source in
+            try await withSource(configuration) { source in
                 let overview = try await source.overview()
                 for course in overview.courses {
                     let content = try await source.content(of: course)

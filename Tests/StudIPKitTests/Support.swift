@@ -7,7 +7,8 @@ import Testing
 
 @testable import StudIPSimulator
 
-/// Starting simulators and sources so that both are always shut down, also when a test fails.
+/// Client configurations and typed errors for the tests; simulators and sources come from TestSupport's
+/// `withSimulator`/`withSource`, which always shut them down.
 enum Harness {
     static let password = "testing"
 
@@ -23,38 +24,6 @@ enum Harness {
             retry: quickRetry)
         if let logger { configuration.logger = logger }
         return configuration
-    }
-
-    /// Runs `body` against a fresh simulator, stopping it afterwards.
-    static func withSimulator<T: Sendable>(
-        _ dataset: Dataset = .fixtures507, flavour: Flavour = .v50, settings: SimulatorSettings = SimulatorSettings(),
-        basePath: String = "", _ body: (Simulator) async throws -> T
-    ) async throws -> T {
-        let sim = try await Simulator.start(
-            SimulatorConfiguration(dataset: dataset, flavour: flavour, basePath: basePath, settings: settings))
-        do {
-            let result = try await body(sim)
-            await sim.stop()
-            return result
-        } catch {
-            await sim.stop()
-            throw error
-        }
-    }
-
-    /// Connects a source, runs `body`, shuts the source down.
-    static func withSource<T: Sendable>(
-        _ configuration: ClientConfiguration, _ body: (any DocumentSource) async throws -> T
-    ) async throws -> T {
-        let source = try await StudIP.connect(configuration)
-        do {
-            let result = try await body(source)
-            await source.shutdown()
-            return result
-        } catch {
-            await source.shutdown()
-            throw error
-        }
     }
 
     /// The typed error `body` throws, or nil when it succeeds.

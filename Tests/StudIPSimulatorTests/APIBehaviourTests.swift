@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -242,9 +243,9 @@ struct APIBehaviourTests {
     }
 
     @Test func legacyIsGoneOn6x() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: .v6))
-        defer { Task { await sim.stop() } }
-        let response = try await HTTP.get("\(sim.baseURL)/api.php/user", headers: [HTTP.basic("test_autor")])
-        #expect(response.status == 404)
+        try await withSimulator(.fixtures507, flavour: .v6) { sim async throws in
+            let response = try await HTTP.get("\(sim.baseURL)/api.php/user", headers: [HTTP.basic("test_autor")])
+            #expect(response.status == 404)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -6,122 +7,124 @@ import Testing
 @Suite("Authentication: Basic, session cookie, OAuth2 with PKCE")
 struct AuthenticationTests {
     @Test func basicAuthOnBothAPIs() async throws {
-        let sim = try await Scenario.start()
-        defer { Task { await sim.stop() } }
-        let me = "\(sim.baseURL)/jsonapi.php/v1/users/me"
+        try await withSimulator(Scenario.start()) { sim async throws in
+            let me = "\(sim.baseURL)/jsonapi.php/v1/users/me"
 
-        let ok = try await HTTP.get(me, headers: [HTTP.basic("test_autor"), HTTP.jsonAPIAccept])
-        #expect(ok.status == 200)
-        #expect(ok.text.contains("\"test_autor\""))
+            let ok = try await HTTP.get(me, headers: [HTTP.basic("test_autor"), HTTP.jsonAPIAccept])
+            #expect(ok.status == 200)
+            #expect(ok.text.contains("\"test_autor\""))
 
-        for headers in [[HTTP.basic("test_autor", "wrong"), HTTP.jsonAPIAccept], [HTTP.jsonAPIAccept]] {
-            let denied = try await HTTP.get(me, headers: headers)
-            #expect(denied.status == 401)
-            #expect(denied.header("WWW-Authenticate") == #"Basic realm="Stud.IP JSON-API""#)
-            #expect(denied.body.isEmpty)
+            for headers in [[HTTP.basic("test_autor", "wrong"), HTTP.jsonAPIAccept], [HTTP.jsonAPIAccept]] {
+                let denied = try await HTTP.get(me, headers: headers)
+                #expect(denied.status == 401)
+                #expect(denied.header("WWW-Authenticate") == #"Basic realm="Stud.IP JSON-API""#)
+                #expect(denied.body.isEmpty)
+            }
+
+            let legacy = try await HTTP.get("\(sim.baseURL)/api.php/user", headers: [HTTP.basic("test_autor", "wrong")])
+            #expect(legacy.status == 401)
+            #expect(legacy.header("WWW-Authenticate") == #"Basic realm="test-installation""#)
+            #expect(legacy.text == "HTTP/1.1 401 Unauthorized (no consumer)")
         }
-
-        let legacy = try await HTTP.get("\(sim.baseURL)/api.php/user", headers: [HTTP.basic("test_autor", "wrong")])
-        #expect(legacy.status == 401)
-        #expect(legacy.header("WWW-Authenticate") == #"Basic realm="test-installation""#)
-        #expect(legacy.text == "HTTP/1.1 401 Unauthorized (no consumer)")
     }
 
     @Test func sessionCookieFromTheLoginForm() async throws {
-        let sim = try await Scenario.start()
-        defer { Task { await sim.stop() } }
-        let login = try await HTTP.request(
-            .POST, "\(sim.baseURL)/dispatch.php/login",
-            headers: [("Content-Type", "application/x-www-form-urlencoded")],
-            body: Data("loginname=test_autor&password=testing".utf8))
-        #expect(login.status == 302)
-        let cookie = try #require(login.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
-        #expect(cookie.hasPrefix("Seminar_Session="))
+        try await withSimulator(Scenario.start()) { sim async throws in
+            let login = try await HTTP.request(
+                .POST, "\(sim.baseURL)/dispatch.php/login",
+                headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                body: Data("loginname=test_autor&password=testing".utf8))
+            #expect(login.status == 302)
+            let cookie = try #require(login.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+            #expect(cookie.hasPrefix("Seminar_Session="))
 
-        let me = try await HTTP.get(
-            "\(sim.baseURL)/jsonapi.php/v1/users/me", headers: [("Cookie", cookie), HTTP.jsonAPIAccept])
-        #expect(me.status == 200)
-        let legacy = try await HTTP.get("\(sim.baseURL)/api.php/user", headers: [("Cookie", cookie)])
-        #expect(legacy.status == 200)
-        let forged = try await HTTP.get(
-            "\(sim.baseURL)/jsonapi.php/v1/users/me",
-            headers: [("Cookie", "Seminar_Session=forged"), HTTP.jsonAPIAccept])
-        #expect(forged.status == 401)
+            let me = try await HTTP.get(
+                "\(sim.baseURL)/jsonapi.php/v1/users/me", headers: [("Cookie", cookie), HTTP.jsonAPIAccept])
+            #expect(me.status == 200)
+            let legacy = try await HTTP.get("\(sim.baseURL)/api.php/user", headers: [("Cookie", cookie)])
+            #expect(legacy.status == 200)
+            let forged = try await HTTP.get(
+                "\(sim.baseURL)/jsonapi.php/v1/users/me",
+                headers: [("Cookie", "Seminar_Session=forged"), HTTP.jsonAPIAccept])
+            #expect(forged.status == 401)
 
-        let badLogin = try await HTTP.request(
-            .POST, "\(sim.baseURL)/dispatch.php/login", body: Data("loginname=test_autor&password=nope".utf8))
-        #expect(badLogin.header("Set-Cookie") == nil)
+            let badLogin = try await HTTP.request(
+                .POST, "\(sim.baseURL)/dispatch.php/login", body: Data("loginname=test_autor&password=nope".utf8))
+            #expect(badLogin.header("Set-Cookie") == nil)
+        }
     }
 
     @Test func oauth2AuthorizationCodeWithPKCEAndRotatingRefreshTokens() async throws {
-        let sim = try await Scenario.start(flavour: .v55)
-        defer { Task { await sim.stop() } }
-        let flow = OAuth2Flow(baseURL: sim.baseURL)
+        try await withSimulator(Scenario.start(flavour: .v55)) { sim async throws in
+            let flow = OAuth2Flow(baseURL: sim.baseURL)
 
-        let page = try await HTTP.get(flow.authorizeURL)
-        #expect(page.status == 200)
-        #expect(page.text.contains("<form"))
+            let page = try await HTTP.get(flow.authorizeURL)
+            #expect(page.status == 200)
+            #expect(page.text.contains("<form"))
 
-        let code = try await flow.approve()
-        let wrongVerifier = try await flow.token([
-            "grant_type": "authorization_code", "code": code, "code_verifier": "x",
-        ])
-        #expect(wrongVerifier.status == 400)
-        #expect(wrongVerifier.text.contains("invalid_grant"))
+            let code = try await flow.approve()
+            let wrongVerifier = try await flow.token([
+                "grant_type": "authorization_code", "code": code, "code_verifier": "x",
+            ])
+            #expect(wrongVerifier.status == 400)
+            #expect(wrongVerifier.text.contains("invalid_grant"))
 
-        let secondCode = try await flow.approve()
-        let tokens = try await flow.exchange(secondCode)
-        #expect(tokens.expiresIn == 3600)
-        let me = "\(sim.baseURL)/jsonapi.php/v1/users/me"
-        #expect(
-            try await HTTP.get(me, headers: [("Authorization", "Bearer \(tokens.access)"), HTTP.jsonAPIAccept]).status
-                == 200)
-        let replay = try await flow.token(
-            ["grant_type": "authorization_code", "code": secondCode, "code_verifier": flow.verifier])
-        #expect(replay.status == 400, "an authorization code is accepted once")
+            let secondCode = try await flow.approve()
+            let tokens = try await flow.exchange(secondCode)
+            #expect(tokens.expiresIn == 3600)
+            let me = "\(sim.baseURL)/jsonapi.php/v1/users/me"
+            #expect(
+                try await HTTP.get(me, headers: [("Authorization", "Bearer \(tokens.access)"), HTTP.jsonAPIAccept])
+                    .status
+                    == 200)
+            let replay = try await flow.token(
+                ["grant_type": "authorization_code", "code": secondCode, "code_verifier": flow.verifier])
+            #expect(replay.status == 400, "an authorization code is accepted once")
 
-        _ = try await HTTP.control(.POST, "\(sim.controlURL)/oauth2/expire")
-        #expect(
-            try await HTTP.get(me, headers: [("Authorization", "Bearer \(tokens.access)"), HTTP.jsonAPIAccept]).status
-                == 401)
+            _ = try await HTTP.control(.POST, "\(sim.controlURL)/oauth2/expire")
+            #expect(
+                try await HTTP.get(me, headers: [("Authorization", "Bearer \(tokens.access)"), HTTP.jsonAPIAccept])
+                    .status
+                    == 401)
 
-        let refreshed = try await flow.refresh(tokens.refresh)
-        #expect(refreshed.access != tokens.access)
-        #expect(
-            try await HTTP.get(me, headers: [("Authorization", "Bearer \(refreshed.access)"), HTTP.jsonAPIAccept])
-                .status == 200)
-        let reused = try await flow.token(["grant_type": "refresh_token", "refresh_token": tokens.refresh])
-        #expect(reused.status == 400, "refresh tokens rotate")
+            let refreshed = try await flow.refresh(tokens.refresh)
+            #expect(refreshed.access != tokens.access)
+            #expect(
+                try await HTTP.get(me, headers: [("Authorization", "Bearer \(refreshed.access)"), HTTP.jsonAPIAccept])
+                    .status == 200)
+            let reused = try await flow.token(["grant_type": "refresh_token", "refresh_token": tokens.refresh])
+            #expect(reused.status == 400, "refresh tokens rotate")
 
-        let legacy = try await HTTP.get(
-            "\(sim.baseURL)/api.php/user", headers: [("Authorization", "Bearer \(refreshed.access)")])
-        #expect(legacy.status == 401, "legacy REST has no Bearer auth")
+            let legacy = try await HTTP.get(
+                "\(sim.baseURL)/api.php/user", headers: [("Authorization", "Bearer \(refreshed.access)")])
+            #expect(legacy.status == 401, "legacy REST has no Bearer auth")
+        }
     }
 
     @Test func oauth2DeniedAndPublicClientWithoutPKCE() async throws {
-        let sim = try await Scenario.start(flavour: .v6)
-        defer { Task { await sim.stop() } }
-        let flow = OAuth2Flow(baseURL: sim.baseURL)
-        let denied = try await HTTP.request(
-            .POST, flow.authorizeURL, body: Data("username=test_autor&password=testing&deny=1".utf8))
-        #expect(denied.status == 302)
-        #expect(denied.header("Location")?.contains("error=access_denied") == true)
+        try await withSimulator(Scenario.start(flavour: .v6)) { sim async throws in
+            let flow = OAuth2Flow(baseURL: sim.baseURL)
+            let denied = try await HTTP.request(
+                .POST, flow.authorizeURL, body: Data("username=test_autor&password=testing&deny=1".utf8))
+            #expect(denied.status == 302)
+            #expect(denied.header("Location")?.contains("error=access_denied") == true)
 
-        let noPKCE = try await HTTP.get(
-            "\(sim.baseURL)/dispatch.php/api/oauth2/authorize?response_type=code&client_id=campusfs"
-                + "&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb&state=s")
-        #expect(noPKCE.header("Location")?.contains("error=invalid_request") == true)
+            let noPKCE = try await HTTP.get(
+                "\(sim.baseURL)/dispatch.php/api/oauth2/authorize?response_type=code&client_id=campusfs"
+                    + "&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb&state=s")
+            #expect(noPKCE.header("Location")?.contains("error=invalid_request") == true)
 
-        let unknownClient = try await HTTP.get(
-            flow.authorizeURL.replacingOccurrences(of: "client_id=campusfs", with: "client_id=evil"))
-        #expect(unknownClient.status == 400)
+            let unknownClient = try await HTTP.get(
+                flow.authorizeURL.replacingOccurrences(of: "client_id=campusfs", with: "client_id=evil"))
+            #expect(unknownClient.status == 400)
+        }
     }
 
     @Test func stableReleaseHasNoOAuth2() async throws {
-        let sim = try await Scenario.start(flavour: .v50)
-        defer { Task { await sim.stop() } }
-        let flow = OAuth2Flow(baseURL: sim.baseURL)
-        #expect(try await HTTP.get(flow.authorizeURL).status == 404)
+        try await withSimulator(Scenario.start(flavour: .v50)) { sim async throws in
+            let flow = OAuth2Flow(baseURL: sim.baseURL)
+            #expect(try await HTTP.get(flow.authorizeURL).status == 404)
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -33,51 +34,52 @@ struct ConformanceTests {
     @Test func replayAllCapturedRequestsInOrder() async throws {
         let fixtures = try Fixture.all()
         #expect(fixtures.count == 69)
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: .v50))
-        defer { Task { await sim.stop() } }
-        /// Captured id → id the simulator generated (uploads, new folders), learned from `Location` headers.
-        var ids: [String: String] = [:]
+        try await withSimulator(.fixtures507, flavour: .v50) { sim async throws in
+            /// Captured id → id the simulator generated (uploads, new folders), learned from `Location` headers.
+            var ids: [String: String] = [:]
 
-        for fixture in fixtures {
-            var url = fixture.url
-            for (captured, generated) in ids { url = url.replacingOccurrences(of: captured, with: generated) }
-            var headers = fixture.requestHeaders.map { ($0.key, $0.value) }
-            if let user = fixture.user {
-                headers.append(HTTP.basic(user, fixture.name.hasSuffix("_badpw") ? "wrong-password" : "testing"))
-            }
-            let response = try await HTTP.request(
-                .init(rawValue: fixture.method), sim.baseURL + url, headers: headers,
-                body: Self.requestBody(for: fixture))
-            try #require(response.status == fixture.status, "\(fixture.name): status \(response.status)")
-
-            if let location = fixture.header("Location"), let actual = response.header("Location") {
-                #expect(
-                    headerForm(Exception.withoutHost(location)) == headerForm(Exception.withoutHost(actual)),
-                    "\(fixture.name): Location \(actual)")
-                if let captured = location.split(separator: "/").last, let generated = actual.split(separator: "/").last
-                {
-                    ids[String(captured)] = String(generated)
+            for fixture in fixtures {
+                var url = fixture.url
+                for (captured, generated) in ids { url = url.replacingOccurrences(of: captured, with: generated) }
+                var headers = fixture.requestHeaders.map { ($0.key, $0.value) }
+                if let user = fixture.user {
+                    headers.append(HTTP.basic(user, fixture.name.hasSuffix("_badpw") ? "wrong-password" : "testing"))
                 }
-            }
-            for name in ["ETag", "Content-Disposition", "WWW-Authenticate", "Last-Modified", "Content-Type"] {
-                guard let expected = fixture.header(name) else { continue }
-                let actual = response.header(name) ?? "(missing)"
-                if name == "ETag", fixture.url.hasPrefix("/api.php") {
-                    // Legacy REST's ETag is the MD5 of the body, and the bodies name the capture's host.
-                    #expect(headerForm(expected) == headerForm(actual), "\(fixture.name): ETag \(actual)")
-                } else if name == "Content-Type" {
-                    #expect(expected.lowercased() == actual.lowercased(), "\(fixture.name): Content-Type \(actual)")
-                } else {
+                let response = try await HTTP.request(
+                    .init(rawValue: fixture.method), sim.baseURL + url, headers: headers,
+                    body: Self.requestBody(for: fixture))
+                try #require(response.status == fixture.status, "\(fixture.name): status \(response.status)")
+
+                if let location = fixture.header("Location"), let actual = response.header("Location") {
                     #expect(
-                        Exception.withoutHost(expected) == Exception.withoutHost(actual),
-                        "\(fixture.name): \(name) \(actual)")
+                        headerForm(Exception.withoutHost(location)) == headerForm(Exception.withoutHost(actual)),
+                        "\(fixture.name): Location \(actual)")
+                    if let captured = location.split(separator: "/").last,
+                        let generated = actual.split(separator: "/").last
+                    {
+                        ids[String(captured)] = String(generated)
+                    }
                 }
-            }
-            guard let body = fixture.body, !Exception.htmlErrorPages.contains(fixture.name) else { continue }
-            if fixture.isJSONBody {
-                compareJSON(fixture, body: body, actual: response.body, ids: ids)
-            } else {
-                #expect(body == response.body, "\(fixture.name): body differs (\(response.body.count) bytes)")
+                for name in ["ETag", "Content-Disposition", "WWW-Authenticate", "Last-Modified", "Content-Type"] {
+                    guard let expected = fixture.header(name) else { continue }
+                    let actual = response.header(name) ?? "(missing)"
+                    if name == "ETag", fixture.url.hasPrefix("/api.php") {
+                        // Legacy REST's ETag is the MD5 of the body, and the bodies name the capture's host.
+                        #expect(headerForm(expected) == headerForm(actual), "\(fixture.name): ETag \(actual)")
+                    } else if name == "Content-Type" {
+                        #expect(expected.lowercased() == actual.lowercased(), "\(fixture.name): Content-Type \(actual)")
+                    } else {
+                        #expect(
+                            Exception.withoutHost(expected) == Exception.withoutHost(actual),
+                            "\(fixture.name): \(name) \(actual)")
+                    }
+                }
+                guard let body = fixture.body, !Exception.htmlErrorPages.contains(fixture.name) else { continue }
+                if fixture.isJSONBody {
+                    compareJSON(fixture, body: body, actual: response.body, ids: ids)
+                } else {
+                    #expect(body == response.body, "\(fixture.name): body differs (\(response.body.count) bytes)")
+                }
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -67,8 +68,8 @@ struct DemoContentTests {
         }
         for (course, name, bytes) in picks {
             let result = try await Tool.pdftotext(bytes)
-            #expect(result.status == 0 && result.errors.isEmpty, "\(name): \(result.errors)")
-            let text = result.output
+            #expect(result.status == 0 && result.stderr.isEmpty, "\(name): \(result.stderr)")
+            let text = result.stdout
             #expect(text.contains(course.title), "\(name) names its course")
             let own = Self.vocabulary(course).filter { text.contains($0) }
             #expect(own.count >= 3, "\(name) of \(course.title) uses its subject's terms: \(own)")
@@ -117,7 +118,7 @@ struct DemoContentTests {
             let raw = Data(bytes)
             #expect(raw.range(of: Data("/Filter /FlateDecode".utf8)) != nil)
             try GeneratedDatasetTests.checkPDF(bytes)
-            let lines = try await Tool.pdftotext(bytes).output.split(separator: "\n").map {
+            let lines = try await Tool.pdftotext(bytes).stdout.split(separator: "\n").map {
                 $0.trimmingCharacters(in: .whitespaces)
             }
             let words = lines.filter { $0.count >= 8 }
@@ -159,19 +160,19 @@ struct DemoContentTests {
             #expect(String(validating: bytes, as: UTF8.self) != nil, "\(name) is UTF-8")
             paths[url.pathExtension, default: []].append(url.path)
         }
-        let python = try await Tool.run("/usr/bin/python3", ["-m", "py_compile"] + (paths["py"] ?? []))
-        #expect(python.status == 0, "\(python.errors)")
+        let python = try await runTool("/usr/bin/python3", ["-m", "py_compile"] + (paths["py"] ?? []))
+        #expect(python.status == 0, "\(python.stderr)")
         if Tool.installed("/usr/bin/gcc") {
-            let c = try await Tool.run("/usr/bin/gcc", ["-fsyntax-only", "-std=c11", "-Wall"] + (paths["c"] ?? []))
-            #expect(c.status == 0 && c.errors.isEmpty, "\(c.errors)")
+            let c = try await runTool("/usr/bin/gcc", ["-fsyntax-only", "-std=c11", "-Wall"] + (paths["c"] ?? []))
+            #expect(c.status == 0 && c.stderr.isEmpty, "\(c.stderr)")
         }
         if Tool.installed("/usr/bin/javac") {
             // The demo's sheets and the generated ones each have distinct class names (`Aufgabe<number>`).
             let java = paths["java"] ?? []
             for group in [java.filter { !$0.contains("/INF-") }, java.filter { $0.contains("/INF-") }] {
                 let out = directory.appendingPathComponent("classes-\(UUID().uuidString)").path
-                let result = try await Tool.run("/usr/bin/javac", ["-encoding", "UTF-8", "-d", out] + group)
-                #expect(result.status == 0, "\(result.errors)")
+                let result = try await runTool("/usr/bin/javac", ["-encoding", "UTF-8", "-d", out] + group)
+                #expect(result.status == 0, "\(result.stderr)")
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `studip-sim` as users and scripts run it: a subprocess that prints its URL and stops on a signal.
@@ -69,8 +70,10 @@ struct ExecutableTests {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
+        // Read while the child runs: a child that fills the pipe would never exit.
+        async let errorBytes = readToEnd(errors)
         let status = try await waitForExit(process)
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(decoding: await errorBytes, as: UTF8.self)
         #expect(status != 0)
         #expect(message.contains("unknown dataset \"nope\""))
         #expect(message.contains("fixtures-5.0.7"))

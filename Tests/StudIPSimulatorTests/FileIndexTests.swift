@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -9,26 +10,26 @@ struct FileIndexTests {
     static let course = "WS%202026-27/INF-101%20Einf%C3%BChrung%20in%20die%20Informatik/"
 
     @Test func listsSemestersCoursesFoldersAndServesTheDocumentsBytes() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
-        defer { Task { await sim.stop() } }
-        let host = String(sim.controlURL.dropLast("/__sim".count))
+        try await withSimulator(.fixtures507) { sim async throws in
+            let host = String(sim.controlURL.dropLast("/__sim".count))
 
-        let root = try await HTTP.get(host + "/__files/")
-        #expect(root.status == 200)
-        #expect(
-            root.text.contains(#"<a href="WS%202026-27/">WS 2026-27/</a>"#)
-                && root.text.contains(#"<a href="Ongoing/">Ongoing/</a>"#), "\(root.text)")
-        let course = try await HTTP.get(host + "/__files/" + Self.course)
-        #expect(course.text.contains(#"<a href="README.txt">README.txt</a>"#), "\(course.text)")
-        #expect(course.text.contains(#"<a href="Vorlesungsfolien/">Vorlesungsfolien/</a>"#))
+            let root = try await HTTP.get(host + "/__files/")
+            #expect(root.status == 200)
+            #expect(
+                root.text.contains(#"<a href="WS%202026-27/">WS 2026-27/</a>"#)
+                    && root.text.contains(#"<a href="Ongoing/">Ongoing/</a>"#), "\(root.text)")
+            let course = try await HTTP.get(host + "/__files/" + Self.course)
+            #expect(course.text.contains(#"<a href="README.txt">README.txt</a>"#), "\(course.text)")
+            #expect(course.text.contains(#"<a href="Vorlesungsfolien/">Vorlesungsfolien/</a>"#))
 
-        let university = sim.university
-        let inf101 = try #require(university.courses.values.first { $0.number == "INF-101" })
-        let readme = try #require(university.fileRefs(in: inf101.topFolderID).first { $0.name == "README.txt" })
-        let bytes = try await HTTP.get(host + "/__files/" + Self.course + "README.txt")
-        let expected = try await HTTP.get("\(sim.controlURL)/documents/\(readme.id)/content")
-        #expect(bytes.status == 200 && bytes.body == expected.body)
-        #expect(try await HTTP.get(host + "/__files/" + Self.course + "nothing.txt").status == 404)
-        #expect(sim.statistics.snapshot().routes["files"] == 4, "index requests are counted")
+            let university = sim.university
+            let inf101 = try #require(university.courses.values.first { $0.number == "INF-101" })
+            let readme = try #require(university.fileRefs(in: inf101.topFolderID).first { $0.name == "README.txt" })
+            let bytes = try await HTTP.get(host + "/__files/" + Self.course + "README.txt")
+            let expected = try await HTTP.get("\(sim.controlURL)/documents/\(readme.id)/content")
+            #expect(bytes.status == 200 && bytes.body == expected.body)
+            #expect(try await HTTP.get(host + "/__files/" + Self.course + "nothing.txt").status == 404)
+            #expect(sim.statistics.snapshot().routes["files"] == 4, "index requests are counted")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -39,80 +40,80 @@ struct FilesToolTests {
     }
 
     @Test func jsonAPIAnswersAsCaptured() async throws {
-        let sim = try await Scenario.start(flavour: .v50)
-        defer { Task { await sim.stop() } }
-        let course = try await Self.addCourse(sim)
-        let api = "\(sim.baseURL)/jsonapi.php/v1"
-        for user in ["test_autor", "test_dozent"] {
-            let headers = [HTTP.basic(user), HTTP.jsonAPIAccept]
-            for route in ["folders", "file-refs"] {
-                let answer = try await HTTP.get("\(api)/courses/\(course.id)/\(route)", headers: headers)
-                #expect(answer.status == 403, "\(user) \(route)")
-                #expect(answer.header("Content-Type") == "application/vnd.api+json")
-                #expect(answer.text == Self.forbiddenBody, "\(user) \(route)")
+        try await withSimulator(Scenario.start(flavour: .v50)) { sim async throws in
+            let course = try await Self.addCourse(sim)
+            let api = "\(sim.baseURL)/jsonapi.php/v1"
+            for user in ["test_autor", "test_dozent"] {
+                let headers = [HTTP.basic(user), HTTP.jsonAPIAccept]
+                for route in ["folders", "file-refs"] {
+                    let answer = try await HTTP.get("\(api)/courses/\(course.id)/\(route)", headers: headers)
+                    #expect(answer.status == 403, "\(user) \(route)")
+                    #expect(answer.header("Content-Type") == "application/vnd.api+json")
+                    #expect(answer.text == Self.forbiddenBody, "\(user) \(route)")
+                }
+                let shown = try await HTTP.get("\(api)/courses/\(course.id)", headers: headers)
+                #expect(shown.status == 200)
+                let data = JSON.parse(shown.text)?["data"]
+                #expect(Self.keys(data?["relationships"]) == Self.courseRelationships)
             }
-            let shown = try await HTTP.get("\(api)/courses/\(course.id)", headers: headers)
-            #expect(shown.status == 200)
-            let data = JSON.parse(shown.text)?["data"]
-            #expect(Self.keys(data?["relationships"]) == Self.courseRelationships)
-        }
-        let headers = [HTTP.basic("test_autor"), HTTP.jsonAPIAccept]
-        let other = try await HTTP.get("\(api)/courses/\(Scenario.courseID)", headers: headers)
-        let relationships = Self.keys(JSON.parse(other.text)?["data"]?["relationships"])
-        #expect(relationships.contains("folders") && relationships.contains("file-refs"), "the tool is on there")
+            let headers = [HTTP.basic("test_autor"), HTTP.jsonAPIAccept]
+            let other = try await HTTP.get("\(api)/courses/\(Scenario.courseID)", headers: headers)
+            let relationships = Self.keys(JSON.parse(other.text)?["data"]?["relationships"])
+            #expect(relationships.contains("folders") && relationships.contains("file-refs"), "the tool is on there")
 
-        let userID = try #require(sim.university.user(named: "test_autor")?.id)
-        let listed = try await HTTP.get("\(api)/users/\(userID)/courses", headers: headers)
-        guard case .array(let entries)? = JSON.parse(listed.text)?["data"] else {
-            Issue.record("no course list: \(listed.text.prefix(200))")
-            return
-        }
-        let entry = entries.first { $0["id"] == .string(course.id) }
-        #expect(Self.keys(entry?["relationships"]) == Self.courseRelationships, "the course listing agrees")
+            let userID = try #require(sim.university.user(named: "test_autor")?.id)
+            let listed = try await HTTP.get("\(api)/users/\(userID)/courses", headers: headers)
+            guard case .array(let entries)? = JSON.parse(listed.text)?["data"] else {
+                Issue.record("no course list: \(listed.text.prefix(200))")
+                return
+            }
+            let entry = entries.first { $0["id"] == .string(course.id) }
+            #expect(Self.keys(entry?["relationships"]) == Self.courseRelationships, "the course listing agrees")
 
-        for route in ["folders/\(course.rootID)", "folders/\(course.rootID)/file-refs"] {
-            #expect(try await HTTP.get("\(api)/\(route)", headers: headers).status == 200, "\(route)")
+            for route in ["folders/\(course.rootID)", "folders/\(course.rootID)/file-refs"] {
+                #expect(try await HTTP.get("\(api)/\(route)", headers: headers).status == 200, "\(route)")
+            }
         }
     }
 
     @Test func legacyRESTAnswersAsCaptured() async throws {
-        let sim = try await Scenario.start(flavour: .v50)
-        defer { Task { await sim.stop() } }
-        let course = try await Self.addCourse(sim)
-        for user in ["test_autor", "test_dozent"] {
-            let top = try await HTTP.get(
-                "\(sim.baseURL)/api.php/course/\(course.id)/top_folder", headers: [HTTP.basic(user)])
-            #expect(top.status == 200, "\(user)")
-            let folder = JSON.parse(top.text)
-            #expect(Self.keys(folder) == Self.topFolderKeys)
-            #expect(folder?["id"] == .string(course.rootID))
-            #expect(folder?["folder_type"] == .string("RootFolder"))
-            #expect(folder?["subfolders"] == .array([]))
-            #expect(folder?["file_refs"] == .array([]))
-            for flag in ["is_visible", "is_readable", "is_writable"] {
-                #expect(folder?[flag] == .bool(true), "\(user) \(flag)")
+        try await withSimulator(Scenario.start(flavour: .v50)) { sim async throws in
+            let course = try await Self.addCourse(sim)
+            for user in ["test_autor", "test_dozent"] {
+                let top = try await HTTP.get(
+                    "\(sim.baseURL)/api.php/course/\(course.id)/top_folder", headers: [HTTP.basic(user)])
+                #expect(top.status == 200, "\(user)")
+                let folder = JSON.parse(top.text)
+                #expect(Self.keys(folder) == Self.topFolderKeys)
+                #expect(folder?["id"] == .string(course.rootID))
+                #expect(folder?["folder_type"] == .string("RootFolder"))
+                #expect(folder?["subfolders"] == .array([]))
+                #expect(folder?["file_refs"] == .array([]))
+                for flag in ["is_visible", "is_readable", "is_writable"] {
+                    #expect(folder?[flag] == .bool(true), "\(user) \(flag)")
+                }
             }
+            let shown = try await HTTP.get(
+                "\(sim.baseURL)/api.php/course/\(course.id)", headers: [HTTP.basic("test_autor")])
+            #expect(Self.keys(JSON.parse(shown.text)?["modules"]) == ["wiki"])
         }
-        let shown = try await HTTP.get(
-            "\(sim.baseURL)/api.php/course/\(course.id)", headers: [HTTP.basic("test_autor")])
-        #expect(Self.keys(JSON.parse(shown.text)?["modules"]) == ["wiki"])
     }
 
     @Test func laterReleasesRefuseTheFolderRoutesToo() async throws {
-        let sim = try await Scenario.start(flavour: .v55)
-        defer { Task { await sim.stop() } }
-        let course = try await Self.addCourse(sim)
-        let answer = try await HTTP.get(
-            "\(sim.baseURL)/jsonapi.php/v1/courses/\(course.id)/folders",
-            headers: [HTTP.basic("test_autor"), HTTP.jsonAPIAccept])
-        #expect(answer.status == 403)
+        try await withSimulator(Scenario.start(flavour: .v55)) { sim async throws in
+            let course = try await Self.addCourse(sim)
+            let answer = try await HTTP.get(
+                "\(sim.baseURL)/jsonapi.php/v1/courses/\(course.id)/folders",
+                headers: [HTTP.basic("test_autor"), HTTP.jsonAPIAccept])
+            #expect(answer.status == 403)
+        }
     }
 
     @Test func filesToolMustBeABoolean() async throws {
-        let sim = try await Scenario.start()
-        defer { Task { await sim.stop() } }
-        let refused = try await HTTP.control(
-            .POST, "\(sim.controlURL)/courses", #"{"title": "Kaputt", "files_tool": "no"}"#)
-        #expect(refused.status == 400)
+        try await withSimulator(Scenario.start()) { sim async throws in
+            let refused = try await HTTP.control(
+                .POST, "\(sim.controlURL)/courses", #"{"title": "Kaputt", "files_tool": "no"}"#)
+            #expect(refused.status == 400)
+        }
     }
 }

@@ -287,10 +287,10 @@ struct GeneratedDatasetTests {
         let bytes = ContentGenerator.bytes(kind: .pdf, seed: seed, size: size, offset: 0, length: size)
         let result = try await Tool.pdftotext(bytes)
         #expect(result.status == 0)
-        #expect(result.errors.isEmpty)
+        #expect(result.stderr.isEmpty)
         let pages = ContentPDF.pageCount(size: size)
-        #expect(result.output.contains(ContentGenerator.title(seed: seed)))
-        #expect(result.output.contains("1 / \(pages)") && result.output.contains("\(pages) / \(pages)"))
+        #expect(result.stdout.contains(ContentGenerator.title(seed: seed)))
+        #expect(result.stdout.contains("1 / \(pages)") && result.stdout.contains("\(pages) / \(pages)"))
     }
 
     /// Header, trailer, and every xref entry pointing at its `N 0 obj`.

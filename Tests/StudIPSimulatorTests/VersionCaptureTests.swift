@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -161,50 +162,50 @@ struct VersionCaptureTests {
         let text = String(decoding: bytes, as: UTF8.self)
         try #require(Data(text.utf8) == bytes, "the captured bytes travel as text through the control API")
 
-        let sim = try await Scenario.start(flavour: .v50)
-        defer { Task { await sim.stop() } }
-        let added = try Self.object(
-            try await HTTP.control(
-                .POST, "\(sim.controlURL)/documents",
-                try Self.json([
-                    "folder_id": Scenario.slidesFolderID, "name": try #require(capturedBefore["name"]),
-                    "mime_type": "text/plain", "text": text,
-                ])
-            ).body)
-        let id = try #require(added["id"] as? String)
-        let (before, oldETag) = try await Self.simulated(id, sim)
+        try await withSimulator(Scenario.start(flavour: .v50)) { sim async throws in
+            let added = try Self.object(
+                try await HTTP.control(
+                    .POST, "\(sim.controlURL)/documents",
+                    try Self.json([
+                        "folder_id": Scenario.slidesFolderID, "name": try #require(capturedBefore["name"]),
+                        "mime_type": "text/plain", "text": text,
+                    ])
+                ).body)
+            let id = try #require(added["id"] as? String)
+            let (before, oldETag) = try await Self.simulated(id, sim)
 
-        var change = step.change
-        let newBytes = try step.toBytes.map { try #require(try Fixture.named($0, in: Fixture.more).body) }
-        if let newBytes { change["text"] = String(decoding: newBytes, as: UTF8.self) }
-        let patched = try await HTTP.control(.PATCH, "\(sim.controlURL)/documents/\(id)", try Self.json(change))
-        try #require(patched.status == 200, "\(patched.text)")
-        let (after, newETag) = try await Self.simulated(id, sim)
+            var change = step.change
+            let newBytes = try step.toBytes.map { try #require(try Fixture.named($0, in: Fixture.more).body) }
+            if let newBytes { change["text"] = String(decoding: newBytes, as: UTF8.self) }
+            let patched = try await HTTP.control(.PATCH, "\(sim.controlURL)/documents/\(id)", try Self.json(change))
+            try #require(patched.status == 200, "\(patched.text)")
+            let (after, newETag) = try await Self.simulated(id, sim)
 
-        let compared = Set(capturedBefore.keys).intersection(capturedAfter.keys).union(step.stated.keys)
-        let expected = Self.changed(capturedBefore, capturedAfter).union(step.stated.filter(\.value).keys)
-        #expect(compared == Set(after.keys), "every value the simulator shows is captured or stated")
-        #expect(Self.changed(before, after) == expected)
-        for key in ["name", "filesize", "files filesize", "ETag size", "REST size", "REST Content-Disposition"] {
-            if let captured = capturedAfter[key] { #expect(after[key] == captured, "\(key)") }
-        }
+            let compared = Set(capturedBefore.keys).intersection(capturedAfter.keys).union(step.stated.keys)
+            let expected = Self.changed(capturedBefore, capturedAfter).union(step.stated.filter(\.value).keys)
+            #expect(compared == Set(after.keys), "every value the simulator shows is captured or stated")
+            #expect(Self.changed(before, after) == expected)
+            for key in ["name", "filesize", "files filesize", "ETag size", "REST size", "REST Content-Disposition"] {
+                if let captured = capturedAfter[key] { #expect(after[key] == captured, "\(key)") }
+            }
 
-        let content = "\(sim.baseURL)/jsonapi.php/v1/file-refs/\(id)/content"
-        let autor = [HTTP.basic("test_autor")]
-        let full = try await HTTP.get(content, headers: autor)
-        #expect(full.header("ETag") == newETag)
-        #expect(full.body == newBytes ?? bytes)
-        if let captured = try Self.fixture(step.part, step.to, "jsonapi_content") {
-            #expect(full.body == captured.body)
+            let content = "\(sim.baseURL)/jsonapi.php/v1/file-refs/\(id)/content"
+            let autor = [HTTP.basic("test_autor")]
+            let full = try await HTTP.get(content, headers: autor)
+            #expect(full.header("ETag") == newETag)
+            #expect(full.body == newBytes ?? bytes)
+            if let captured = try Self.fixture(step.part, step.to, "jsonapi_content") {
+                #expect(full.body == captured.body)
+            }
+            let old = try await HTTP.get(content, headers: autor + [("If-None-Match", oldETag)])
+            #expect(old.status == (expected.contains { $0.hasPrefix("ETag") } ? 200 : 304))
+            if let captured = try Self.fixture(step.part, step.to, "jsonapi_content_if_none_match_old") {
+                #expect(old.status == captured.status)
+            }
+            let current = try await HTTP.get(content, headers: autor + [("If-None-Match", newETag)])
+            #expect(current.status == 304)
+            #expect(current.header("ETag") == newETag)
         }
-        let old = try await HTTP.get(content, headers: autor + [("If-None-Match", oldETag)])
-        #expect(old.status == (expected.contains { $0.hasPrefix("ETag") } ? 200 : 304))
-        if let captured = try Self.fixture(step.part, step.to, "jsonapi_content_if_none_match_old") {
-            #expect(old.status == captured.status)
-        }
-        let current = try await HTTP.get(content, headers: autor + [("If-None-Match", newETag)])
-        #expect(current.status == 304)
-        #expect(current.header("ETag") == newETag)
     }
 
     static func json(_ object: [String: String]) throws -> String {
@@ -226,84 +227,86 @@ struct VersionCaptureTests {
                 name: "Musterlösung (gesperrt).pdf", userID: lecturer, mimeType: "application/pdf", size: 100,
                 mkdate: 1_790_900_500, chdate: 1_790_900_500, content: .generated(kind: .binary, seed: 9, size: 100),
                 termsOfUseID: "CAMPUSFS_NODOWNLOAD"))
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .custom(university), flavour: .v50))
-        defer { Task { await sim.stop() } }
-        let capturedID = "3ea71767f91c62bc2f96e65077ef2674"
-        let auth = [HTTP.basic("test_autor"), HTTP.jsonAPIAccept]
-        let jsonapi = "\(sim.baseURL)/jsonapi.php/v1"
+        try await withSimulator(.custom(university), flavour: .v50) { sim async throws in
+            let capturedID = "3ea71767f91c62bc2f96e65077ef2674"
+            let auth = [HTTP.basic("test_autor"), HTTP.jsonAPIAccept]
+            let jsonapi = "\(sim.baseURL)/jsonapi.php/v1"
 
-        func entries(_ body: Data?) throws -> [[String: Any]] {
-            let document = try Self.object(try #require(body))
-            return try #require(document["data"] as? [[String: Any]])
+            func entries(_ body: Data?) throws -> [[String: Any]] {
+                let document = try Self.object(try #require(body))
+                return try #require(document["data"] as? [[String: Any]])
+            }
+            func flags(_ entry: [String: Any]?) -> [String: Bool] {
+                (entry?["attributes"] as? [String: Any] ?? [:]).filter { $0.key.hasPrefix("is-") }
+                    .compactMapValues { $0 as? Bool }
+            }
+            let capturedListing = try entries(
+                try Fixture.named("p4_jsonapi_folder_root_file_refs", in: Fixture.more).body)
+            let capturedEntry = capturedListing.first { $0["id"] as? String == capturedID }
+            let listing = try entries(
+                try await HTTP.get("\(jsonapi)/folders/\(Scenario.slidesFolderID)/file-refs", headers: auth).body)
+            let entry = listing.first { $0["id"] as? String == id }
+            #expect(flags(entry) == flags(capturedEntry))
+            #expect(flags(entry)["is-downloadable"] == false)
+            #expect((entry?["meta"] as? [String: Any])?["download-url"] != nil)
+
+            let course = try Self.object(
+                try await HTTP.get("\(jsonapi)/courses/\(Scenario.courseID)/file-refs", headers: auth).body)
+            let listed = (course["data"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            #expect(!listed.contains(id))
+            #expect(listed.count == university.fileRefs.count - 1)
+            #expect(((course["meta"] as? [String: Any])?["page"] as? [String: Any])?["total"] as? Int == listed.count)
+
+            let content = try await HTTP.get("\(jsonapi)/file-refs/\(id)/content", headers: [HTTP.basic("test_autor")])
+            let capturedContent = try Fixture.named("p4_jsonapi_content", in: Fixture.more)
+            #expect(content.status == capturedContent.status)
+            #expect(content.body == capturedContent.body)
+            let download = try await HTTP.get(
+                "\(sim.baseURL)/api.php/file/\(id)/download", headers: [HTTP.basic("test_autor")])
+            let capturedDownload = try Fixture.named("p4_rest_file_download", in: Fixture.more)
+            #expect(download.status == capturedDownload.status)
+            let message = try JSONSerialization.jsonObject(
+                with: try #require(capturedDownload.body), options: .fragmentsAllowed)
+            #expect(
+                try download.json() as? String == (message as? String)?.replacingOccurrences(of: capturedID, with: id))
         }
-        func flags(_ entry: [String: Any]?) -> [String: Bool] {
-            (entry?["attributes"] as? [String: Any] ?? [:]).filter { $0.key.hasPrefix("is-") }
-                .compactMapValues { $0 as? Bool }
-        }
-        let capturedListing = try entries(try Fixture.named("p4_jsonapi_folder_root_file_refs", in: Fixture.more).body)
-        let capturedEntry = capturedListing.first { $0["id"] as? String == capturedID }
-        let listing = try entries(
-            try await HTTP.get("\(jsonapi)/folders/\(Scenario.slidesFolderID)/file-refs", headers: auth).body)
-        let entry = listing.first { $0["id"] as? String == id }
-        #expect(flags(entry) == flags(capturedEntry))
-        #expect(flags(entry)["is-downloadable"] == false)
-        #expect((entry?["meta"] as? [String: Any])?["download-url"] != nil)
-
-        let course = try Self.object(
-            try await HTTP.get("\(jsonapi)/courses/\(Scenario.courseID)/file-refs", headers: auth).body)
-        let listed = (course["data"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
-        #expect(!listed.contains(id))
-        #expect(listed.count == university.fileRefs.count - 1)
-        #expect(((course["meta"] as? [String: Any])?["page"] as? [String: Any])?["total"] as? Int == listed.count)
-
-        let content = try await HTTP.get("\(jsonapi)/file-refs/\(id)/content", headers: [HTTP.basic("test_autor")])
-        let capturedContent = try Fixture.named("p4_jsonapi_content", in: Fixture.more)
-        #expect(content.status == capturedContent.status)
-        #expect(content.body == capturedContent.body)
-        let download = try await HTTP.get(
-            "\(sim.baseURL)/api.php/file/\(id)/download", headers: [HTTP.basic("test_autor")])
-        let capturedDownload = try Fixture.named("p4_rest_file_download", in: Fixture.more)
-        #expect(download.status == capturedDownload.status)
-        let message = try JSONSerialization.jsonObject(
-            with: try #require(capturedDownload.body), options: .fragmentsAllowed)
-        #expect(try download.json() as? String == (message as? String)?.replacingOccurrences(of: capturedID, with: id))
     }
 
     /// Part 6: JSON:API redirects a GET to the other host and answers HEAD without an ETag; legacy REST cannot
     /// deliver it at all.
     @Test func documentHostedElsewhere() async throws {
-        let sim = try await Scenario.start(flavour: .v50)
-        defer { Task { await sim.stop() } }
-        let id = Scenario.linkID
-        let content = "\(sim.baseURL)/jsonapi.php/v1/file-refs/\(id)/content"
-        let autor = [HTTP.basic("test_autor")]
+        try await withSimulator(Scenario.start(flavour: .v50)) { sim async throws in
+            let id = Scenario.linkID
+            let content = "\(sim.baseURL)/jsonapi.php/v1/file-refs/\(id)/content"
+            let autor = [HTTP.basic("test_autor")]
 
-        let redirect = try await HTTP.get(content, headers: autor)
-        let capturedRedirect = try Fixture.named("p6_jsonapi_content", in: Fixture.more)
-        #expect(redirect.status == capturedRedirect.status)
-        #expect(redirect.header("Location") == "\(sim.externalBaseURL)/elsewhere/\(id)/Paper.pdf")
-        #expect(redirect.header("Content-Type") == capturedRedirect.header("Content-Type"))
-        #expect(redirect.body.isEmpty)
+            let redirect = try await HTTP.get(content, headers: autor)
+            let capturedRedirect = try Fixture.named("p6_jsonapi_content", in: Fixture.more)
+            #expect(redirect.status == capturedRedirect.status)
+            #expect(redirect.header("Location") == "\(sim.externalBaseURL)/elsewhere/\(id)/Paper.pdf")
+            #expect(redirect.header("Content-Type") == capturedRedirect.header("Content-Type"))
+            #expect(redirect.body.isEmpty)
 
-        let head = try await HTTP.request(.HEAD, content, headers: autor)
-        let capturedHead = try Fixture.named("p6_jsonapi_content_head", in: Fixture.more)
-        #expect(head.status == capturedHead.status)
-        #expect(head.header("ETag") == nil && capturedHead.header("ETag") == nil)
-        #expect(head.header("Location") == nil)
+            let head = try await HTTP.request(.HEAD, content, headers: autor)
+            let capturedHead = try Fixture.named("p6_jsonapi_content_head", in: Fixture.more)
+            #expect(head.status == capturedHead.status)
+            #expect(head.header("ETag") == nil && capturedHead.header("ETag") == nil)
+            #expect(head.header("Location") == nil)
 
-        let download = try await HTTP.get("\(sim.baseURL)/api.php/file/\(id)/download", headers: autor)
-        let capturedDownload = try Fixture.named("p6_rest_file_download", in: Fixture.more)
-        #expect(download.status == capturedDownload.status)
-        let message = try JSONSerialization.jsonObject(
-            with: try #require(capturedDownload.body), options: .fragmentsAllowed)
-        #expect(try download.json() as? String == message as? String)
+            let download = try await HTTP.get("\(sim.baseURL)/api.php/file/\(id)/download", headers: autor)
+            let capturedDownload = try Fixture.named("p6_rest_file_download", in: Fixture.more)
+            #expect(download.status == capturedDownload.status)
+            let message = try JSONSerialization.jsonObject(
+                with: try #require(capturedDownload.body), options: .fragmentsAllowed)
+            #expect(try download.json() as? String == message as? String)
 
-        let file = try Self.object(try await HTTP.get("\(sim.baseURL)/api.php/file/\(id)", headers: autor).body)
-        let capturedFile = try Self.object(try #require(try Fixture.named("p6_rest_file", in: Fixture.more).body))
-        #expect(file["storage"] as? String == capturedFile["storage"] as? String)
-        let capturedURL = (capturedFile["url"] as? String)?
-            .replacingOccurrences(of: "f62768f0cbd0bcdc4912ce5e4f84eb14", with: id)
-            .replacingOccurrences(of: "mappe_studip-el.pdf", with: "Paper.pdf")
-        #expect(file["url"] as? String == capturedURL)
+            let file = try Self.object(try await HTTP.get("\(sim.baseURL)/api.php/file/\(id)", headers: autor).body)
+            let capturedFile = try Self.object(try #require(try Fixture.named("p6_rest_file", in: Fixture.more).body))
+            #expect(file["storage"] as? String == capturedFile["storage"] as? String)
+            let capturedURL = (capturedFile["url"] as? String)?
+                .replacingOccurrences(of: "f62768f0cbd0bcdc4912ce5e4f84eb14", with: id)
+                .replacingOccurrences(of: "mappe_studip-el.pdf", with: "Paper.pdf")
+            #expect(file["url"] as? String == capturedURL)
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MetadataStore
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -37,8 +38,8 @@ struct CacheCommandTests {
     /// Whether the document at `relative` reads as the server's bytes (fetched with curl).
     static func readsAsOnTheServer(_ setup: DaemonTests.Setup, _ relative: String) async throws -> Bool {
         let id = try setup.document(relative).id
-        let copy = MountHarness.quoted(setup.cli.home.appendingPathComponent("server-copy").path)
-        let compared = try await MountHarness.shell(
+        let copy = quoted(setup.cli.home.appendingPathComponent("server-copy").path)
+        let compared = try await shell(
             "curl -sf -o \(copy) \(setup.sim.controlURL)/documents/\(id)/content && cmp \(setup.path(relative)) \(copy)"
         )
         return compared.status == 0
@@ -85,7 +86,7 @@ struct CacheCommandTests {
         try await DaemonTests.with { setup in
             try setup.configure(#"cache_limit = "2G""#)
             #expect(try await setup.mount().status == 0)
-            let read = try await MountHarness.shell(
+            let read = try await shell(
                 "cat \(setup.path(Self.readme)) \(setup.path(Self.slides)) >/dev/null")
             #expect(read.status == 0, "\(read.stderr)")
             #expect(try await Self.waitForBlobs(setup, [Self.readme, Self.slides]))
@@ -131,7 +132,7 @@ struct CacheCommandTests {
             #expect(try await setup.mount().status == 0)
             let pin = try await setup.campusfs(["pin", setup.mountpoint + "/" + Self.folder], timeout: 60)
             #expect(pin.status == 0, "\(pin.stderr)")
-            let read = try await MountHarness.shell(
+            let read = try await shell(
                 "cat \(setup.path(Self.readme)) \(setup.path(Self.dataFile)) \(setup.path(Self.solutions)) >/dev/null")
             #expect(read.status == 0, "\(read.stderr)")
             #expect(try await Self.waitForBlobs(setup, [Self.readme, Self.dataFile, Self.solutions]))
@@ -174,7 +175,7 @@ struct CacheCommandTests {
     @Test func olderThanKeepsRecentlyUsedCopiesAlsoWithoutADaemon() async throws {
         try await DaemonTests.with { setup in
             #expect(try await setup.mount().status == 0)
-            let old = try await MountHarness.shell(
+            let old = try await shell(
                 "cat \(setup.path(Self.readme)) \(setup.path(Self.dataFile)) >/dev/null; sleep 3; "
                     + "cat \(setup.path(Self.slides)) >/dev/null")
             #expect(old.status == 0, "\(old.stderr)")
@@ -185,13 +186,13 @@ struct CacheCommandTests {
 
             // Without a daemon: the blob's modification time is its last use.
             let readme = try setup.document(Self.readme)
-            #expect(try await MountHarness.shell("cat \(setup.path(Self.readme)) >/dev/null").status == 0)
+            #expect(try await shell("cat \(setup.path(Self.readme)) >/dev/null").status == 0)
             #expect(try await Self.waitForBlobs(setup, [Self.readme]))
             #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
             let key = readme.id.utf8.map { String(format: "%02x", $0) }.joined()
             let blobs = setup.cli.home.appendingPathComponent("cache/campusfs/default/blobs").path
-            let touched = try await MountHarness.shell(
-                "touch -d '40 days ago' \(MountHarness.quoted(blobs))/\(key).*[!n]")
+            let touched = try await shell(
+                "touch -d '40 days ago' \(quoted(blobs))/\(key).*[!n]")
             #expect(touched.status == 0, "\(touched.stderr)")
             let offline = try await Self.clean(setup, ["--older-than", "30d"])
             #expect(offline["freedDocuments"] == 1 && offline["keptRecent"] == 1, "\(offline)")
@@ -212,7 +213,7 @@ struct CacheCommandTests {
             #expect(try await setup.mount().status == 0)
             let folderID = try setup.document(Self.slides).folderID
             let control = setup.sim.controlURL
-            let added = try await MountHarness.shell(
+            let added = try await shell(
                 """
                 curl -sf -X POST -d '{"folder_id": "\(folderID)", "name": "Groß 1.bin", "size": 300000}' \
                   \(control)/documents >/dev/null &&
@@ -221,7 +222,7 @@ struct CacheCommandTests {
                 """)
             #expect(added.status == 0, "\(added.stderr)")
             #expect(try await setup.campusfs(["refresh"]).status == 0)
-            let slow = try await MountHarness.shell(
+            let slow = try await shell(
                 "curl -sf -X PUT -d '{\"bandwidth_bytes_per_second\": 200000}' \(control)/settings >/dev/null")
             #expect(slow.status == 0)
 

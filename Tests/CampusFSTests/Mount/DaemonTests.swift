@@ -1,5 +1,6 @@
 import Foundation
 import MetadataStore
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -27,20 +28,20 @@ struct DaemonTests {
             try await campusfs(["mount", mountpoint, "--server", sim.baseURL, "--username", "test_autor"] + extra)
         }
 
-        func path(_ relative: String) -> String { MountHarness.quoted(mountpoint + "/" + relative) }
+        func path(_ relative: String) -> String { quoted(mountpoint + "/" + relative) }
 
         /// `export` lines for a shell script whose `campusfs` commands should reach this home's profile and mount.
         var shellExports: String {
-            cli.environment.map { "export \($0.key)=\(MountHarness.quoted($0.value)); " }.sorted().joined()
+            cli.environment.map { "export \($0.key)=\(quoted($0.value)); " }.sorted().joined()
         }
 
         /// The first column of the first row `query` returns from the daemon's store, read with Python's sqlite3 beside
         /// the daemon (WAL allows it).
         func sqlite(_ query: String) async throws -> String {
             let script = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])"
-            return try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(MountHarness.quoted(cli.database().path)) "
-                    + MountHarness.quoted(query)
+            return try await shell(
+                "python3 -c \(quoted(script)) \(quoted(cli.database().path)) "
+                    + quoted(query)
             ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
@@ -66,11 +67,11 @@ struct DaemonTests {
         func cleanUp() async throws {
             let pid = try await status()["pid"] as? Int
             _ = try? await campusfs(["unmount", mountpoint], timeout: 20)
-            if MountHarness.isMounted(mountpoint) {
-                _ = try await MountHarness.shell("fusermount3 -u -z \(MountHarness.quoted(mountpoint))")
+            if isMounted(mountpoint) {
+                _ = try await shell("fusermount3 -u -z \(quoted(mountpoint))")
             }
             if let pid { kill(pid_t(pid), SIGKILL) }
-            #expect(!MountHarness.isMounted(mountpoint), "a mount was left behind at \(mountpoint)")
+            #expect(!isMounted(mountpoint), "a mount was left behind at \(mountpoint)")
             rmdir(mountpoint)
             cli.removeHome()
         }
@@ -81,7 +82,7 @@ struct DaemonTests {
     ) async throws {
         let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: .v55, port: port))
         var setup = Setup(
-            cli: try CLI(password: password), mountpoint: try MountHarness.temporaryDirectory("campusfs-daemon"),
+            cli: try CLI(password: password), mountpoint: try temporaryDirectory("campusfs-daemon"),
             sim: sim)
         do {
             try await body(&setup)
@@ -98,13 +99,13 @@ struct DaemonTests {
         try await Self.with { setup in
             let mounted = try await setup.mount()
             #expect(mounted.status == 0, "\(mounted.stderr)")
-            #expect(MountHarness.isMounted(setup.mountpoint))
+            #expect(isMounted(setup.mountpoint))
             let empty = try await setup.campusfs(["status"], timeout: 20)
             #expect(
                 empty.lines.contains { $0.hasPrefix("cache:        0 bytes of ") },
                 "\(empty.stdout)")
 
-            let find = try await MountHarness.shell("cd \(setup.path("")) && find . -mindepth 1 | cut -c3-")
+            let find = try await shell("cd \(setup.path("")) && find . -mindepth 1 | cut -c3-")
             #expect(find.lines.sorted() == FixtureTreeTests.autorTree.sorted())
 
             let status = try await setup.status()
@@ -116,12 +117,12 @@ struct DaemonTests {
             let readme = try setup.document(Self.readme)
             let renamed = try setup.document(Self.course + "/Übungsblätter/leer.txt")
             let deleted = try setup.document(Self.course + "/Übungsblätter/diagramm.png")
-            let before = try await MountHarness.shell(
+            let before = try await shell(
                 "cat \(setup.path(Self.readme)); ls \(setup.path(Self.course)) "
                     + setup.path(Self.course + "/Übungsblätter"))
             #expect(before.status == 0)
             let control = setup.sim.controlURL
-            let changes = try await MountHarness.shell(
+            let changes = try await shell(
                 """
                 curl -sf -X PATCH -d '{"text": "Version zwei.\\n"}' \(control)/documents/\(readme.id) >/dev/null &&
                 curl -sf -X POST -d '{"folder_id": "\(readme.folderID)", "name": "Neu.txt", "text": "neu\\n"}' \
@@ -146,21 +147,21 @@ struct DaemonTests {
                     ]
                 ])
 
-            let after = try await MountHarness.shell(
+            let after = try await shell(
                 "cat \(setup.path(Self.readme)); cat \(setup.path(Self.course + "/Neu.txt")); "
                     + "LC_ALL=C ls \(setup.path(Self.course + "/Übungsblätter"))")
             #expect(
                 after.lines == [
                     "Version zwei.", "neu", "Umbenannt.txt", "daten (groß).bin", "Übungsblatt 1 – Lösungen.txt",
                 ], "\(after.stderr)")
-            let vanished = try await MountHarness.shell(
+            let vanished = try await shell(
                 "stat \(setup.path(Self.course + "/Übungsblätter/leer.txt")) || "
                     + "stat \(setup.path(Self.course + "/Übungsblätter/diagramm.png")) || echo gone")
             #expect(vanished.stdout == "gone\n", "renamed and deleted documents must vanish from the mount")
 
             let unmount = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
             #expect(unmount.status == 0, "\(unmount.stderr)")
-            #expect(!MountHarness.isMounted(setup.mountpoint))
+            #expect(!isMounted(setup.mountpoint))
             let gone = try await setup.status()
             #expect(gone["mounted"] as? Bool == false)
         }
@@ -173,16 +174,16 @@ struct DaemonTests {
         try await Self.with(port: port) { setup in
             #expect(try await setup.mount().status == 0)
             let slides = try setup.document(Self.slides)
-            let cached = try await MountHarness.shell("sha256sum < \(setup.path(Self.readme))")
+            let cached = try await shell("sha256sum < \(setup.path(Self.readme))")
             #expect(cached.status == 0)
             #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
             await setup.sim.stop()
 
             let mounted = try await setup.mount()
             #expect(mounted.status == 0, "mounting offline should work from the store: \(mounted.stderr)")
-            let find = try await MountHarness.shell("cd \(setup.path("")) && find . -mindepth 1 | cut -c3-")
+            let find = try await shell("cd \(setup.path("")) && find . -mindepth 1 | cut -c3-")
             #expect(find.lines.sorted() == FixtureTreeTests.autorTree.sorted())
-            let again = try await MountHarness.shell("sha256sum < \(setup.path(Self.readme))")
+            let again = try await shell("sha256sum < \(setup.path(Self.readme))")
             #expect(again.stdout == cached.stdout)
             let script = """
                 import errno, os, sys, time
@@ -194,8 +195,8 @@ struct DaemonTests {
                     print(errno.errorcode[error.errno])
                 print(time.monotonic() - start < 5)
                 """
-            let offline = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(setup.path(Self.slides))", timeout: 20)
+            let offline = try await shell(
+                "python3 -c \(quoted(script)) \(setup.path(Self.slides))", timeout: 20)
             #expect(offline.lines == ["ENETDOWN", "True"], "\(offline.stderr)")
             #expect(try await setup.status()["server"] as? String == "offline")
             let refresh = try await setup.campusfs(["refresh"], timeout: 30)
@@ -204,7 +205,7 @@ struct DaemonTests {
 
             setup.sim = try await Simulator.start(
                 SimulatorConfiguration(dataset: .fixtures507, flavour: .v55, port: port))
-            let online = try await MountHarness.shell(
+            let online = try await shell(
                 "sha256sum < \(setup.path(Self.slides)); curl -sf \(setup.sim.controlURL)/documents/\(slides.id)/content "
                     + "| sha256sum")
             #expect(online.lines.count == 2 && online.lines[0] == online.lines[1], "\(online.stderr)")
@@ -224,7 +225,7 @@ struct DaemonTests {
 
             let login = try await setup.mount()
             #expect(login.status == 2, "\(login.stderr)")
-            #expect(!MountHarness.isMounted(setup.mountpoint))
+            #expect(!isMounted(setup.mountpoint))
 
             setup.cli.environment["CAMPUSFS_PASSWORD"] = "testing"
             #expect(try await setup.mount().status == 0)
@@ -244,14 +245,14 @@ struct DaemonTests {
             let holderPID = try await MountHarness.background("exec 3<\(setup.path(Self.readme)); exec sleep 60")
             defer { kill(holderPID, SIGKILL) }
             try await Task.sleep(for: .milliseconds(200))
-            let held = try await MountHarness.shell("ls -l /proc/\(holderPID)/fd/3")
+            let held = try await shell("ls -l /proc/\(holderPID)/fd/3")
             #expect(held.stdout.contains("README.txt"), "the holder should have the document open: \(held.stderr)")
 
             kill(pid_t(pid), signal)
-            for _ in 0..<100 where MountHarness.isMounted(setup.mountpoint) || kill(pid_t(pid), 0) == 0 {
+            for _ in 0..<100 where isMounted(setup.mountpoint) || kill(pid_t(pid), 0) == 0 {
                 try await Task.sleep(for: .milliseconds(50))
             }
-            #expect(!MountHarness.isMounted(setup.mountpoint), "signal \(signal) should unmount")
+            #expect(!isMounted(setup.mountpoint), "signal \(signal) should unmount")
             #expect(kill(pid_t(pid), 0) != 0, "signal \(signal) should end the daemon")
             #expect(try await setup.mount().status == 0, "the mountpoint should be usable again")
         }
@@ -280,11 +281,11 @@ struct DaemonTests {
             #expect(setup.sim.statistics.snapshot().downloadsCompleted[document.id] == nil)
             let detach = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
             #expect(detach.status == 0, "\(detach.stderr)")
-            #expect(!MountHarness.isMounted(setup.mountpoint))
+            #expect(!isMounted(setup.mountpoint))
 
             _ = setup.sim.settings.update { $0.bandwidthBytesPerSecond = nil }
             #expect(try await setup.mount().status == 0)
-            let bytes = try await MountHarness.shell(
+            let bytes = try await shell(
                 "sha256sum < \(setup.path(Self.dataFile)); curl -sf \(setup.sim.controlURL)/documents/\(document.id)/content "
                     + "| sha256sum", timeout: 60)
             #expect(bytes.lines.count == 2 && bytes.lines[0] == bytes.lines[1], "\(bytes.stderr)")
@@ -297,8 +298,8 @@ struct DaemonTests {
             let killed = try #require(try await setup.status()["pid"] as? Int)
             kill(pid_t(killed), SIGKILL)
             try await Task.sleep(for: .milliseconds(200))
-            #expect(MountHarness.isMounted(setup.mountpoint))
-            let broken = try await MountHarness.shell("ls \(setup.path(""))")
+            #expect(isMounted(setup.mountpoint))
+            let broken = try await shell("ls \(setup.path(""))")
             #expect(broken.status != 0, "a dead daemon's mount should fail, not hang")
             let status = try await setup.campusfs(["status"], timeout: 20)
             #expect(
@@ -309,10 +310,10 @@ struct DaemonTests {
             #expect(try await setup.status()["deadMount"] as? String == setup.mountpoint)
             let detach = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
             #expect(detach.status == 0, "\(detach.stderr)")
-            #expect(!MountHarness.isMounted(setup.mountpoint))
+            #expect(!isMounted(setup.mountpoint))
 
             #expect(try await setup.mount().status == 0)
-            let cat = try await MountHarness.shell("head -c 10 \(setup.path(Self.readme)) | wc -c")
+            let cat = try await shell("head -c 10 \(setup.path(Self.readme)) | wc -c")
             #expect(cat.stdout == "10\n")
         }
     }
@@ -324,7 +325,7 @@ struct DaemonTests {
             setup.sim.faults.add(Fault(action: .status(404), pathContains: "courses/\(course.id)/folders"))
             let mounted = try await setup.mount()
             #expect(mounted.status == 4, "\(mounted.stderr)")
-            #expect(MountHarness.isMounted(setup.mountpoint))
+            #expect(isMounted(setup.mountpoint))
             #expect(
                 mounted.stderr.hasPrefix(
                     "campusfs: mounted, but 1 course(s) could not be read, so the tree is incomplete: Einführung in die "
@@ -341,7 +342,7 @@ struct DaemonTests {
             setup.sim.faults.clear()
             #expect(try await setup.campusfs(["refresh"]).status == 0)
             #expect(try await setup.status()["failedCourses"] as? [String] == [])
-            let listing = try await MountHarness.shell("ls \(setup.path(Self.course))")
+            let listing = try await shell("ls \(setup.path(Self.course))")
             #expect(listing.lines.contains("README.txt"), "\(listing.stdout)")
         }
     }
@@ -370,7 +371,7 @@ struct DaemonTests {
                 time.sleep(60)
                 """
             let holderPID = try await MountHarness.background(
-                "exec python3 -c \(MountHarness.quoted(holder)) \(MountHarness.quoted(socket))")
+                "exec python3 -c \(quoted(holder)) \(quoted(socket))")
             try await Task.sleep(for: .seconds(1))
             let during = try threads()
             kill(holderPID, SIGKILL)
@@ -401,10 +402,10 @@ struct DaemonTests {
                 let refused = try await other.run(arguments, timeout: 30)
                 #expect(refused.status == 1, "\(arguments): \(refused.stdout) \(refused.stderr)")
             }
-            #expect(MountHarness.isMounted(setup.mountpoint), "another home's unmount detached a killed daemon's mount")
+            #expect(isMounted(setup.mountpoint), "another home's unmount detached a killed daemon's mount")
             let own = try await setup.campusfs(["unmount"], timeout: 30)
             #expect(own.status == 0, "\(own.stderr)")
-            #expect(!MountHarness.isMounted(setup.mountpoint))
+            #expect(!isMounted(setup.mountpoint))
         }
     }
 
@@ -415,12 +416,12 @@ struct DaemonTests {
             #expect(try await setup.mount().status == 0)
             let slides = try setup.document(Self.slides)
             let sheets = try setup.document(Self.course + "/Übungsblätter/leer.txt")
-            let write = try await MountHarness.shell(
+            let write = try await shell(
                 "setfattr -n user.xdg.tags -v 'exam,week 3' \(setup.path(Self.slides)) && "
                     + "setfattr -n user.campusfs.pinned -v 1 \(setup.path(Self.slides))")
             #expect(write.status == 0, "\(write.stderr)")
             func attributes(_ relative: String) async throws -> String {
-                try await MountHarness.shell(
+                try await shell(
                     "getfattr --only-values -n user.xdg.tags \(setup.path(relative)); echo; "
                         + "getfattr --only-values -n user.campusfs.pinned \(setup.path(relative))"
                 ).stdout
@@ -438,14 +439,14 @@ struct DaemonTests {
             #expect(try await setup.mount().status == 0)
             #expect(try await attributes(Self.slides) == expected, "after unmount and mount")
 
-            let move = try await MountHarness.shell(
+            let move = try await shell(
                 "curl -sf -X PATCH -d '{\"name\": \"Einleitung.pdf\", \"folder_id\": \"\(sheets.folderID)\"}' "
                     + "\(setup.sim.controlURL)/documents/\(slides.id) >/dev/null")
             #expect(move.status == 0, "\(move.stderr)")
             #expect(try await setup.campusfs(["refresh"]).status == 0)
             let moved = Self.course + "/Übungsblätter/Einleitung.pdf"
             #expect(try await attributes(moved) == expected, "after a rename and move on the server")
-            let old = try await MountHarness.shell("stat \(setup.path(Self.slides))")
+            let old = try await shell("stat \(setup.path(Self.slides))")
             #expect(old.status != 0)
         }
     }
@@ -457,7 +458,7 @@ struct DaemonTests {
             let tag = try await setup.campusfs(["tag", inMount, "+exam", "+week 3"])
             #expect(tag.stdout == Self.slides + ": exam, week 3\n", "\(tag.stderr)")
             let tags = "getfattr --only-values -n user.xdg.tags \(setup.path(Self.slides))"
-            #expect(try await MountHarness.shell(tags).stdout == "exam,week 3")
+            #expect(try await shell(tags).stdout == "exam,week 3")
             #expect(try await setup.campusfs(["tags"]).lines == ["exam (1)", "week 3 (1)"])
             #expect(try await setup.campusfs(["tags", "exam"]).lines == [Self.slides])
 
@@ -465,12 +466,12 @@ struct DaemonTests {
             let pin = try await setup.campusfs(["pin", setup.mountpoint + "/" + folder], timeout: 60)
             #expect(pin.status == 0, "\(pin.stderr)")
             #expect(pin.stderr.hasSuffix(", done — 3 of 3 documents\n"), "\(pin.stderr)")
-            let state = try await MountHarness.shell(
+            let state = try await shell(
                 "getfattr --only-values -n user.campusfs.state \(setup.path(folder + "/Kapitel 2 - Grundlagen.pdf"))")
             #expect(state.stdout == "cached")
 
             let readme = try setup.document(Self.readme)
-            let add = try await MountHarness.shell(
+            let add = try await shell(
                 "curl -sf -X POST -d '{\"folder_id\": \"\(readme.folderID)\", \"name\": \"Neu.txt\", \"text\": \"neu\"}' "
                     + "\(setup.sim.controlURL)/documents >/dev/null")
             #expect(add.status == 0)
@@ -485,8 +486,8 @@ struct DaemonTests {
             let unpin = try await setup.campusfs(["unpin", folder])
             #expect(unpin.status == 0, "\(unpin.stderr)")
             #expect(try await setup.mount().status == 0)
-            #expect(try await MountHarness.shell(tags).stdout == "week 3")
-            let pinned = try await MountHarness.shell("getfattr -n user.campusfs.pinned \(setup.path(folder))")
+            #expect(try await shell(tags).stdout == "week 3")
+            let pinned = try await shell("getfattr -n user.campusfs.pinned \(setup.path(folder))")
             #expect(pinned.stderr.contains("No such attribute"), "\(pinned.stderr)")
         }
     }
@@ -523,7 +524,7 @@ struct DaemonTests {
             let other = "WS 2026-27/BS-202 Betriebssysteme & Dateisysteme"
             let here = try setup.document(Self.readme)
             let there = try setup.document(other + "/README.txt")
-            let add = try await MountHarness.shell(
+            let add = try await shell(
                 """
                 curl -sf -X POST -d '{"folder_id": "\(here.folderID)", "name": "Hier.txt", "text": "1"}' \
                   \(setup.sim.controlURL)/documents >/dev/null &&
@@ -534,7 +535,7 @@ struct DaemonTests {
             let one = try await setup.campusfs(["refresh", "--json", setup.mountpoint + "/" + Self.course])
             let outcome = try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any]
             #expect(outcome?["new"] as? [String] == [Self.course + "/Hier.txt"], "\(one.stdout) \(one.stderr)")
-            let listing = try await MountHarness.shell(
+            let listing = try await shell(
                 "ls \(setup.path(Self.course)) | grep -c Hier.txt; ls \(setup.path(other)) | grep -c Dort.txt")
             #expect(listing.lines == ["1", "0"])
 
@@ -552,7 +553,7 @@ struct DaemonTests {
             #expect(try await setup.mount().status == 0)
             let mounted = ContinuousClock.now
             let here = try setup.document(Self.readme)
-            let add = try await MountHarness.shell(
+            let add = try await shell(
                 """
                 curl -sf -X POST -d '{"folder_id": "\(here.folderID)", "name": "Abgefragt.txt", "text": "1"}' \
                   \(setup.sim.controlURL)/documents >/dev/null
@@ -561,12 +562,12 @@ struct DaemonTests {
             var appeared: Duration?
             while appeared == nil, ContinuousClock.now - mounted < .seconds(100) {
                 try await Task.sleep(for: .seconds(2))
-                let listing = try await MountHarness.shell("ls \(setup.path(Self.course))")
+                let listing = try await shell("ls \(setup.path(Self.course))")
                 if listing.lines.contains("Abgefragt.txt") { appeared = ContinuousClock.now - mounted }
             }
             let after = try #require(appeared, "the poller did not bring the new document within 100 s")
             #expect(after >= .seconds(50), "it appeared after \(after), before the first interval ended")
-            let highlight = try await MountHarness.shell(
+            let highlight = try await shell(
                 "getfattr --only-values -n user.campusfs.highlight \(setup.path(Self.course + "/Abgefragt.txt"))")
             #expect(highlight.stdout == "new")
         }
@@ -579,7 +580,7 @@ struct DaemonTests {
             #expect(try await setup.mount().status == 0)
             let readme = try setup.document(Self.readme)
             #expect(try await setup.campusfs(["unmount"], timeout: 30).status == 0)
-            let changes = try await MountHarness.shell(
+            let changes = try await shell(
                 """
                 curl -sf -X PATCH -d '{"name": "LIESMICH.txt"}' \(setup.sim.controlURL)/documents/\(readme.id) \
                   >/dev/null
@@ -592,7 +593,7 @@ struct DaemonTests {
             for _ in 0..<50 where server != "online" || !listing.contains("LIESMICH.txt") {
                 try await Task.sleep(for: .milliseconds(200))
                 server = try await setup.status()["server"] as? String
-                listing = try await MountHarness.shell("ls \(setup.path(Self.course))").lines
+                listing = try await shell("ls \(setup.path(Self.course))").lines
             }
             #expect(server == "online", "status should know the server soon after mounting")
             #expect(listing.contains("LIESMICH.txt") && !listing.contains("README.txt"), "\(listing)")
@@ -605,11 +606,11 @@ struct DaemonTests {
     @Test func aRejectedLoginIsEACCESAndLoginNeeded() async throws {
         try await Self.with { setup in
             #expect(try await setup.mount().status == 0)
-            let cached = try await MountHarness.shell("cat \(setup.path(Self.readme)) | wc -c")
+            let cached = try await shell("cat \(setup.path(Self.readme)) | wc -c")
             setup.sim.faults.add(Fault(action: .status(401)))
             #expect(try await MountHarness.openResult(setup.path(Self.slides)) == "EACCES")
             #expect(try await setup.status()["server"] as? String == "login needed")
-            let again = try await MountHarness.shell("cat \(setup.path(Self.readme)) | wc -c")
+            let again = try await shell("cat \(setup.path(Self.readme)) | wc -c")
             #expect(again.stdout == cached.stdout, "cached documents need no login")
 
             setup.sim.faults.clear()
@@ -628,7 +629,7 @@ struct DaemonTests {
             #expect(try await setup.mount().status == 0)
             let broken = try setup.document(Self.slides)
             setup.sim.faults.add(Fault(action: .status(500), pathContains: broken.id))
-            let result = try await MountHarness.shell(
+            let result = try await shell(
                 "cat \(setup.path(Self.slides)) >/dev/null 2>&1; echo $?; "
                     + "cat \(setup.path(Self.course + "/Vorlesungsfolien/Kapitel 2 - Grundlagen.pdf")) | wc -c",
                 timeout: 60)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 14.9: a cache whose disk has less free space than CampusFS keeps free evicts every other document with each
@@ -10,24 +11,24 @@ struct DiskSpaceTests {
             let cache = setup.cli.home.appendingPathComponent("small-cache").path
             try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
             #expect(
-                try await MountHarness.shell("mount -t tmpfs -o size=16m tmpfs \(MountHarness.quoted(cache))").status
+                try await shell("mount -t tmpfs -o size=16m tmpfs \(quoted(cache))").status
                     == 0)
             setup.cli.environment["XDG_CACHE_HOME"] = cache
             do {
                 try await check(setup)
             } catch {
                 _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
-                _ = try await MountHarness.shell("umount -l \(MountHarness.quoted(cache))")
+                _ = try await shell("umount -l \(quoted(cache))")
                 throw error
             }
             _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
-            #expect(try await MountHarness.shell("umount \(MountHarness.quoted(cache))").status == 0)
+            #expect(try await shell("umount \(quoted(cache))").status == 0)
         }
     }
 
     private func check(_ setup: DaemonTests.Setup) async throws {
         #expect(try await setup.mount().status == 0)
-        #expect(try await MountHarness.shell("cat \(setup.path(DaemonTests.readme)) >/dev/null").status == 0)
+        #expect(try await shell("cat \(setup.path(DaemonTests.readme)) >/dev/null").status == 0)
 
         let shortage = try await setup.status()["cacheDiskShortage"] as? [String: Any]
         #expect(shortage?["keptFree"] as? Int == 1 << 30, "\(String(describing: shortage))")
@@ -45,29 +46,29 @@ struct DiskSpaceTests {
             let data = setup.cli.home.appendingPathComponent("small-data").path
             try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
             #expect(
-                try await MountHarness.shell("mount -t tmpfs -o size=2m tmpfs \(MountHarness.quoted(data))").status == 0
+                try await shell("mount -t tmpfs -o size=2m tmpfs \(quoted(data))").status == 0
             )
             setup.cli.environment["XDG_DATA_HOME"] = data
-            let filler = MountHarness.quoted(data + "/filler")
+            let filler = quoted(data + "/filler")
             do {
                 #expect(try await setup.mount().status == 0)
                 let readme = setup.path(DaemonTests.readme)
-                let before = try await MountHarness.shell("cat \(readme)")
-                _ = try await MountHarness.shell("dd if=/dev/zero of=\(filler) bs=4k 2>/dev/null")
+                let before = try await shell("cat \(readme)")
+                _ = try await shell("dd if=/dev/zero of=\(filler) bs=4k 2>/dev/null")
                 let tags = (0..<400).map { "tag-\($0)-\(String(repeating: "x", count: 100))" }.joined(separator: ",")
-                let full = try await MountHarness.shell("setfattr -n user.xdg.tags -v \(tags) \(readme) 2>&1")
+                let full = try await shell("setfattr -n user.xdg.tags -v \(tags) \(readme) 2>&1")
                 #expect(full.status != 0)
                 #expect(full.stdout.contains("No space left on device"), "\(full.stdout)")
-                #expect(try await MountHarness.shell("cat \(readme)").stdout == before.stdout)
-                _ = try await MountHarness.shell("rm -f \(filler)")
-                #expect(try await MountHarness.shell("setfattr -n user.xdg.tags -v exam \(readme)").status == 0)
+                #expect(try await shell("cat \(readme)").stdout == before.stdout)
+                _ = try await shell("rm -f \(filler)")
+                #expect(try await shell("setfattr -n user.xdg.tags -v exam \(readme)").status == 0)
             } catch {
                 _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
-                _ = try await MountHarness.shell("umount -l \(MountHarness.quoted(data))")
+                _ = try await shell("umount -l \(quoted(data))")
                 throw error
             }
             _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
-            #expect(try await MountHarness.shell("umount \(MountHarness.quoted(data))").status == 0)
+            #expect(try await shell("umount \(quoted(data))").status == 0)
         }
     }
 }

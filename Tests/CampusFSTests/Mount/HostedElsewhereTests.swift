@@ -2,6 +2,8 @@ import Daemon
 import Foundation
 import MetadataStore
 import StudIPKit
+import StudIPModel
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -27,8 +29,8 @@ struct HostedElsewhereTests {
                     except OSError as error:
                         print(errno.errorcode[error.errno])
                 """
-            let opened = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(campus.path(broken)) \(campus.path(working))")
+            let opened = try await shell(
+                "python3 -c \(quoted(script)) \(campus.path(broken)) \(campus.path(working))")
             let size = try campus.store.resolve(path: working).size
             #expect(opened.lines == ["EHOSTUNREACH", "\(size)"], "\(opened.stderr)")
         }
@@ -36,30 +38,30 @@ struct HostedElsewhereTests {
 
     /// `campusfs status` reads the server link's state: another host that is down leaves it online.
     @Test func anUnreachableHostLeavesTheServerOnline() async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .generated(.small, seed: 1), flavour: .v55))
-        let link = ServerLink(
-            configuration: ClientConfiguration(
-                baseURL: sim.baseURL, credentials: .basic(username: "test_autor", password: "testing")))
-        defer { Task { await link.shutdown() } }
-        let broken = try #require(sim.university.fileRefs.values.first { $0.name == "Linkliste.txt" }?.id)
-        try sim.relink(broken, to: Self.unreachable)
-        _ = try await link.connected()
-        #expect(await link.state == .online)
-        do {
-            _ = try await link.download(DownloadRequest(documentID: broken))
-            Issue.record("the download of an unreachable host's document succeeded")
-        } catch {
-            guard case .hostUnreachable(let host, _, _) = error else {
-                Issue.record("expected hostUnreachable, got \(error)")
-                return
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in
+            let link = ServerLink(
+                configuration: ClientConfiguration(
+                    baseURL: sim.baseURL, credentials: .basic(username: "test_autor", password: "testing")))
+            defer { Task { await link.shutdown() } }
+            let broken = try #require(sim.university.fileRefs.values.first { $0.name == "Linkliste.txt" }?.id)
+            try sim.relink(broken, to: Self.unreachable)
+            _ = try await link.connected()
+            #expect(await link.state == .online)
+            do throws(StudIPError) {
+                _ = try await link.download(DownloadRequest(documentID: broken))
+                Issue.record("the download of an unreachable host's document succeeded")
+            } catch {
+                guard case .hostUnreachable(let host, _, _) = error else {
+                    Issue.record("expected hostUnreachable, got \(error)")
+                    return
+                }
+                #expect(host == "http://127.0.0.1:1")
             }
-            #expect(host == "http://127.0.0.1:1")
+            #expect(await link.state == .online)
+            #expect(await link.problem == nil)
+            #expect(await link.isKnownUnavailable == false)
+            await link.shutdown()
         }
-        #expect(await link.state == .online)
-        #expect(await link.problem == nil)
-        #expect(await link.isKnownUnavailable == false)
-        await link.shutdown()
-        await sim.stop()
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -13,7 +14,7 @@ struct LoginTests {
     /// The slides read through the mount equal the server's bytes.
     static func slidesMatchTheServer(_ setup: Setup) async throws -> Bool {
         let slides = try setup.document(DaemonTests.slides)
-        let compared = try await MountHarness.shell(
+        let compared = try await shell(
             "sha256sum < \(setup.path(DaemonTests.slides)); "
                 + "curl -sf \(setup.sim.controlURL)/documents/\(slides.id)/content | sha256sum", timeout: 30)
         return compared.lines.count == 2 && compared.lines[0] == compared.lines[1]

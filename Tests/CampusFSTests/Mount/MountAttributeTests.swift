@@ -2,6 +2,7 @@ import ContentCache
 import Daemon
 import Foundation
 import MetadataStore
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -15,8 +16,8 @@ struct MountAttributeTests {
 
     /// Runs a Python script with the mount path of `relative` as its argument; its output, line by line.
     static func python(_ campus: MountedCampus, _ script: String, _ relative: String) async throws -> [String] {
-        let result = try await MountHarness.shell(
-            "python3 -c \(MountHarness.quoted(script)) \(campus.path(relative))", timeout: 60)
+        let result = try await shell(
+            "python3 -c \(quoted(script)) \(campus.path(relative))", timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         return result.lines
     }
@@ -81,7 +82,7 @@ struct MountAttributeTests {
     @Test func foldersCoursesAndSemestersTooButNotTheRoot() async throws {
         try await MountedCampus.with { campus in
             let semester = "WS 2026-27"
-            let result = try await MountHarness.shell(
+            let result = try await shell(
                 """
                 for item in \(campus.path(semester)) \(campus.path(Self.course)) \(campus.path(Self.sheets)); do
                   setfattr -n user.xdg.tags -v wichtig "$item" && setfattr -n user.baloo.rating -v 9 "$item" &&
@@ -92,7 +93,7 @@ struct MountAttributeTests {
                 setfattr -n user.campusfs.highlight -v flagged \(campus.path(Self.sheets)) 2>&1 | grep -c 'Invalid argument'
                 """)
             #expect(result.lines == ["wichtig9", "wichtig9", "wichtig9", "1", "1"], "\(result.stderr)")
-            let semesterID = try await MountHarness.shell(
+            let semesterID = try await shell(
                 "getfattr --only-values -n user.campusfs.id \(campus.path(semester))")
             #expect(!semesterID.stdout.isEmpty)
         }
@@ -102,7 +103,7 @@ struct MountAttributeTests {
     @Test func getfattrShowsTheAttributesAndSecurityLookupsStayInMemory() async throws {
         try await MountedCampus.with { campus in
             let readme = try #require(try campus.document(Self.readme))
-            let set = try await MountHarness.shell(
+            let set = try await shell(
                 "setfattr -n user.xdg.tags -v 'exam,week 3' \(campus.path(Self.readme)) && "
                     + "getfattr -d --absolute-names \(campus.path(Self.readme)) \(campus.path(Self.course))")
             #expect(set.status == 0, "\(set.stderr)")
@@ -114,12 +115,12 @@ struct MountAttributeTests {
             #expect(text.contains("user.campusfs.new=\""), "a course folder counts its highlighted documents")
 
             let before = campus.mount.counters.snapshot().attributeReads
-            let listing = try await MountHarness.shell(
+            let listing = try await shell(
                 "ls -lR \(campus.path("")) >/dev/null && getfattr -n security.selinux \(campus.path(Self.readme))")
             #expect(listing.stderr.contains("No such attribute"), "\(listing.stderr)")
             #expect(campus.mount.counters.snapshot().attributeReads == before)
 
-            let read = try await MountHarness.shell(
+            let read = try await shell(
                 "cat \(campus.path(Self.readme)) >/dev/null; getfattr --only-values -n user.campusfs.state "
                     + campus.path(Self.readme))
             #expect(read.stdout == "cached")
@@ -131,43 +132,43 @@ struct MountAttributeTests {
     @Test func highlightsFollowTheStudAppRule() async throws {
         try await MountedCampus.with { campus in
             let readme = try #require(try campus.document(Self.readme))
-            let add = try await MountHarness.shell(
+            let add = try await shell(
                 "curl -sf -X POST -d '{\"folder_id\": \"\(readme.folderID)\", \"name\": \"Neu.txt\", \"text\": \"neu\"}' "
-                    + "\(MountHarness.quoted(campus.sim.controlURL + "/documents")) >/dev/null && "
+                    + "\(quoted(campus.sim.controlURL + "/documents")) >/dev/null && "
                     + "curl -sf -X PATCH -d '{\"text\": \"zwei\"}' "
-                    + "\(MountHarness.quoted(campus.sim.controlURL + "/documents/" + readme.id)) >/dev/null")
+                    + "\(quoted(campus.sim.controlURL + "/documents/" + readme.id)) >/dev/null")
             #expect(add.status == 0, "\(add.stderr)")
-            let countBefore = try await MountHarness.shell(
+            let countBefore = try await shell(
                 "getfattr --only-values -n user.campusfs.new \(campus.path(Self.course))")
             let report = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
                 .refresh()
             campus.mount.apply(report.summary)
 
             let highlight = "getfattr --only-values -n user.campusfs.highlight"
-            let fresh = try await MountHarness.shell(
+            let fresh = try await shell(
                 "\(highlight) \(campus.path(Self.course + "/Neu.txt")); echo; \(highlight) \(campus.path(Self.readme)); "
                     + "echo; getfattr --only-values -n user.campusfs.new \(campus.path(Self.course))")
             let before = Int(countBefore.stdout) ?? -100
             #expect(fresh.lines == ["new", "changed", "\(before + 2)"], "\(fresh.stderr)")
 
-            let flag = try await MountHarness.shell(
+            let flag = try await shell(
                 "setfattr -n user.campusfs.highlight -v flagged \(campus.path(Self.readme)) && "
                     + "cat \(campus.path(Self.course + "/Neu.txt")) \(campus.path(Self.readme)) >/dev/null")
             #expect(flag.status == 0, "\(flag.stderr)")
             // The highlights are cleared once cat has been idle for a second (its two documents are no scan).
-            var after = try await MountHarness.shell(
+            var after = try await shell(
                 "\(highlight) \(campus.path(Self.course + "/Neu.txt")); echo; \(highlight) \(campus.path(Self.readme))")
             for _ in 0..<200 where !after.stdout.hasPrefix("\n") {
                 try await Task.sleep(for: .milliseconds(20))
-                after = try await MountHarness.shell(
+                after = try await shell(
                     "\(highlight) \(campus.path(Self.course + "/Neu.txt")); echo; "
                         + "\(highlight) \(campus.path(Self.readme))")
             }
             #expect(after.stdout == "\nflagged", "Neu.txt was read, the flagged README too: \(after.stderr)")
-            let count = try await MountHarness.shell(
+            let count = try await shell(
                 "getfattr --only-values -n user.campusfs.new \(campus.path(Self.course))")
             #expect(count.stdout == "\(before + 1)", "the flagged README still counts")
-            let unflag = try await MountHarness.shell(
+            let unflag = try await shell(
                 "setfattr -x user.campusfs.highlight \(campus.path(Self.readme)) && "
                     + "getfattr -n user.campusfs.highlight \(campus.path(Self.readme))")
             #expect(unflag.stderr.contains("No such attribute"), "\(unflag.stderr)")
@@ -178,48 +179,48 @@ struct MountAttributeTests {
     @Test func aPinnedFolderStaysCachedUnderEvictions() async throws {
         try await MountedCampus.with(cache: ContentCacheConfiguration(sizeLimit: 1)) { campus in
             let pinned = Self.course + "/Vorlesungsfolien"
-            let files = try await MountHarness.shell("cd \(campus.path(pinned)) && find . -type f | cut -c3- | sort")
+            let files = try await shell("cd \(campus.path(pinned)) && find . -type f | cut -c3- | sort")
             #expect(files.lines.count >= 3)
-            let pin = try await MountHarness.shell("setfattr -n user.campusfs.pinned -v 1 \(campus.path(pinned))")
+            let pin = try await shell("setfattr -n user.campusfs.pinned -v 1 \(campus.path(pinned))")
             #expect(pin.status == 0, "\(pin.stderr)")
 
             let states = files.lines.map {
                 "getfattr --only-values -n user.campusfs.state \(campus.path(pinned + "/" + $0)); echo"
             }.joined(separator: "; ")
-            var cached = try await MountHarness.shell(states)
+            var cached = try await shell(states)
             for _ in 0..<100 where Set(cached.lines) != ["cached"] {
                 try await Task.sleep(for: .milliseconds(50))
-                cached = try await MountHarness.shell(states)
+                cached = try await shell(states)
             }
             #expect(Set(cached.lines) == ["cached"], "a pin downloads at once: \(cached.lines)")
 
             // Reading other documents with a limit of one byte evicts everything that is not pinned or open.
-            let others = try await MountHarness.shell(
+            let others = try await shell(
                 "cat \(campus.path(Self.readme)) \(campus.path(Self.sheets + "/diagramm.png")) >/dev/null && sleep 0.2 "
                     + "&& getfattr --only-values -n user.campusfs.state \(campus.path(Self.readme))")
             #expect(others.stdout == "remote", "the unpinned README should have been evicted")
-            let still = try await MountHarness.shell(states)
+            let still = try await shell(states)
             #expect(Set(still.lines) == ["cached"], "pinned documents are never evicted: \(still.lines)")
 
             // A document that appears below the pinned folder downloads with the refresh that brings it.
             let topLevel = try #require(files.lines.first { !$0.contains("/") })
             let sibling = try #require(try campus.document(pinned + "/" + topLevel))
-            let add = try await MountHarness.shell(
+            let add = try await shell(
                 "curl -sf -X POST -d '{\"folder_id\": \"\(sibling.folderID)\", \"name\": \"Nachtrag.txt\", "
-                    + "\"text\": \"neu\"}' \(MountHarness.quoted(campus.sim.controlURL + "/documents")) >/dev/null")
+                    + "\"text\": \"neu\"}' \(quoted(campus.sim.controlURL + "/documents")) >/dev/null")
             #expect(add.status == 0, "\(add.stderr)")
             let report = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
                 .refresh()
             campus.mount.apply(report.summary)
             let added = "getfattr --only-values -n user.campusfs.state \(campus.path(pinned + "/Nachtrag.txt"))"
-            var state = try await MountHarness.shell(added)
+            var state = try await shell(added)
             for _ in 0..<100 where state.stdout != "cached" {
                 try await Task.sleep(for: .milliseconds(50))
-                state = try await MountHarness.shell(added)
+                state = try await shell(added)
             }
             #expect(state.stdout == "cached", "a new document below a pin downloads at once")
 
-            let unpin = try await MountHarness.shell(
+            let unpin = try await shell(
                 "setfattr -x user.campusfs.pinned \(campus.path(pinned)) && "
                     + "getfattr -n user.campusfs.pinned \(campus.path(pinned))")
             #expect(unpin.stderr.contains("No such attribute"), "\(unpin.stderr)")

@@ -2,6 +2,7 @@ import Daemon
 import Foundation
 import MetadataStore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -19,11 +20,11 @@ struct MountCacheTests {
     @Test func aSecondFindIsAnsweredByTheKernel() async throws {
         try await MountedCampus.with { campus in
             let find = "find \(campus.path("")) -printf '%p %s %T@\\n'"
-            let first = try await MountHarness.shell(find)
+            let first = try await shell(find)
             #expect(first.status == 0, "\(first.stderr)")
             let counted = campus.mount.counters.snapshot()
             let served = campus.sim.statistics.snapshot().total
-            let second = try await MountHarness.shell(find)
+            let second = try await shell(find)
             #expect(second.stdout == first.stdout)
             let afterSecond = campus.mount.counters.snapshot()
             #expect(afterSecond.lookups == counted.lookups)
@@ -32,7 +33,7 @@ struct MountCacheTests {
                 try campus.store.resolve(path: $0, followSymlinks: false).kind == .directory
             }
             #expect(afterSecond.getattrs - counted.getattrs <= directories.count + 1)
-            let third = try await MountHarness.shell(find)
+            let third = try await shell(find)
             #expect(third.stdout == first.stdout)
             #expect(campus.mount.counters.snapshot() == afterSecond, "the third find should send nothing")
             #expect(campus.sim.statistics.snapshot().total == served, "find must not reach the server")
@@ -42,9 +43,9 @@ struct MountCacheTests {
 
     @Test func aWarmReadSendsNoRead() async throws {
         try await MountedCampus.with { campus in
-            let first = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            let first = try await shell("cat \(campus.path(Self.readme))")
             let reads = campus.mount.counters.snapshot().reads
-            let second = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            let second = try await shell("cat \(campus.path(Self.readme))")
             #expect(first.status == 0 && second.stdout == first.stdout)
             #expect(campus.mount.counters.snapshot().reads == reads, "keep_cache should serve the second cat")
         }
@@ -56,9 +57,9 @@ struct MountCacheTests {
             // About a second per download, so the readers' opens overlap it.
             _ = campus.sim.settings.update { $0.bandwidthBytesPerSecond = Int(document.size) }
             let readers = (0..<32).map { _ in "cat \(campus.path(Self.dataFile)) | sha256sum &" }
-            let result = try await MountHarness.shell(readers.joined(separator: "\n") + "\nwait", timeout: 60)
-            let expected = try await MountHarness.shell(
-                "curl -sf \(MountHarness.quoted(campus.contentURL(document.id))) | sha256sum")
+            let result = try await shell(readers.joined(separator: "\n") + "\nwait", timeout: 60)
+            let expected = try await shell(
+                "curl -sf \(quoted(campus.contentURL(document.id))) | sha256sum")
             #expect(result.lines.count == 32)
             #expect(Set(result.lines) == [expected.stdout.trimmingCharacters(in: .newlines)])
             #expect(campus.sim.statistics.snapshot().downloadsCompleted[document.id] == 1)
@@ -68,7 +69,7 @@ struct MountCacheTests {
 
     @Test func offlineUncachedOpensFailFastAndCachedOnesStillRead() async throws {
         try await MountedCampus.with { campus in
-            let cached = try await MountHarness.shell("cat \(campus.path(Self.readme)) | sha256sum")
+            let cached = try await shell("cat \(campus.path(Self.readme)) | sha256sum")
             #expect(cached.status == 0)
             await campus.sim.stop()
             let script = """
@@ -81,12 +82,12 @@ struct MountCacheTests {
                     print(errno.errorcode[error.errno])
                 print(time.monotonic() - start < 5)
                 """
-            let offline = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(campus.path(Self.slides))")
+            let offline = try await shell(
+                "python3 -c \(quoted(script)) \(campus.path(Self.slides))")
             #expect(offline.lines == ["ENETDOWN", "True"], "\(offline.stderr)")
-            let again = try await MountHarness.shell("cat \(campus.path(Self.readme)) | sha256sum")
+            let again = try await shell("cat \(campus.path(Self.readme)) | sha256sum")
             #expect(again.stdout == cached.stdout)
-            let listing = try await MountHarness.shell("ls \(campus.path("WS 2026-27"))")
+            let listing = try await shell("ls \(campus.path("WS 2026-27"))")
             #expect(listing.lines.count == 2, "the tree stays browsable offline")
         }
     }
@@ -97,32 +98,32 @@ struct MountCacheTests {
             let readme = try #require(try campus.document(Self.readme))
             let renamed = "WS 2026-27/INF-101 Einführung in die Informatik/Übungsblätter/leer.txt"
             let empty = try #require(try campus.document(renamed))
-            let before = try await MountHarness.shell(
+            let before = try await shell(
                 "stat -c %s \(campus.path(Self.readme)); cat \(campus.path(Self.readme)) >/dev/null; "
                     + "stat -c %s \(campus.path(renamed))")
             #expect(before.lines == ["\(readme.size)", "0"])
 
             let text = "A new version of the README.\n"
-            let change = try await MountHarness.shell(
-                "curl -sf -X PATCH -d \(MountHarness.quoted("{\"text\": \"A new version of the README.\\n\"}")) "
-                    + MountHarness.quoted(campus.sim.controlURL + "/documents/" + readme.id) + " >/dev/null && "
+            let change = try await shell(
+                "curl -sf -X PATCH -d \(quoted("{\"text\": \"A new version of the README.\\n\"}")) "
+                    + quoted(campus.sim.controlURL + "/documents/" + readme.id) + " >/dev/null && "
                     + "curl -sf -X PATCH -d '{\"name\": \"Umbenannt.txt\"}' "
-                    + MountHarness.quoted(campus.sim.controlURL + "/documents/" + empty.id) + " >/dev/null")
+                    + quoted(campus.sim.controlURL + "/documents/" + empty.id) + " >/dev/null")
             #expect(change.status == 0, "\(change.stderr)")
             let report = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
                 .refresh()
-            let cached = try await MountHarness.shell("stat -c %s \(campus.path(Self.readme))")
+            let cached = try await shell("stat -c %s \(campus.path(Self.readme))")
             #expect(cached.stdout == "\(readme.size)\n", "the kernel should trust its cache until told")
 
             campus.mount.apply(report.summary)
             let readmeInode = try campus.store.resolve(path: Self.readme).inode
             #expect(try campus.store.info(inode: readmeInode)?.highlight == .changed)
-            let after = try await MountHarness.shell(
+            let after = try await shell(
                 "stat -c %s \(campus.path(Self.readme)); cat \(campus.path(Self.readme)); "
                     + "ls \(campus.path("WS 2026-27/INF-101 Einführung in die Informatik/Übungsblätter"))")
             #expect(after.stdout.hasPrefix("\(text.utf8.count)\n" + text), "\(after.stdout)")
             #expect(after.lines.contains("Umbenannt.txt") && !after.lines.contains("leer.txt"))
-            let gone = try await MountHarness.shell("stat \(campus.path(renamed))")
+            let gone = try await shell("stat \(campus.path(renamed))")
             #expect(gone.status != 0)
 
             var highlight = try campus.store.info(inode: readmeInode)?.highlight
@@ -140,7 +141,7 @@ struct MountCacheTests {
             let stale = CourseRecorder()
             campus.mount.fileSystem.refreshCourses(
                 with: .init(listingTTL: .zero, inBackground: { stale.record($0) }, now: { _ in }))
-            let listing = try await MountHarness.shell(
+            let listing = try await shell(
                 "ls \(campus.path("WS 2026-27/INF-101 Einführung in die Informatik"))")
             #expect(listing.status == 0 && listing.lines.contains("README.txt"), "answered from the store at once")
             let readme = try #require(try campus.document(Self.readme))
@@ -149,7 +150,7 @@ struct MountCacheTests {
             let fresh = CourseRecorder()
             campus.mount.fileSystem.refreshCourses(
                 with: .init(listingTTL: .seconds(3600), inBackground: { fresh.record($0) }, now: { _ in }))
-            let other = try await MountHarness.shell(
+            let other = try await shell(
                 "ls \(campus.path("WS 2026-27/BS-202 Betriebssysteme & Dateisysteme"))")
             #expect(other.status == 0)
             #expect(fresh.courseIDs.isEmpty, "a listing refreshed within the TTL needs no refresh")

@@ -4,7 +4,7 @@ import Daemon
 import Foundation
 import MetadataStore
 import StudIPKit
-import Synchronization
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -12,47 +12,10 @@ import Testing
 /// Real kernel mounts of ``CampusFileSystem`` served in this process, filled by a refresh against the simulator.
 /// Every client command runs in a child process under `timeout`: the serving process never touches its own mount.
 enum MountHarness {
-    struct Output: Sendable {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-
-        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
-    }
-
     enum Failure: Error {
         case noDownloader
-        case temporaryDirectory
         case backgroundJob(String)
         case noSuchDocument
-    }
-
-    /// Runs `command` with `sh -c` under `timeout` on a thread of its own: blocking a Swift concurrency thread
-    /// while the mount's `open`/`read` tasks need one could deadlock a small pool.
-    static func shell(_ command: String, timeout: Int = 20) async throws -> Output {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try runBlocking(command, timeout: timeout) })
-            }.start()
-        }
-    }
-
-    private static func runBlocking(_ command: String, timeout: Int) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["-k", "1", String(timeout), "/bin/sh", "-c", command]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let errors = Thread.detachedRead(err)
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: errors.wait(), as: UTF8.self))
     }
 
     /// Starts `sh -c command` in the background and returns its pid; the caller kills it. Python starts it, with
@@ -85,51 +48,6 @@ enum MountHarness {
         let result = try await shell("python3 -c \(quoted(script)) \(path)", timeout: timeout)
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
-
-    /// Whether anything is mounted at `directory`, from the kernel's own table.
-    static func isMounted(_ directory: String) -> Bool {
-        let table = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
-        return table.split(separator: "\n").contains {
-            $0.split(separator: " ").dropFirst().first == Substring(directory)
-        }
-    }
-
-    /// A fresh directory under the system's temporary directory (`mktemp -d`).
-    static func temporaryDirectory(_ prefix: String) throws -> String {
-        var template = Array((NSTemporaryDirectory() + prefix + "-XXXXXX").utf8CString)
-        guard let pointer = mkdtemp(&template) else { throw Failure.temporaryDirectory }
-        return String(cString: pointer)
-    }
-
-    /// Quotes `text` for `sh`.
-    static func quoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
-}
-
-extension Thread {
-    /// Reads a pipe to its end on another thread, so a child filling both pipes cannot block.
-    fileprivate static func detachedRead(_ pipe: Pipe) -> PendingRead {
-        let pending = PendingRead()
-        Thread { pending.finish(pipe.fileHandleForReading.readDataToEndOfFile()) }.start()
-        return pending
-    }
-}
-
-/// The result of ``Thread/detachedRead(_:)``.
-private final class PendingRead: Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private let data = Mutex(Data())
-
-    func finish(_ value: Data) {
-        data.withLock { $0 = value }
-        done.signal()
-    }
-
-    func wait() -> Data {
-        done.wait()
-        return data.withLock { $0 }
-    }
 }
 
 /// A simulator, a refreshed store and CampusFS mounted on them.
@@ -143,7 +61,7 @@ struct MountedCampus: Sendable {
 
     /// The path of `relative` inside the mount, quoted for `sh`.
     func path(_ relative: String) -> String {
-        MountHarness.quoted(directory + "/" + relative)
+        quoted(directory + "/" + relative)
     }
 
     /// The document at `relative` (a path below the mount).
@@ -164,8 +82,8 @@ struct MountedCampus: Sendable {
         let sim = try await Simulator.start(SimulatorConfiguration(dataset: dataset, flavour: flavour))
         let source = try await StudIP.connect(
             ClientConfiguration(baseURL: sim.baseURL, credentials: .basic(username: user, password: "testing")))
-        let directory = try MountHarness.temporaryDirectory("campusfs-mount")
-        let cacheDirectory = try MountHarness.temporaryDirectory("campusfs-cache")
+        let directory = try temporaryDirectory("campusfs-mount")
+        let cacheDirectory = try temporaryDirectory("campusfs-cache")
         defer {
             rmdir(directory)
             try? FileManager.default.removeItem(atPath: cacheDirectory)
@@ -202,10 +120,9 @@ struct MountedCampus: Sendable {
             Thread { [mount] in continuation.resume(returning: mount.stop(timeout: .seconds(15))) }.start()
         }
         #expect(stopped, "the FUSE loop did not end within 15 s")
-        if MountHarness.isMounted(directory) {
-            let quoted = MountHarness.quoted(directory)
-            _ = try? await MountHarness.shell("fusermount3 -u -z \(quoted) || umount -l \(quoted)")
+        if isMounted(directory) {
+            _ = try? await shell("fusermount3 -u -z \(quoted(directory)) || umount -l \(quoted(directory))")
         }
-        #expect(!MountHarness.isMounted(directory), "a mount was left behind at \(directory)")
+        #expect(!isMounted(directory), "a mount was left behind at \(directory)")
     }
 }

@@ -1,6 +1,7 @@
 import Daemon
 import Foundation
 import MetadataStore
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -13,13 +14,13 @@ struct MountLargeTests {
         try await MountedCampus.with(.generated(.large, seed: 1), flavour: .v55) { campus in
             _ = campus.sim.settings.update { $0.latencyMilliseconds = 20 }
             let find = "find \(campus.path("")) -printf '%y %p %s %T@\\n'"
-            let first = try await MountHarness.shell(find, timeout: 120)
+            let first = try await shell(find, timeout: 120)
             #expect(first.status == 0, "\(first.stderr)")
             #expect(first.lines.count > 7_000, "large should list its thousands of documents")
             let counted = campus.mount.counters.snapshot()
             let served = campus.sim.statistics.snapshot().total
 
-            let second = try await MountHarness.shell(find, timeout: 120)
+            let second = try await shell(find, timeout: 120)
             #expect(second.stdout == first.stdout)
             let afterSecond = campus.mount.counters.snapshot()
             // Run alone, nothing reaches the daemon. Beside the rest of the suite the kernel re-reads a few listings
@@ -43,9 +44,9 @@ struct MountLargeTests {
                 $0.bandwidthBytesPerSecond = Int(document.size)
             }
             let readers = (0..<32).map { _ in "cat \(campus.path(path)) | sha256sum &" }
-            let result = try await MountHarness.shell(readers.joined(separator: "\n") + "\nwait", timeout: 60)
-            let expected = try await MountHarness.shell(
-                "curl -sf \(MountHarness.quoted(campus.contentURL(document.id))) | sha256sum")
+            let result = try await shell(readers.joined(separator: "\n") + "\nwait", timeout: 60)
+            let expected = try await shell(
+                "curl -sf \(quoted(campus.contentURL(document.id))) | sha256sum")
             #expect(result.lines.count == 32)
             #expect(Set(result.lines) == [expected.stdout.trimmingCharacters(in: .newlines)])
             #expect(campus.sim.statistics.snapshot().downloadsCompleted[document.id] == 1)
@@ -59,9 +60,9 @@ struct MountLargeTests {
             let (sibling, anyDocument) = try await Self.downloadableDocument(in: campus, minimumSize: 1)
             let folder = (sibling as NSString).deletingLastPathComponent
             let size = 64 << 20
-            let add = try await MountHarness.shell(
+            let add = try await shell(
                 "curl -sf -X POST -d '{\"folder_id\": \"\(anyDocument.folderID)\", \"name\": \"Aufzeichnung.bin\", "
-                    + "\"size\": \(size)}' \(MountHarness.quoted(campus.sim.controlURL + "/documents"))")
+                    + "\"size\": \(size)}' \(quoted(campus.sim.controlURL + "/documents"))")
             #expect(add.status == 0, "\(add.stderr)")
             let report = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
                 .refresh()
@@ -74,14 +75,14 @@ struct MountLargeTests {
                 $0.latencyMilliseconds = 20
                 $0.bandwidthBytesPerSecond = 8_000_000
             }
-            let head = try await MountHarness.shell("head -c 4096 \(campus.path(path)) | wc -c", timeout: 30)
+            let head = try await shell("head -c 4096 \(campus.path(path)) | wc -c", timeout: 30)
             let statistics = campus.sim.statistics.snapshot()
             #expect(head.stdout == "4096\n", "\(head.stderr)")
             #expect(statistics.downloadsInProgress[document.id] != nil, "the download should still be running")
             #expect(statistics.downloadsCompleted[document.id] == nil, "the first 4 KiB came only after all 64 MiB")
 
-            let whole = try await MountHarness.shell(
-                "sha256sum < \(campus.path(path)); curl -sf \(MountHarness.quoted(campus.contentURL(document.id))) "
+            let whole = try await shell(
+                "sha256sum < \(campus.path(path)); curl -sf \(quoted(campus.contentURL(document.id))) "
                     + "| sha256sum", timeout: 60)
             #expect(whole.lines.count == 2 && whole.lines[0] == whole.lines[1], "\(whole.stderr)")
             #expect(campus.sim.statistics.snapshot().downloadsCompleted[document.id] == 1)
@@ -92,7 +93,7 @@ struct MountLargeTests {
     static func downloadableDocument(
         in campus: MountedCampus, minimumSize: Int64
     ) async throws -> (path: String, document: DocumentInfo) {
-        let files = try await MountHarness.shell(
+        let files = try await shell(
             "cd \(campus.path("")) && find . -type f -size +\(minimumSize - 1)c | cut -c3- | sort", timeout: 120)
         for path in files.lines {
             if let document = try campus.document(path), document.isDownloadable, !document.isLink {

@@ -1,5 +1,6 @@
 import Foundation
 import MetadataStore
+import TestSupport
 import Testing
 
 /// Issue 13: `grep -r` over the mount took `campusfs new` from 6 to 0. Scans leave `new`/`changed` alone; a person
@@ -44,13 +45,13 @@ struct MountScanTests {
                             except OSError:
                                 pass
                     """
-                return "python3 -c \(MountHarness.quoted(script)) \(root)"
+                return "python3 -c \(quoted(script)) \(root)"
             }
         }
 
         /// Runs the scan and checks that it read the added documents.
         func run(_ campus: MountedCampus) async throws {
-            let result = try await MountHarness.shell(command(campus), timeout: 120)
+            let result = try await shell(command(campus), timeout: 120)
             let missing = MountScanTests.added.filter { !result.stdout.contains($0.split(separator: "/").last ?? "") }
             #expect(missing.isEmpty, "\(self) did not read \(missing): \(result.stdout)")
         }
@@ -93,7 +94,7 @@ struct MountScanTests {
             let before = try Self.highlighted(campus)
             try await Scan.grep.run(campus)
             let first = Self.added[0]
-            let read = try await MountHarness.shell("cat \(campus.path(first))")
+            let read = try await shell("cat \(campus.path(first))")
             #expect(read.stdout == "neu Neu-1.txt\n")
             try await Scan.findExecCat.run(campus)
             try await Scan.pythonWalk.run(campus)

@@ -1,6 +1,7 @@
 import CampusFS
 import Foundation
 import MetadataStore
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -15,7 +16,7 @@ struct MountTreeTests {
 
     @Test func findListsExactlyTheDesignedTree() async throws {
         try await MountedCampus.with { campus in
-            let find = try await MountHarness.shell("cd \(campus.path("")) && find . -mindepth 1 | cut -c3-")
+            let find = try await shell("cd \(campus.path("")) && find . -mindepth 1 | cut -c3-")
             #expect(find.status == 0, "\(find.stderr)")
             #expect(find.lines.sorted() == FixtureTreeTests.autorTree.sorted())
         }
@@ -25,7 +26,7 @@ struct MountTreeTests {
     /// the kernel keeps the BDI's sysfs file to root).
     @Test(.enabled(if: geteuid() == 0)) func theMountReadsAheadOneMebibyte() async throws {
         try await MountedCampus.with { campus in
-            let readahead = try await MountHarness.shell(
+            let readahead = try await shell(
                 "cat /sys/class/bdi/$(mountpoint -d \(campus.path("")))/read_ahead_kb")
             #expect(readahead.stdout == "\(CampusMount.readaheadKiB)\n", "\(readahead.stderr)")
         }
@@ -35,8 +36,8 @@ struct MountTreeTests {
         try await MountedCampus.with { campus in
             for path in try Self.documentPaths(campus) {
                 let document = try #require(try campus.document(path))
-                let url = MountHarness.quoted(campus.contentURL(document.id))
-                let hashes = try await MountHarness.shell(
+                let url = quoted(campus.contentURL(document.id))
+                let hashes = try await shell(
                     "cat \(campus.path(path)) | sha256sum; curl -sf \(url) | sha256sum")
                 #expect(hashes.status == 0, "\(path): \(hashes.stderr)")
                 #expect(hashes.lines.count == 2 && hashes.lines[0] == hashes.lines[1], "\(path)")
@@ -68,9 +69,9 @@ struct MountTreeTests {
                 print("size", len(expected) == os.fstat(fd).st_size)
                 print("failures", len(failures))
                 """
-            let result = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(campus.path(path)) "
-                    + MountHarness.quoted(campus.contentURL(document.id)), timeout: 60)
+            let result = try await shell(
+                "python3 -c \(quoted(script)) \(campus.path(path)) "
+                    + quoted(campus.contentURL(document.id)), timeout: 60)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.lines == ["mmap True", "size True", "failures 0"])
             #expect(document.size > 100_000, "the file should span many reads")
@@ -82,7 +83,7 @@ struct MountTreeTests {
             let uid = getuid()
             for path in FixtureTreeTests.autorTree {
                 let node = try campus.store.resolve(path: path, followSymlinks: false)
-                let stat = try await MountHarness.shell("stat -c '%s %Y %a %u %F' \(campus.path(path))")
+                let stat = try await shell("stat -c '%s %Y %a %u %F' \(campus.path(path))")
                 let (mode, type) =
                     switch node.kind {
                     case .directory: ("555", "directory")
@@ -117,10 +118,10 @@ struct MountTreeTests {
                 print(code(lambda: os.truncate(course + "/README.txt", 0)))
                 """
             let course = "WS 2026-27/INF-101 Einführung in die Informatik"
-            let result = try await MountHarness.shell(
-                "python3 -c \(MountHarness.quoted(script)) \(campus.path("")) \(MountHarness.quoted(course))")
+            let result = try await shell(
+                "python3 -c \(quoted(script)) \(campus.path("")) \(quoted(course))")
             #expect(result.lines == Array(repeating: "EROFS", count: 8), "\(result.stderr)")
-            let touch = try await MountHarness.shell(
+            let touch = try await shell(
                 "touch \(campus.path(course + "/README.txt")); mv \(campus.path(course + "/README.txt")) "
                     + "\(campus.path(course + "/x.txt")); echo hi > \(campus.path(course + "/README.txt"))")
             #expect(touch.stderr.components(separatedBy: "Read-only file system").count == 4, "\(touch.stderr)")
@@ -137,12 +138,12 @@ struct MountTreeTests {
             let neighbour = try #require(
                 tree.first { $0.node.parentInode == scan.node.parentInode && $0.node.kind == .file && $0 != scan })
             let opensBefore = campus.mount.counters.snapshot().opens
-            let result = try await MountHarness.shell(
+            let result = try await shell(
                 "python3 -c 'import errno, os, sys\ntry:\n os.open(sys.argv[1], os.O_RDONLY)\n print(\"ok\")\n"
                     + "except OSError as e:\n print(errno.errorcode[e.errno])' \(campus.path(scan.path))")
             #expect(result.stdout == "EACCES\n", "\(result.stderr)")
             #expect((campus.mount.counters.snapshot().opens > opensBefore) == (getuid() == 0))
-            let stat = try await MountHarness.shell(
+            let stat = try await shell(
                 "stat -c '%s %a' \(campus.path(scan.path)) \(campus.path(neighbour.path))")
             #expect(stat.lines == ["\(scan.node.size) 0", "\(neighbour.node.size) 444"], "\(stat.stderr)")
         }

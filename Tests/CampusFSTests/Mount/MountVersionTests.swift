@@ -3,6 +3,7 @@ import Daemon
 import Foundation
 import MetadataStore
 import StudIPKit
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -24,7 +25,7 @@ struct MountVersionTests {
             let readme = try #require(try campus.document(Self.readme))
             let text = String(repeating: "Neue Fassung, länger als die alte. ", count: 40)
             try await campus.simulate("PATCH", "documents/" + readme.id, ["text": text, "via": via])
-            let read = try await MountHarness.shell(
+            let read = try await shell(
                 "cat \(campus.path(Self.readme)); echo; stat -c %s \(campus.path(Self.readme))")
             #expect(read.status == 0, "\(read.stderr)")
             #expect(read.stdout == text + "\n\(text.utf8.count)\n")
@@ -36,7 +37,7 @@ struct MountVersionTests {
     /// `cat` served the cached old bytes (the cache key was file id + the ref's chdate, and neither changed).
     @Test func aCachedDocumentWhoseSizeChangedIsFetchedAgainAfterARefresh() async throws {
         try await MountedCampus.with { campus in
-            let before = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            let before = try await shell("cat \(campus.path(Self.readme)) >/dev/null")
             #expect(before.status == 0)
             let readme = try #require(try campus.document(Self.readme))
             let text = "Version 2, JSON:API-Upload.\n"
@@ -45,7 +46,7 @@ struct MountVersionTests {
             #expect(report.summary.changed.map(\.studipID) == [readme.id])
             #expect(try await campus.attribute("user.campusfs.state", of: Self.readme) == "stale")
             #expect(try await campus.attribute("user.campusfs.highlight", of: Self.readme) == "changed")
-            let read = try await MountHarness.shell(
+            let read = try await shell(
                 "cat \(campus.path(Self.readme)); stat -c %s \(campus.path(Self.readme))")
             #expect(read.stdout == text + "\(text.utf8.count)\n")
         }
@@ -58,17 +59,17 @@ struct MountVersionTests {
     @Test func sameSizeNewBytesAreFoundByRevalidatingOnOpen() async throws {
         try await MountedCampus.with(cache: ContentCacheConfiguration(revalidationInterval: .zero)) { campus in
             let readme = try #require(try campus.document(Self.readme))
-            let old = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            let old = try await shell("cat \(campus.path(Self.readme))")
             #expect(old.status == 0 && old.stdout.utf8.count == Int(readme.size))
             let text = String(repeating: "x", count: Int(readme.size))
             try await campus.simulate("PATCH", "documents/" + readme.id, ["text": text, "via": "jsonapi"])
             let report = try await campus.refresh()
             #expect(report.summary.changed.isEmpty, "the listing shows no difference")
             let served = campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0]
-            let new = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            let new = try await shell("cat \(campus.path(Self.readme))")
             #expect(new.stdout == text)
             #expect(campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0] == served + 1)
-            let again = try await MountHarness.shell("cat \(campus.path(Self.readme))")
+            let again = try await shell("cat \(campus.path(Self.readme))")
             #expect(again.stdout == text, "a 304 keeps serving the new bytes")
             #expect(campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0] == served + 1)
         }
@@ -79,13 +80,13 @@ struct MountVersionTests {
     @Test func aScanDoesNotRevalidateAPersonsOpenDoes() async throws {
         try await MountedCampus.with(cache: ContentCacheConfiguration(revalidationInterval: .zero)) { campus in
             let course = campus.path(Self.course)
-            let first = try await MountHarness.shell("grep -r -c '' \(course)")
+            let first = try await shell("grep -r -c '' \(course)")
             #expect(!first.lines.isEmpty, "\(first.stderr)")
             let served = campus.sim.statistics.snapshot().total
-            let again = try await MountHarness.shell("grep -r -c '' \(course)")
+            let again = try await shell("grep -r -c '' \(course)")
             #expect(again.lines == first.lines)
             #expect(campus.sim.statistics.snapshot().total == served, "grep -r sent revalidations")
-            _ = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            _ = try await shell("cat \(campus.path(Self.readme)) >/dev/null")
             #expect(campus.sim.statistics.snapshot().total == served + 1, "a person's open asks once")
         }
     }
@@ -93,9 +94,9 @@ struct MountVersionTests {
     /// Within the revalidation interval an open of a cached document asks the server nothing.
     @Test func withinTheIntervalACachedOpenSendsNoRequest() async throws {
         try await MountedCampus.with { campus in
-            _ = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            _ = try await shell("cat \(campus.path(Self.readme)) >/dev/null")
             let served = campus.sim.statistics.snapshot().total
-            let again = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            let again = try await shell("cat \(campus.path(Self.readme)) >/dev/null")
             #expect(again.status == 0)
             #expect(campus.sim.statistics.snapshot().total == served)
         }
@@ -106,7 +107,7 @@ struct MountVersionTests {
     @Test func renamesAndMovesAreNotNewVersions() async throws {
         try await MountedCampus.with { campus in
             let readme = try #require(try campus.document(Self.readme))
-            _ = try await MountHarness.shell("cat \(campus.path(Self.readme)) >/dev/null")
+            _ = try await shell("cat \(campus.path(Self.readme)) >/dev/null")
             let folder = try #require(try campus.store.resolve(path: Self.course + "/Übungsblätter").studipID)
             try await campus.simulate("PATCH", "documents/" + readme.id, ["name": "LIESMICH.txt"])
             var report = try await campus.refresh()
@@ -120,7 +121,7 @@ struct MountVersionTests {
             #expect(try await campus.attribute("user.campusfs.state", of: moved) == "cached")
             #expect(try await campus.attribute("user.campusfs.highlight", of: moved) == nil)
             let served = campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0]
-            let read = try await MountHarness.shell("cat \(campus.path(moved)) | wc -c")
+            let read = try await shell("cat \(campus.path(moved)) | wc -c")
             #expect(read.stdout == "\(readme.size)\n")
             #expect(campus.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0] == served)
         }
@@ -134,7 +135,7 @@ struct MountVersionTests {
             _ = try await campus.refresh()
             let empty = Self.course + "/Übungsblätter/Leer.txt"
             #expect(try await campus.attribute("user.campusfs.highlight", of: empty) == "new")
-            let read = try await MountHarness.shell("cat \(campus.path(empty)) | wc -c")
+            let read = try await shell("cat \(campus.path(empty)) | wc -c")
             #expect(read.stdout == "0\n")
             var highlight = try await campus.attribute("user.campusfs.highlight", of: empty)
             for _ in 0..<200 where highlight != nil {
@@ -167,15 +168,15 @@ extension MountedCampus {
     /// Calls the simulator's control API (`/__sim/<path>`) from a child process, as a lecturer's browser would.
     func simulate(_ method: String, _ path: String, _ input: [String: String]) async throws {
         let body = String(decoding: try JSONSerialization.data(withJSONObject: input), as: UTF8.self)
-        let answer = try await MountHarness.shell(
-            "curl -sf -X \(method) -d \(MountHarness.quoted(body)) "
-                + MountHarness.quoted(sim.controlURL + "/" + path) + " >/dev/null")
+        let answer = try await shell(
+            "curl -sf -X \(method) -d \(quoted(body)) "
+                + quoted(sim.controlURL + "/" + path) + " >/dev/null")
         #expect(answer.status == 0, "\(method) \(path): \(answer.stderr)")
     }
 
     /// An extended attribute's value through the mount, nil when the file does not have it.
     func attribute(_ name: String, of relative: String) async throws -> String? {
-        let read = try await MountHarness.shell("getfattr --only-values -n \(name) \(path(relative)) 2>/dev/null")
+        let read = try await shell("getfattr --only-values -n \(name) \(path(relative)) 2>/dev/null")
         return read.status == 0 ? read.stdout : nil
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// CampusFS among other users, who are real here (`nobody`, through `setpriv`).
@@ -35,8 +36,8 @@ struct OtherUserTests {
         try await DaemonTests.with { setup in
             let shared = try Self.sharedTemporaryDirectory(&setup)
             let runtime = "\(shared)/campusfs-\(getuid())"
-            let planted = try await MountHarness.shell(
-                "setpriv --reuid=65534 --regid=65534 --clear-groups mkdir -m 777 \(MountHarness.quoted(runtime))")
+            let planted = try await shell(
+                "setpriv --reuid=65534 --regid=65534 --clear-groups mkdir -m 777 \(quoted(runtime))")
             #expect(planted.status == 0, "\(planted.stderr)")
 
             let mount = try await setup.mount()
@@ -45,7 +46,7 @@ struct OtherUserTests {
                 mount.stderr.contains(
                     "\(runtime) belongs to another user (uid 65534), so its sockets cannot be trusted"),
                 "\(mount.stderr)")
-            #expect(!MountHarness.isMounted(setup.mountpoint))
+            #expect(!isMounted(setup.mountpoint))
             let status = try await setup.campusfs(["status"], timeout: 20)
             #expect(status.status == 4, "not \"not mounted\": \(status.stdout)")
 
@@ -75,21 +76,21 @@ struct OtherUserTests {
             try FileManager.default.copyItem(atPath: CLI.binary.path, toPath: binary)
             let mountpoint = home + "/Uni"
             try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-            let owned = try await MountHarness.shell("chown -R 65534:65534 \(MountHarness.quoted(home))")
+            let owned = try await shell("chown -R 65534:65534 \(quoted(home))")
             #expect(owned.status == 0, "\(owned.stderr)")
-            let environment = setup.cli.environment.map { "\($0.key)=\($0.value)" }.map(MountHarness.quoted)
+            let environment = setup.cli.environment.map { "\($0.key)=\($0.value)" }.map(quoted)
                 .joined(separator: " ")
-            let mount = try await MountHarness.shell(
-                "setpriv --reuid=65534 --regid=65534 --clear-groups env -i \(environment) \(MountHarness.quoted(binary)) "
-                    + "mount \(MountHarness.quoted(mountpoint)) --server \(setup.sim.baseURL) --username test_autor",
+            let mount = try await shell(
+                "setpriv --reuid=65534 --regid=65534 --clear-groups env -i \(environment) \(quoted(binary)) "
+                    + "mount \(quoted(mountpoint)) --server \(setup.sim.baseURL) --username test_autor",
                 timeout: 60)
             #expect(mount.status == 1, "\(mount.stdout) \(mount.stderr)")
             #expect(
                 mount.stderr.contains(
                     "cannot mount at \(mountpoint): fuse: failed to open /dev/fuse: Permission denied"),
                 "\(mount.stderr)")
-            #expect(!MountHarness.isMounted(mountpoint))
-            _ = try await MountHarness.shell("chown -R 0:0 \(MountHarness.quoted(home))")
+            #expect(!isMounted(mountpoint))
+            _ = try await shell("chown -R 0:0 \(quoted(home))")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -20,7 +21,7 @@ struct RefreshDeadlineTests {
                     "the refresh was stopped after 2 s (refresh_timeout): Stud.IP answers too slowly"),
                 "\(refresh.stderr)")
             #expect(try await setup.status()["server"] as? String == "online", "slow is not offline")
-            let listing = try await MountHarness.shell("ls \(setup.path(DaemonTests.course))")
+            let listing = try await shell("ls \(setup.path(DaemonTests.course))")
             #expect(listing.lines.contains("README.txt"), "the mount goes on serving: \(listing.stderr)")
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import MetadataStore
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -17,7 +18,7 @@ struct ReliabilityTests {
         var result: [(String, String)] = []
         for entry in try store.walk(from: course.inode) where entry.node.kind == .file {
             guard let document = try store.document(inode: entry.node.inode), document.isDownloadable else { continue }
-            let sha = try await MountHarness.shell(
+            let sha = try await shell(
                 "curl -sf \(setup.sim.controlURL)/documents/\(document.id)/content | sha256sum")
             result.append((entry.path, sha.stdout))
         }
@@ -33,7 +34,7 @@ struct ReliabilityTests {
             let documents = try await Self.documents(setup)
             #expect(documents.count >= 6)
             #expect(
-                try await MountHarness.shell("setfattr -n user.xdg.tags -v keep \(setup.path(DaemonTests.readme))")
+                try await shell("setfattr -n user.xdg.tags -v keep \(setup.path(DaemonTests.readme))")
                     .status == 0)
             for round in 1...3 {
                 let delay = Int.random(in: 50...900)
@@ -53,15 +54,15 @@ struct ReliabilityTests {
 
                 #expect(try await setup.mount().status == 0, "\(killed)")
                 for document in documents.shuffled().prefix(3) {
-                    let read = try await MountHarness.shell("sha256sum < \(setup.path(document.path))", timeout: 60)
+                    let read = try await shell("sha256sum < \(setup.path(document.path))", timeout: 60)
                     #expect(read.stdout == document.sha, "\(document.path), \(killed)")
                 }
             }
             for document in documents {
-                let read = try await MountHarness.shell("sha256sum < \(setup.path(document.path))", timeout: 60)
+                let read = try await shell("sha256sum < \(setup.path(document.path))", timeout: 60)
                 #expect(read.stdout == document.sha, "\(document.path)")
             }
-            let tags = try await MountHarness.shell(
+            let tags = try await shell(
                 "getfattr --only-values -n user.xdg.tags \(setup.path(DaemonTests.readme))")
             #expect(tags.stdout == "keep")
         }
@@ -76,11 +77,11 @@ struct ReliabilityTests {
             let readme = try setup.document(DaemonTests.readme)
             let control = setup.sim.controlURL
             #expect(
-                try await MountHarness.shell("setfattr -n user.xdg.tags -v keep \(setup.path(DaemonTests.readme))")
+                try await shell("setfattr -n user.xdg.tags -v keep \(setup.path(DaemonTests.readme))")
                     .status == 0)
             for round in 1...3 {
                 let pid = try #require(try await setup.status()["pid"] as? Int)
-                let changes = try await MountHarness.shell(
+                let changes = try await shell(
                     """
                     curl -sf -X PATCH -d '{"text": "Version \(round).\\n"}' \(control)/documents/\(readme.id) >/dev/null &&
                     for i in $(seq 10); do
@@ -92,7 +93,7 @@ struct ReliabilityTests {
                 let delay = Int.random(in: 20...600)
                 _ = setup.sim.settings.update { $0.latencyMilliseconds = 40 }
                 let refresh = try await MountHarness.background(
-                    setup.shellExports + "exec \(MountHarness.quoted(CLI.binary.path)) refresh >/dev/null 2>&1")
+                    setup.shellExports + "exec \(quoted(CLI.binary.path)) refresh >/dev/null 2>&1")
                 try await Task.sleep(for: .milliseconds(delay))
                 #expect(kill(refresh, 0) == 0, "round \(round): the refresh ended within \(delay) ms, before the kill")
                 kill(pid_t(pid), SIGKILL)
@@ -104,11 +105,11 @@ struct ReliabilityTests {
 
                 #expect(try await setup.mount().status == 0, "\(killed)")
                 #expect(try await setup.campusfs(["refresh"]).status == 0, "\(killed)")
-                let readmeNow = try await MountHarness.shell("cat \(setup.path(DaemonTests.readme))")
+                let readmeNow = try await shell("cat \(setup.path(DaemonTests.readme))")
                 #expect(readmeNow.stdout == "Version \(round).\n", "\(killed)")
-                let listing = try await MountHarness.shell("ls \(setup.path(DaemonTests.course)) | grep -c '^neu-'")
+                let listing = try await shell("ls \(setup.path(DaemonTests.course)) | grep -c '^neu-'")
                 #expect(listing.stdout == "\(10 * round)\n", "\(killed)")
-                let tags = try await MountHarness.shell(
+                let tags = try await shell(
                     "getfattr --only-values -n user.xdg.tags \(setup.path(DaemonTests.readme))")
                 #expect(tags.stdout == "keep", "\(killed)")
             }
@@ -131,8 +132,8 @@ struct ReliabilityTests {
                 script +=
                     "(sha256sum < \(setup.path(document.path)) > \(output)/\(reader) 2>&1 || echo failed >> \(output)/\(reader)) &\n"
             }
-            script += "for i in 1 2 3; do \(MountHarness.quoted(CLI.binary.path)) refresh >/dev/null 2>&1; done; wait\n"
-            let run = try await MountHarness.shell(setup.shellExports + script, timeout: 180)
+            script += "for i in 1 2 3; do \(quoted(CLI.binary.path)) refresh >/dev/null 2>&1; done; wait\n"
+            let run = try await shell(setup.shellExports + script, timeout: 180)
             #expect(run.status == 0, "\(run.stderr)")
             for reader in 0..<64 {
                 let result = try String(contentsOfFile: "\(output)/\(reader)", encoding: .utf8)
@@ -154,12 +155,12 @@ struct ReliabilityTests {
             chmod(parent, 0o1777)
             #expect(try await setup.mount().status == 0)
             let other = "setpriv --reuid=65534 --regid=65534 --clear-groups"
-            let listing = try await MountHarness.shell("\(other) ls \(setup.path("")) 2>&1")
+            let listing = try await shell("\(other) ls \(setup.path("")) 2>&1")
             #expect(listing.status != 0)
             #expect(listing.stdout.contains("Permission denied"), "\(listing.stdout)")
-            let read = try await MountHarness.shell("\(other) cat \(setup.path(DaemonTests.readme)) 2>&1")
+            let read = try await shell("\(other) cat \(setup.path(DaemonTests.readme)) 2>&1")
             #expect(read.stdout.contains("Permission denied"), "\(read.stdout)")
-            let own = try await MountHarness.shell("ls \(setup.path(""))")
+            let own = try await shell("ls \(setup.path(""))")
             #expect(own.status == 0)
         }
     }

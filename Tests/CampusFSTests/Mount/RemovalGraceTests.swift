@@ -1,5 +1,6 @@
 import Foundation
 import MetadataStore
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -12,7 +13,7 @@ struct RemovalGraceTests {
     typealias Setup = DaemonTests.Setup
 
     static func tags(_ setup: Setup, _ relative: String) async throws -> String {
-        try await MountHarness.shell("getfattr --only-values -n user.xdg.tags \(setup.path(relative))").stdout
+        try await shell("getfattr --only-values -n user.xdg.tags \(setup.path(relative))").stdout
     }
 
     static func cachedDocuments(_ setup: Setup) async throws -> Int? {
@@ -23,9 +24,9 @@ struct RemovalGraceTests {
         try await DaemonTests.with { setup in
             #expect(try await setup.mount().status == 0)
             let readme = try setup.document(DaemonTests.readme)
-            let original = try await MountHarness.shell("sha256sum < \(setup.path(DaemonTests.readme))").stdout
+            let original = try await shell("sha256sum < \(setup.path(DaemonTests.readme))").stdout
             #expect(
-                try await MountHarness.shell("setfattr -n user.xdg.tags -v exam \(setup.path(DaemonTests.readme))")
+                try await shell("setfattr -n user.xdg.tags -v exam \(setup.path(DaemonTests.readme))")
                     .status == 0)
             let cached = try #require(try await Self.cachedDocuments(setup))
 
@@ -34,14 +35,14 @@ struct RemovalGraceTests {
             let empty = #"{"meta":{"page":{"offset":0,"limit":1000,"total":0}},"links":{},"data":[]}"#
             setup.sim.faults.add(Fault(action: .body(empty), pathContains: "/file-refs"))
             #expect(try await setup.campusfs(["refresh"]).status == 0)
-            let listing = try await MountHarness.shell("ls \(setup.path(DaemonTests.course))")
+            let listing = try await shell("ls \(setup.path(DaemonTests.course))")
             #expect(!listing.lines.contains("README.txt"), "the server's listing decides the tree: \(listing.stdout)")
             #expect(try await Self.cachedDocuments(setup) == cached, "the cached copy stays for the grace period")
 
             setup.sim.faults.clear()
             #expect(try await setup.campusfs(["refresh"]).status == 0)
             let served = setup.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0]
-            let again = try await MountHarness.shell("sha256sum < \(setup.path(DaemonTests.readme))").stdout
+            let again = try await shell("sha256sum < \(setup.path(DaemonTests.readme))").stdout
             #expect(again == original)
             #expect(
                 setup.sim.statistics.snapshot().downloadsCompleted[readme.id, default: 0] == served,
@@ -61,15 +62,15 @@ struct RemovalGraceTests {
             #expect(try await setup.campusfs(["mount", setup.mountpoint]).status == 0)
             let readme = try setup.document(DaemonTests.readme)
             let slides = try setup.document(DaemonTests.slides)
-            _ = try await MountHarness.shell(
+            _ = try await shell(
                 "cat \(setup.path(DaemonTests.readme)) \(setup.path(DaemonTests.slides)) >/dev/null")
             #expect(
-                try await MountHarness.shell("setfattr -n user.xdg.tags -v exam \(setup.path(DaemonTests.readme))")
+                try await shell("setfattr -n user.xdg.tags -v exam \(setup.path(DaemonTests.readme))")
                     .status == 0)
             #expect(try await setup.sqlite("SELECT COUNT(*) FROM user_tag") == "1")
             let cached = try #require(try await Self.cachedDocuments(setup))
 
-            let deleted = try await MountHarness.shell(
+            let deleted = try await shell(
                 "curl -sf -X DELETE \(setup.sim.controlURL)/documents/\(readme.id)")
             #expect(deleted.status == 0)
             #expect(try await setup.campusfs(["refresh"]).status == 0)
@@ -84,8 +85,8 @@ struct RemovalGraceTests {
             let forget =
                 "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute('PRAGMA foreign_keys = ON'); db.execute(\"DELETE FROM node WHERE studip_id = ?\", (sys.argv[2],)); db.commit()"
             #expect(
-                try await MountHarness.shell(
-                    "python3 -c \(MountHarness.quoted(forget)) \(MountHarness.quoted(setup.cli.database().path)) \(slides.id)"
+                try await shell(
+                    "python3 -c \(quoted(forget)) \(quoted(setup.cli.database().path)) \(slides.id)"
                 ).status == 0)
             #expect(try await setup.campusfs(["mount", setup.mountpoint, "--offline"]).status == 0)
             var left = try await Self.cachedDocuments(setup)

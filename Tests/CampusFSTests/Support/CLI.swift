@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built `campusfs` executable the way a user's shell does, isolated by its own XDG directories.
@@ -63,8 +64,8 @@ struct CLI: Sendable {
     /// Runs `campusfs` to completion; a run longer than `timeout` is killed and recorded as a test issue.
     func run(_ arguments: [String], timeout: Double = 120) async throws -> Result {
         let (process, out, err) = try launch(arguments)
-        async let output = Self.readToEnd(out)
-        async let errors = Self.readToEnd(err)
+        async let output = readToEnd(out)
+        async let errors = readToEnd(err)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         if process.isRunning {
@@ -124,19 +125,10 @@ struct CLI: Sendable {
         let command = [
             "python3", "-c", driver, Self.binary.path, try json(arguments), try json(environment),
             prompt ?? "", input,
-        ].map(MountHarness.quoted).joined(separator: " ")
-        let result = try await MountHarness.shell(command, timeout: timeout)
+        ].map(quoted).joined(separator: " ")
+        let result = try await shell(command, timeout: timeout)
         let answer = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
         return TerminalResult(
             status: answer?["status"] as? Int, output: answer?["output"] as? String ?? result.stderr)
-    }
-
-    /// Reads a pipe on a thread of its own. Not on a dispatch queue: on Linux Swift's tasks run on the same
-    /// dispatch worker threads as `DispatchQueue.global()`, and a dozen children talking to in-process simulators
-    /// would block every one of them, leaving no thread for the simulators to answer on (measured: a 30 s stall).
-    static func readToEnd(_ pipe: Pipe) async -> Data {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }.start()
-        }
     }
 }
