@@ -23,6 +23,8 @@ let package = Package(
         // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "FUSEKit", dependencies: ["CFuse3"]),
+        // Recording replies, so filesystems run their operations in-process in unit tests.
+        .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),
         .systemLibrary(name: "CXattr"),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
@@ -95,7 +97,8 @@ let package = Package(
         .testTarget(
             name: "CampusFSTests",
             dependencies: [
-                "CampusFS", "StudIPKit", "MetadataStore", "StudIPSimulator",
+                "CampusFS", "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit", "FUSEKitTesting",
+                "StudIPSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

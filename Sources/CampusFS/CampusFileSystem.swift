@@ -25,7 +25,8 @@ import Synchronization
 ///
 /// ## Threads
 /// Metadata requests are local SQLite reads and are answered on the FUSE worker. `open` and `read` may wait for
-/// the network, so they start a task and return; the worker goes back to `/dev/fuse` at once.
+/// the network, so they start a task and return; the worker goes back to `/dev/fuse` at once. A FUSE INTERRUPT (the
+/// caller got a signal) cancels that task from the libfuse worker that read it; the task then answers `EINTR`.
 public final class CampusFileSystem: FileSystemOperations {
     /// How long the kernel may trust its answers.
     public struct Timeouts: Sendable, Hashable {
@@ -237,13 +238,17 @@ public final class CampusFileSystem: FileSystemOperations {
                 }
             }
         }
-        Task { [cache, logger, scans] in
+        let answering = Task { [cache, logger, scans] in
             let handle: ContentHandle
             let current: DocumentInfo
             do throws(ContentCacheError) {
                 (handle, current) = try await openContent(document, inode: inode, revalidate: !opening.isScan)
             } catch {
-                logger.warning("open of \(document.id) failed: \(error)")
+                if error == .cancelled {
+                    logger.info("open of \(document.id) interrupted")
+                } else {
+                    logger.warning("open of \(document.id) failed: \(error)")
+                }
                 reply.error(error.errorNumber)
                 scans.answered(inode, by: opener, opened: nil)
                 return
@@ -257,6 +262,9 @@ public final class CampusFileSystem: FileSystemOperations {
                 await cache.release(handle)
             }
         }
+        // A signal to the opener ends its wait for a download slot or the server's answer with EINTR. Only the wait
+        // is cancelled: the download is not this task's child, so others opening the same document keep it.
+        reply.onInterrupt { answering.cancel() }
     }
 
     /// Opens the document's content and returns it with the metadata it was opened for. A body whose length
@@ -308,7 +316,7 @@ public final class CampusFileSystem: FileSystemOperations {
         }
         // A read waiting for its download keeps the opener's burst going, however slow the server.
         let counted = scans.active(open.opener, inFlight: true)
-        Task { [cache, logger, scans] in
+        let reading = Task { [cache, logger, scans] in
             defer { if counted { scans.finished(by: open.opener) } }
             do throws(ContentCacheError) {
                 reply.data(try await cache.read(open.handle, offset: offset, length: reply.size))
@@ -317,6 +325,7 @@ public final class CampusFileSystem: FileSystemOperations {
                 reply.error(error.errorNumber)
             }
         }
+        reply.onInterrupt { reading.cancel() }
     }
 
     public func release(_ inode: Inode, file: FileInfo, reply: StatusReply) {

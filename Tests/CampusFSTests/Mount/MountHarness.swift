@@ -160,39 +160,28 @@ struct MountedCampus: Sendable {
         _ dataset: Dataset = .fixtures507, flavour: Flavour = .v50, user: String = "test_autor",
         cache: ContentCacheConfiguration = ContentCacheConfiguration(), _ body: (MountedCampus) async throws -> Void
     ) async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: dataset, flavour: flavour))
-        let source = try await StudIP.connect(
-            ClientConfiguration(baseURL: sim.baseURL, credentials: .basic(username: user, password: "testing")))
-        let directory = try MountHarness.temporaryDirectory("campusfs-mount")
-        let cacheDirectory = try MountHarness.temporaryDirectory("campusfs-cache")
-        defer {
-            rmdir(directory)
-            try? FileManager.default.removeItem(atPath: cacheDirectory)
-        }
-        do {
-            let store = try MetadataStore.temporary()
-            _ = try await Refresher(source: source, store: store, options: TreeOptions()).refresh()
-            guard let downloader = source.downloader else { throw MountHarness.Failure.noDownloader }
+        try await Campus.with(dataset, flavour: flavour, user: user) { campus in
+            let directory = try MountHarness.temporaryDirectory("campusfs-mount")
+            let cacheDirectory = try MountHarness.temporaryDirectory("campusfs-cache")
+            defer {
+                rmdir(directory)
+                try? FileManager.default.removeItem(atPath: cacheDirectory)
+            }
+            guard let downloader = campus.source.downloader else { throw MountHarness.Failure.noDownloader }
             let mount = try CampusMount(
-                store: store, cacheDirectory: cacheDirectory, downloader: downloader, cacheConfiguration: cache)
+                store: campus.store, cacheDirectory: cacheDirectory, downloader: downloader, cacheConfiguration: cache)
             try mount.start(at: directory)
-            let campus = MountedCampus(
-                sim: sim, source: source, store: store, mount: mount, directory: directory,
+            let mounted = MountedCampus(
+                sim: campus.sim, source: campus.source, store: campus.store, mount: mount, directory: directory,
                 cacheDirectory: cacheDirectory)
             do {
-                try await body(campus)
+                try await body(mounted)
             } catch {
-                await campus.unmount()
+                await mounted.unmount()
                 throw error
             }
-            await campus.unmount()
-        } catch {
-            await source.shutdown()
-            await sim.stop()
-            throw error
+            await mounted.unmount()
         }
-        await source.shutdown()
-        await sim.stop()
     }
 
     private func unmount() async {
