@@ -244,11 +244,7 @@ public final class CampusFileSystem: FileSystemOperations {
             do throws(ContentCacheError) {
                 (handle, current) = try await openContent(document, inode: inode, revalidate: !opening.isScan)
             } catch {
-                if error == .cancelled {
-                    logger.info("open of \(document.id) interrupted")
-                } else {
-                    logger.warning("open of \(document.id) failed: \(error)")
-                }
+                report(error, "open of \(document.id)")
                 reply.error(error.errorNumber)
                 scans.answered(inode, by: opener, opened: nil)
                 return
@@ -321,7 +317,7 @@ public final class CampusFileSystem: FileSystemOperations {
             do throws(ContentCacheError) {
                 reply.data(try await cache.read(open.handle, offset: offset, length: reply.size))
             } catch {
-                logger.warning("read of \(open.handle.documentID) failed: \(error)")
+                report(error, "read of \(open.handle.documentID)")
                 reply.error(error.errorNumber)
             }
         }
@@ -438,6 +434,15 @@ public final class CampusFileSystem: FileSystemOperations {
         return Attributes(
             inode: Inode(node.inode), mode: mode(of: node), linkCount: 1, userID: owner.user, groupID: owner.group,
             size: node.size, accessed: time, modified: time, changed: time)
+    }
+
+    /// An interrupted wait is the caller's doing (a signal), not a failure worth a warning.
+    private func report(_ error: ContentCacheError, _ what: String) {
+        if error == .cancelled {
+            logger.info("\(what) interrupted")
+        } else {
+            logger.warning("\(what) failed: \(error)")
+        }
     }
 
     private func fail<Kind>(_ reply: Reply<Kind>, _ error: StoreError) {

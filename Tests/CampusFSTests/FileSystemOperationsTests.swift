@@ -370,11 +370,14 @@ import Testing
 
     // MARK: - Interrupts
 
+    /// A start deadline far beyond the stalls below, so a loaded machine cannot turn them into ENETDOWN.
+    static let patientCache = ContentCacheConfiguration(startDeadline: .seconds(30))
+
     /// A signal to one of two openers waiting for the same slow server answer ends that open with EINTR at once; the
     /// download they share is not cancelled, so the other opener gets the document's bytes.
     @Test func anInterruptedOpenAnswersEINTRAndLeavesASharedDownloadAlone() async throws {
         try await Campus.with { campus in
-            try await campus.withFileSystem { fs in
+            try await campus.withFileSystem(cache: Self.patientCache) { fs in
                 let document = try #require(try campus.document(Self.readme))
                 let inode = try Self.inode(campus, Self.readme)
                 campus.sim.faults.add(
@@ -398,10 +401,10 @@ import Testing
     }
 
     /// With every download slot held by a stalled transfer, a fifth open waits for a slot; interrupted, it answers
-    /// EINTR at once, and once the stalls end the document opens and reads exactly.
+    /// EINTR at once (as does a read waiting for a stalled body), and once the stalls end the documents read exactly.
     @Test func anOpenWaitingForADownloadSlotIsInterruptible() async throws {
         try await Campus.with { campus in
-            try await campus.withFileSystem { fs in
+            try await campus.withFileSystem(cache: Self.patientCache) { fs in
                 var documents: [(inode: Inode, document: DocumentInfo)] = []
                 for entry in try campus.store.walk() where entry.node.kind == .file {
                     if let document = try campus.store.document(inode: entry.node.inode), document.isDownloadable,
@@ -422,6 +425,14 @@ import Testing
                     let open = try await Self.answer { fs.open(held.inode, file: FileInfo(), reply: $0) }
                     handles.append(try open.opened.handle)
                 }
+                // A read waiting for bytes of a stalled download is interrupted the same way.
+                let stalledRead = RecordingReply<ReplyKind.Data>(size: 4096)
+                fs.read(documents[0].inode, offset: 0, file: FileInfo(handle: handles[0]), reply: stalledRead.reply)
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(stalledRead.answered == nil, "the read waits for the stalled body")
+                stalledRead.interrupt()
+                #expect(try await stalledRead.answer(within: .seconds(1)).errorNumber == EINTR)
+
                 let fifth = documents[4]
                 let waiting = RecordingReply<ReplyKind.Open>(context: RequestContext(processID: 5))
                 fs.open(fifth.inode, file: FileInfo(), reply: waiting.reply)

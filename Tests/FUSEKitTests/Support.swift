@@ -43,7 +43,10 @@ func blockingShell(_ command: String, timeout: Int = 30) throws -> CommandResult
 
 /// Whether anything is mounted at `directory`, from the kernel's own table.
 func isMounted(_ directory: String) -> Bool {
-    let table = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+    // Read to the end: `String(contentsOfFile:)` stops after one page of a /proc file (4,076 of 10,815 bytes of
+    // /proc/self/maps here), so with many mounts the newest were missed.
+    let bytes = FileHandle(forReadingAtPath: "/proc/self/mounts").flatMap { try? $0.readToEnd() }
+    let table = bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
     return table.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first == Substring(directory) }
 }
 

@@ -87,7 +87,10 @@ enum MountHarness {
 
     /// Whether anything is mounted at `directory`, from the kernel's own table.
     static func isMounted(_ directory: String) -> Bool {
-        let table = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        // Read to the end: `String(contentsOfFile:)` stops after one page of a /proc file (4,076 of 10,815 bytes of
+        // /proc/self/maps here), so with many mounts the newest were missed.
+        let bytes = FileHandle(forReadingAtPath: "/proc/self/mounts").flatMap { try? $0.readToEnd() }
+        let table = bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
         return table.split(separator: "\n").contains {
             $0.split(separator: " ").dropFirst().first == Substring(directory)
         }
@@ -133,12 +136,14 @@ private final class PendingRead: Sendable {
 
 /// A simulator, a refreshed store and CampusFS mounted on them.
 struct MountedCampus: Sendable {
-    let sim: Simulator
-    let source: any DocumentSource
-    let store: MetadataStore
+    let campus: Campus
     let mount: CampusMount
     let directory: String
     let cacheDirectory: String
+
+    var sim: Simulator { campus.sim }
+    var source: any DocumentSource { campus.source }
+    var store: MetadataStore { campus.store }
 
     /// The path of `relative` inside the mount, quoted for `sh`.
     func path(_ relative: String) -> String {
@@ -147,12 +152,11 @@ struct MountedCampus: Sendable {
 
     /// The document at `relative` (a path below the mount).
     func document(_ relative: String) throws -> DocumentInfo? {
-        try store.document(inode: try store.resolve(path: relative).inode)
+        try campus.document(relative)
     }
 
-    /// The bytes a download of `documentID` must produce (`GET /__sim/documents/{id}/content`).
     func contentURL(_ documentID: String) -> String {
-        sim.controlURL + "/documents/" + documentID + "/content"
+        campus.contentURL(documentID)
     }
 
     /// Starts everything, runs `body`, and always unmounts, checking that no mount is left behind.
@@ -172,8 +176,7 @@ struct MountedCampus: Sendable {
                 store: campus.store, cacheDirectory: cacheDirectory, downloader: downloader, cacheConfiguration: cache)
             try mount.start(at: directory)
             let mounted = MountedCampus(
-                sim: campus.sim, source: campus.source, store: campus.store, mount: mount, directory: directory,
-                cacheDirectory: cacheDirectory)
+                campus: campus, mount: mount, directory: directory, cacheDirectory: cacheDirectory)
             do {
                 try await body(mounted)
             } catch {

@@ -45,9 +45,14 @@ struct Campus: Sendable {
 }
 
 extension Campus {
-    /// The bytes a download of `documentID` must produce (`GET /__sim/documents/{id}/content`).
+    /// Where the simulator serves the bytes a download of `documentID` must produce.
+    func contentURL(_ documentID: String) -> String {
+        sim.controlURL + "/documents/" + documentID + "/content"
+    }
+
+    /// The bytes a download of `documentID` must produce.
     func serverBytes(_ documentID: String) async throws -> [UInt8] {
-        let request = HTTPClientRequest(url: sim.controlURL + "/documents/" + documentID + "/content")
+        let request = HTTPClientRequest(url: contentURL(documentID))
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 256 << 20)
         return Array(body.readableBytesView)
