@@ -23,6 +23,8 @@ let package = Package(
         // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "FUSEKit", dependencies: ["CFuse3"]),
+        // Recording replies, so filesystems run their operations in-process in unit tests.
+        .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),
         .systemLibrary(name: "CXattr"),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The client's vocabulary (models, errors), which the filesystem names; the wire format, which only the
@@ -121,8 +123,8 @@ let package = Package(
         .testTarget(
             name: "CampusFSTests",
             dependencies: [
-                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "StudIPSimulator",
-                "TestSupport",
+                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
+                "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

@@ -14,15 +14,6 @@ static inline void cfuse_log(enum fuse_log_level level, const char *message) {
     fuse_log(level, "%s\n", message);
 }
 
-/// `FUSE_BUFVEC_INIT` for a byte range of an open file, read with pread (or spliced) by `fuse_reply_data`.
-static inline struct fuse_bufvec cfuse_bufvec_fd(size_t size, int fd, off_t offset) {
-    struct fuse_bufvec bufvec = FUSE_BUFVEC_INIT(size);
-    bufvec.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
-    bufvec.buf[0].fd = fd;
-    bufvec.buf[0].pos = offset;
-    return bufvec;
-}
-
 /// Installs `handler` for `signo` with every other signal blocked while it runs. Without `restart`
 /// (SA_RESTART) an interrupted blocking call such as the loop's `sem_wait` returns EINTR, which is
 /// what wakes libfuse 3.14's multi-threaded loop.

@@ -26,7 +26,8 @@ import Synchronization
 ///
 /// ## Threads
 /// Metadata requests are local SQLite reads and are answered on the FUSE worker. `open` and `read` may wait for
-/// the network, so they start a task and return; the worker goes back to `/dev/fuse` at once.
+/// the network, so they start a task and return; the worker goes back to `/dev/fuse` at once. A FUSE INTERRUPT (the
+/// caller got a signal) cancels that task from the libfuse worker that read it; the task then answers `EINTR`.
 public final class CampusFileSystem: FileSystemOperations {
     /// How long the kernel may trust its answers.
     public struct Timeouts: Sendable, Hashable {
@@ -238,13 +239,13 @@ public final class CampusFileSystem: FileSystemOperations {
                 }
             }
         }
-        Task { [cache, logger, scans] in
+        let answering = Task { [cache, logger, scans] in
             let handle: ContentHandle
             let current: DocumentInfo
             do throws(ContentCacheError) {
                 (handle, current) = try await openContent(document, inode: inode, revalidate: !opening.isScan)
             } catch {
-                logger.warning("open of \(document.id) failed: \(error)")
+                report(error, "open of \(document.id)")
                 reply.error(error.errorNumber)
                 scans.answered(inode, by: opener, opened: nil)
                 return
@@ -258,6 +259,9 @@ public final class CampusFileSystem: FileSystemOperations {
                 await cache.release(handle)
             }
         }
+        // A signal to the opener ends its wait for a download slot or the server's answer with EINTR. Only the wait
+        // is cancelled: the download is not this task's child, so others opening the same document keep it.
+        reply.onInterrupt { answering.cancel() }
     }
 
     /// Opens the document's content and returns it with the metadata it was opened for. A body whose length
@@ -309,15 +313,16 @@ public final class CampusFileSystem: FileSystemOperations {
         }
         // A read waiting for its download keeps the opener's burst going, however slow the server.
         let counted = scans.active(open.opener, inFlight: true)
-        Task { [cache, logger, scans] in
+        let reading = Task { [cache, logger, scans] in
             defer { if counted { scans.finished(by: open.opener) } }
             do throws(ContentCacheError) {
                 reply.data(try await cache.read(open.handle, offset: offset, length: reply.size))
             } catch {
-                logger.warning("read of \(open.handle.documentID) failed: \(error)")
+                report(error, "read of \(open.handle.documentID)")
                 reply.error(error.errorNumber)
             }
         }
+        reply.onInterrupt { reading.cancel() }
     }
 
     public func release(_ inode: Inode, file: FileInfo, reply: StatusReply) {
@@ -432,6 +437,15 @@ public final class CampusFileSystem: FileSystemOperations {
         return Attributes(
             inode: Inode(node.inode), mode: mode(of: node), linkCount: 1, userID: owner.user, groupID: owner.group,
             size: node.size, accessed: time, modified: time, changed: time)
+    }
+
+    /// An interrupted wait is the caller's doing (a signal), not a failure worth a warning.
+    private func report(_ error: ContentCacheError, _ what: String) {
+        if error == .cancelled {
+            logger.info("\(what) interrupted")
+        } else {
+            logger.warning("\(what) failed: \(error)")
+        }
     }
 
     private func fail<Kind>(_ reply: Reply<Kind>, _ error: StoreError) {

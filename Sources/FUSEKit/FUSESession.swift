@@ -248,15 +248,6 @@ public final class FUSESession: Sendable {
         }
     }
 
-    /// Tells the kernel that `name` in `parent`, which was `child`, is gone: like ``invalidateEntry(parent:name:)``
-    /// but also updates open directories and `inotify` watchers.
-    @discardableResult
-    public func notifyDelete(parent: Inode, child: Inode, name: String) throws(FUSEKitError) -> Bool {
-        try notify { session in
-            fuse_lowlevel_notify_delete(session, parent, child, name, name.utf8.count)
-        }
-    }
-
     /// Runs a notification under the lock, so it never races the unmount closing `/dev/fuse`.
     private func notify(_ body: (OpaquePointer) -> Int32) throws(FUSEKitError) -> Bool {
         let result = try state.withLock { state throws(FUSEKitError) -> Int32 in

@@ -10,10 +10,21 @@ import Glibc
 /// and answer from there; a handler that only reads memory or a local database answers at once.
 /// Arguments are copies, so they may be used after returning.
 ///
+/// ## Interrupts
+/// A process that gets a signal while the kernel waits for its request stays blocked until the answer, so the
+/// kernel sends an INTERRUPT. A handler that waits (for the network, for a download slot) registers
+/// ``Reply/onInterrupt(_:)`` to stop waiting, typically by cancelling its task, and answers `EINTR`. libfuse
+/// calls the handler on the worker thread that read the INTERRUPT.
+///
+/// ## Testing
+/// Replies are answered through a ``ReplySink``: the session's sends to the kernel; `FUSEKitTesting`'s
+/// `RecordingReply` records the answer, so an implementation's operations can be called directly in unit tests,
+/// interrupts included, and the kernel is needed only for what the kernel does (caching, permissions, signals).
+///
 /// ## The kernel's caches (what the answers control)
 /// - **Names** (dentries): a ``EntryReply/entry(_:)`` is trusted for ``Entry/entryTimeout``, a
 ///   ``EntryReply/negative(timeout:)`` answer for its timeout. Drop one with
-///   ``FUSESession/invalidateEntry(parent:name:)`` or ``FUSESession/notifyDelete(parent:child:name:)``.
+///   ``FUSESession/invalidateEntry(parent:name:)``.
 /// - **Attributes**: trusted for ``Entry/attributeTimeout`` or the `timeout` of an attributes reply. Drop them
 ///   with ``FUSESession/invalidateInode(_:offset:length:)`` (offset -1 drops only attributes).
 /// - **Content**: the page cache outlives a close only if `open` answers with `keepCache`; then a warm read

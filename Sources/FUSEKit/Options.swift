@@ -67,9 +67,6 @@ public struct KernelSettings: Sendable, Hashable {
     public var cacheSymlinks: Bool
     /// Several READs of one file may be in flight at once (`FUSE_CAP_ASYNC_READ`).
     public var asyncRead: Bool
-    /// ``DataReply/file(descriptor:offset:length:)`` splices instead of copying (`FUSE_CAP_SPLICE_WRITE`).
-    /// Measured without a throughput gain on a hot cache file, so off by default.
-    public var spliceWrite: Bool
     /// The kernel caches "no ACL" per inode, sparing the `system.posix_acl_*` getxattrs of every `ls -l`
     /// (`FUSE_CAP_POSIX_ACL`; implies default permission checks).
     public var posixACL: Bool
@@ -84,13 +81,12 @@ public struct KernelSettings: Sendable, Hashable {
 
     public init(
         readDirectoryPlus: ReadDirectoryPlus = .automatic, cacheSymlinks: Bool = true, asyncRead: Bool = true,
-        spliceWrite: Bool = false, posixACL: Bool = false, skipsOpenDirectory: Bool = false,
+        posixACL: Bool = false, skipsOpenDirectory: Bool = false,
         maxReadahead: Int? = nil, maxBackground: Int? = nil
     ) {
         self.readDirectoryPlus = readDirectoryPlus
         self.cacheSymlinks = cacheSymlinks
         self.asyncRead = asyncRead
-        self.spliceWrite = spliceWrite
         self.posixACL = posixACL
         self.skipsOpenDirectory = skipsOpenDirectory
         self.maxReadahead = maxReadahead

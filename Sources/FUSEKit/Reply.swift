@@ -2,20 +2,6 @@ import CFuse3
 import Glibc
 import Synchronization
 
-/// A `fuse_req_t`, which imports as a non-Sendable `OpaquePointer`.
-///
-/// Safe to send: libfuse lets any thread reply to a request, and the request stays allocated until that
-/// one reply, which ``Reply`` guarantees to send exactly once.
-struct RequestHandle: @unchecked Sendable {
-    let raw: fuse_req_t
-}
-
-/// A copy of the request's `fuse_file_info` (plain integers and bit fields), taken because libfuse frees
-/// the original when the callback returns and an asynchronous `open` reply needs it later.
-struct FileInfoCopy: @unchecked Sendable {
-    var raw: fuse_file_info
-}
-
 /// Marks what a ``Reply`` may answer with; the reply methods are extensions constrained on it.
 public protocol ReplyPayload {}
 
@@ -51,6 +37,59 @@ public typealias ExtendedAttributeReply = Reply<ReplyKind.ExtendedAttribute>
 public typealias ExtendedAttributeNamesReply = Reply<ReplyKind.ExtendedAttributeNames>
 public typealias StatusReply = Reply<ReplyKind.Status>
 
+/// One answer to one request, as a ``ReplySink`` receives it.
+public enum ReplyAnswer: Sendable {
+    /// An errno; 0 is success for requests without payload.
+    case error(Int32)
+    case entry(Entry)
+    /// The name does not exist; the kernel may remember that for `timeout`.
+    case negativeEntry(timeout: Duration)
+    case attributes(Attributes, timeout: Duration)
+    case linkTarget(String)
+    case open(OpenedFile)
+    case created(Entry, OpenedFile)
+    /// File content, an extended attribute's value, or nothing (end of file).
+    case data([UInt8])
+    case written(Int)
+    case statistics(FileSystemStatistics)
+    /// The answer to a getxattr/listxattr size probe.
+    case attributeSize(Int)
+    case attributeNames([String])
+    /// One chunk of a listing; empty means the listing is complete.
+    case directory([ListedName])
+}
+
+/// How an `open`, `opendir` or `create` answer lets the kernel treat the file.
+public struct OpenedFile: Sendable, Hashable {
+    public var handle: UInt64
+    public var keepCache: Bool
+    public var cacheDirectory: Bool
+    public var directIO: Bool
+    public var nonSeekable: Bool
+
+    public init(
+        handle: UInt64 = 0, keepCache: Bool = false, cacheDirectory: Bool = false, directIO: Bool = false,
+        nonSeekable: Bool = false
+    ) {
+        self.handle = handle
+        self.keepCache = keepCache
+        self.cacheDirectory = cacheDirectory
+        self.directIO = directIO
+        self.nonSeekable = nonSeekable
+    }
+}
+
+/// Where a ``Reply`` sends its one answer: the kernel (the session's libfuse requests), or a recorder in tests
+/// (`FUSEKitTesting`), so the same filesystem code runs in-process and mounted.
+public protocol ReplySink: Sendable {
+    /// Delivers the answer; ``Reply`` calls it exactly once. False when the kernel no longer waits for it (an
+    /// interrupted `open`, which is then followed by no `release`).
+    func send(_ answer: ReplyAnswer) -> Bool
+    /// Calls `handler` once if the request is interrupted before it is answered, at once if it already was;
+    /// never after the answer was sent.
+    func onInterrupt(_ handler: @escaping @Sendable () -> Void)
+}
+
 /// The one answer to one kernel request.
 ///
 /// The kernel waits for every request until it is answered, so a reply must be sent exactly once. A
@@ -60,68 +99,62 @@ public typealias StatusReply = Reply<ReplyKind.Status>
 /// shows up as an error instead of a hung process. (A `~Copyable` reply would catch double answers at
 /// compile time, but cannot be consumed inside an escaping `Task` closure.)
 public final class Reply<Kind: ReplyPayload>: Sendable {
-    private let request: RequestHandle
-    private let core: SessionCore
+    private let sink: any ReplySink
     private let operation: StaticString
     private let sent = Atomic<Bool>(false)
     /// Who sent the request.
     public let context: RequestContext
     /// The buffer size the kernel offered (read, readdir, getxattr, listxattr); 0 for other requests.
     public let size: Int
-    let fileInfo: FileInfoCopy
 
-    init(
-        _ request: fuse_req_t, core: SessionCore, operation: StaticString, size: Int = 0,
-        fileInfo: UnsafeMutablePointer<fuse_file_info>? = nil
-    ) {
-        self.request = RequestHandle(raw: request)
-        self.core = core
+    /// A reply answered through `sink`: FUSEKit makes them for the kernel's requests, tests with a recorder.
+    public init(sink: some ReplySink, operation: StaticString, context: RequestContext, size: Int = 0) {
+        self.sink = sink
         self.operation = operation
+        self.context = context
         self.size = size
-        self.fileInfo = FileInfoCopy(raw: fileInfo?.pointee ?? fuse_file_info())
-        let raw = fuse_req_ctx(request)?.pointee
-        context = RequestContext(
-            userID: raw?.uid ?? 0, groupID: raw?.gid ?? 0, processID: raw?.pid ?? 0, umask: raw?.umask ?? 0)
-        core.replyCreated()
     }
 
     deinit {
         guard !sent.load(ordering: .acquiring) else { return }
         log(FUSE_LOG_ERR, "\(operation) reply dropped without an answer; answering EIO")
-        fuse_reply_err(request.raw, EIO)
-        core.replyFinished()
+        _ = sink.send(.error(EIO))
     }
 
     /// Answers with an errno (`ENOENT`, `EROFS`, …). 0 means success for requests without payload.
     public func error(_ errno: Int32) {
-        send { fuse_reply_err($0, errno) }
+        send(.error(errno))
     }
 
-    /// Claims the reply and sends it; nil if it had been answered before.
+    /// Runs `handler` once if the kernel interrupts this request before it is answered: the calling process got
+    /// a signal and waits for an answer (`EINTR`) before its handler can run. Make the pending work end soon, e.g.
+    /// cancel the task that will answer; answering from `handler` itself is allowed. Runs at once if the request
+    /// was interrupted already, and never once it is answered.
+    public func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
+        guard !sent.load(ordering: .acquiring) else { return }
+        sink.onInterrupt(handler)
+    }
+
+    /// Claims the reply and sends it; false if it had been answered before or the kernel no longer waits.
     @discardableResult
-    func send(_ body: (fuse_req_t) -> Int32) -> Int32? {
+    func send(_ answer: ReplyAnswer) -> Bool {
         guard sent.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else {
             log(FUSE_LOG_ERR, "\(operation) answered twice; the second answer is ignored")
-            return nil
+            return false
         }
-        let result = body(request.raw)
-        core.replyFinished()
-        return result
+        return sink.send(answer)
     }
 
-    /// For building directory listings before the reply is sent.
-    var rawRequest: fuse_req_t { request.raw }
-
-    /// Sends `bytes` with the getxattr/listxattr size protocol: a probe (``size`` 0) gets the length, a
-    /// buffer too small gets `ERANGE`.
-    func sendSizeProbed(_ bytes: [UInt8]) {
+    /// Sends the getxattr/listxattr size protocol: a probe (``size`` 0) gets the length, a buffer too small gets
+    /// `ERANGE`.
+    func sendSizeProbed(byteCount: Int, _ answer: ReplyAnswer) {
         if size == 0 {
-            send { fuse_reply_xattr($0, bytes.count) }
-        } else if bytes.count > size {
+            send(.attributeSize(byteCount))
+        } else if byteCount > size {
             error(ERANGE)
         } else {
-            _ = bytes.withUnsafeBytes { buffer in send { fuse_reply_buf($0, buffer.baseAddress, buffer.count) } }
+            send(answer)
         }
     }
 }
@@ -129,31 +162,27 @@ public final class Reply<Kind: ReplyPayload>: Sendable {
 extension Reply where Kind == ReplyKind.Entry {
     /// The name exists.
     public func entry(_ entry: Entry) {
-        var parameters = entry.parameters
-        send { fuse_reply_entry($0, &parameters) }
+        send(.entry(entry))
     }
 
     /// The name does not exist, and the kernel may remember that for `timeout` (a negative dentry). Desktops
     /// probe missing names constantly (`.hidden`, `autorun.inf`), so a timeout saves a request per probe.
     public func negative(timeout: Duration) {
-        var parameters = fuse_entry_param()
-        parameters.entry_timeout = timeout.seconds
-        send { fuse_reply_entry($0, &parameters) }
+        send(.negativeEntry(timeout: timeout))
     }
 }
 
 extension Reply where Kind == ReplyKind.Attributes {
     /// The kernel trusts `attributes` for `timeout` without another `getattr`.
     public func attributes(_ attributes: Attributes, timeout: Duration) {
-        var value = attributes.stat
-        send { fuse_reply_attr($0, &value, timeout.seconds) }
+        send(.attributes(attributes, timeout: timeout))
     }
 }
 
 extension Reply where Kind == ReplyKind.Link {
     /// A symlink's target (cached by the kernel if the session enables ``KernelSettings/cacheSymlinks``).
     public func target(_ target: String) {
-        send { fuse_reply_readlink($0, target) }
+        send(.linkTarget(target))
     }
 }
 
@@ -172,13 +201,11 @@ extension Reply where Kind == ReplyKind.Open {
         handle: UInt64 = 0, keepCache: Bool = false, cacheDirectory: Bool = false, directIO: Bool = false,
         nonSeekable: Bool = false
     ) -> Bool {
-        var info = fileInfo.raw
-        info.fh = handle
-        info.keep_cache = keepCache ? 1 : 0
-        info.cache_readdir = cacheDirectory ? 1 : 0
-        info.direct_io = directIO ? 1 : 0
-        info.nonseekable = nonSeekable ? 1 : 0
-        return send { fuse_reply_open($0, &info) } == 0
+        send(
+            .open(
+                OpenedFile(
+                    handle: handle, keepCache: keepCache, cacheDirectory: cacheDirectory, directIO: directIO,
+                    nonSeekable: nonSeekable)))
     }
 }
 
@@ -188,47 +215,26 @@ extension Reply where Kind == ReplyKind.Create {
     public func created(_ entry: Entry, handle: UInt64 = 0, keepCache: Bool = false, directIO: Bool = false)
         -> Bool
     {
-        var parameters = entry.parameters
-        var info = fileInfo.raw
-        info.fh = handle
-        info.keep_cache = keepCache ? 1 : 0
-        info.direct_io = directIO ? 1 : 0
-        return send { fuse_reply_create($0, &parameters, &info) } == 0
+        send(.created(entry, OpenedFile(handle: handle, keepCache: keepCache, directIO: directIO)))
     }
 }
 
 extension Reply where Kind == ReplyKind.Data {
     /// Answers with these bytes (at most ``size``; fewer means end of file).
     public func data(_ bytes: some Collection<UInt8>) {
-        _ = Array(bytes.prefix(size)).withUnsafeBytes { buffer in
-            send { fuse_reply_buf($0, buffer.baseAddress, buffer.count) }
-        }
-    }
-
-    /// Answers with bytes the caller owns; they are copied to the kernel before this returns.
-    public func buffer(_ buffer: UnsafeRawBufferPointer) {
-        send { fuse_reply_buf($0, buffer.baseAddress, min(buffer.count, size)) }
-    }
-
-    /// Answers with `length` bytes of an open file at `offset`, read (or spliced, with
-    /// ``KernelSettings/spliceWrite``) by libfuse without a copy through Swift. The descriptor must stay
-    /// open until this returns.
-    public func file(descriptor: Int32, offset: Int64, length: Int) {
-        var bufferVector = cfuse_bufvec_fd(min(length, size), descriptor, off_t(offset))
-        send { fuse_reply_data($0, &bufferVector, fuse_buf_copy_flags(rawValue: 0)) }
+        send(.data(Array(bytes.prefix(size))))
     }
 }
 
 extension Reply where Kind == ReplyKind.Write {
     public func written(_ count: Int) {
-        send { fuse_reply_write($0, count) }
+        send(.written(count))
     }
 }
 
 extension Reply where Kind == ReplyKind.Statistics {
     public func statistics(_ statistics: FileSystemStatistics) {
-        var value = statistics.statvfs
-        send { fuse_reply_statfs($0, &value) }
+        send(.statistics(statistics))
     }
 }
 
@@ -243,7 +249,8 @@ extension Reply where Kind == ReplyKind.ExtendedAttribute {
     /// Answers with an attribute's value, following the getxattr protocol: a size probe (``size`` 0) gets
     /// the length, a buffer too small for the value gets `ERANGE`.
     public func value(_ value: some Collection<UInt8>) {
-        sendSizeProbed(Array(value))
+        let bytes = Array(value)
+        sendSizeProbed(byteCount: bytes.count, .data(bytes))
     }
 }
 
@@ -251,6 +258,7 @@ extension Reply where Kind == ReplyKind.ExtendedAttributeNames {
     /// Answers listxattr with these names (NUL-terminated on the wire), with the same size-probe and
     /// `ERANGE` protocol as getxattr.
     public func names(_ names: some Sequence<String>) {
-        sendSizeProbed(names.flatMap { Array($0.utf8) + [0] })
+        let names = Array(names)
+        sendSizeProbed(byteCount: names.reduce(0) { $0 + $1.utf8.count + 1 }, .attributeNames(names))
     }
 }

@@ -8,6 +8,7 @@ final class SessionCore: Sendable {
     let settings: KernelSettings
     /// Set at INIT when ``KernelSettings/skipsOpenDirectory`` is on and the kernel supports it.
     let skipsOpenDirectory = Atomic<Bool>(false)
+    let interrupts = InterruptWatch()
     private let outstanding = Atomic<Int>(0)
 
     init(fileSystem: any FileSystemOperations, settings: KernelSettings) {
@@ -42,8 +43,9 @@ final class SessionCore: Sendable {
         use(FUSE_CAP_CACHE_SYMLINKS, settings.cacheSymlinks)
         use(FUSE_CAP_READDIRPLUS, settings.readDirectoryPlus != .off)
         use(FUSE_CAP_READDIRPLUS_AUTO, settings.readDirectoryPlus == .automatic)
-        use(FUSE_CAP_SPLICE_WRITE, settings.spliceWrite)
-        // Splicing request payloads only helps writes, which this kind of filesystem refuses.
+        // Splicing only pays for replies from a file descriptor and for write payloads; replies here are buffers,
+        // and this kind of filesystem refuses writes.
+        use(FUSE_CAP_SPLICE_WRITE, false)
         use(FUSE_CAP_SPLICE_READ, false)
         use(FUSE_CAP_SPLICE_MOVE, false)
         use(FUSE_CAP_POSIX_ACL, settings.posixACL)

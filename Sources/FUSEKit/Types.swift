@@ -95,6 +95,11 @@ public struct FileInfo: Sendable, Hashable {
     /// The handle the filesystem chose in its `open`/`opendir`/`create` reply.
     public var handle: UInt64
 
+    public init(flags: Int32 = O_RDONLY, handle: UInt64 = 0) {
+        self.flags = flags
+        self.handle = handle
+    }
+
     init(_ raw: UnsafeMutablePointer<fuse_file_info>?) {
         flags = raw?.pointee.flags ?? 0
         handle = raw?.pointee.fh ?? 0
@@ -107,6 +112,13 @@ public struct RequestContext: Sendable, Hashable {
     public var groupID: gid_t
     public var processID: pid_t
     public var umask: mode_t
+
+    public init(userID: uid_t = 0, groupID: gid_t = 0, processID: pid_t = 0, umask: mode_t = 0) {
+        self.userID = userID
+        self.groupID = groupID
+        self.processID = processID
+        self.umask = umask
+    }
 }
 
 /// The answer to `statfs`.

@@ -101,10 +101,10 @@ enum CredentialSource {
         let errorOutput = errors.fileHandleForReading
         let reading = DispatchGroup()
         DispatchQueue.global().async(group: reading) {
-            let data = errorOutput.readDataToEndOfFile()
+            let data = (try? errorOutput.readToEnd()) ?? Data()
             collected.data.withLock { $0 = data }
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let data = (try? output.fileHandleForReading.readToEnd()) ?? Data()
         process.waitUntilExit()
         reading.wait()
         guard process.terminationStatus == 0 else {

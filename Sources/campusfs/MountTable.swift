@@ -21,7 +21,7 @@ struct MountEntry: Equatable {
     /// end through a file handle: `String(contentsOfFile:)` stops after the first 4 KiB of a `/proc` file (it
     /// reports size 0), and a machine with a few dozen mounts has a longer table.
     static func table() -> [MountEntry] {
-        let bytes = FileHandle(forReadingAtPath: "/proc/self/mountinfo")?.readDataToEndOfFile() ?? Data()
+        let bytes = (try? FileHandle(forReadingAtPath: "/proc/self/mountinfo")?.readToEnd()) ?? Data()
         let table = String(decoding: bytes, as: UTF8.self)
         return table.split(separator: "\n").compactMap { line in
             // id parent major:minor root mountpoint options [optional fields…] - type source superoptions

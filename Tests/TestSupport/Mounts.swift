@@ -5,7 +5,7 @@ import Foundation
 /// Read to its end through a file handle: `String(contentsOfFile:)` stops after the first 4 KiB of a `/proc` file
 /// (it reports size 0), and a busy machine's table is longer.
 public func isMounted(_ directory: String) -> Bool {
-    let bytes = FileHandle(forReadingAtPath: "/proc/self/mounts")?.readDataToEndOfFile() ?? Data()
+    let bytes = (try? FileHandle(forReadingAtPath: "/proc/self/mounts")?.readToEnd()) ?? Data()
     let table = String(decoding: bytes, as: UTF8.self)
     return table.split(separator: "\n").contains { line in
         line.split(separator: " ").dropFirst().first.map { unescapeMountPath($0) == directory } ?? false

@@ -32,7 +32,7 @@ public func runTool(_ path: String, _ arguments: [String]) async throws -> Comma
 /// would block every one of them, leaving no thread for the simulators to answer on (measured: a 30 s stall).
 public func readToEnd(_ pipe: Pipe) async -> Data {
     await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }.start()
+        Thread { continuation.resume(returning: (try? pipe.fileHandleForReading.readToEnd()) ?? Data()) }.start()
     }
 }
 
@@ -60,7 +60,7 @@ private func runToEnd(_ path: String, _ arguments: [String]) throws -> CommandRe
     process.standardInput = FileHandle.nullDevice
     try process.run()
     let errors = PendingRead(err)
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stdout = (try? out.fileHandleForReading.readToEnd()) ?? Data()
     process.waitUntilExit()
     return CommandResult(
         status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
@@ -74,7 +74,7 @@ private final class PendingRead: Sendable {
 
     init(_ pipe: Pipe) {
         Thread { [self] in
-            let bytes = pipe.fileHandleForReading.readDataToEndOfFile()
+            let bytes = (try? pipe.fileHandleForReading.readToEnd()) ?? Data()
             data.withLock { $0 = bytes }
             done.signal()
         }.start()

@@ -52,12 +52,14 @@ enum MountHarness {
 
 /// A simulator, a refreshed store and CampusFS mounted on them.
 struct MountedCampus: Sendable {
-    let sim: Simulator
-    let source: any DocumentSource
-    let store: MetadataStore
+    let campus: Campus
     let mount: CampusMount
     let directory: String
     let cacheDirectory: String
+
+    var sim: Simulator { campus.sim }
+    var source: any DocumentSource { campus.source }
+    var store: MetadataStore { campus.store }
 
     /// The path of `relative` inside the mount, quoted for `sh`.
     func path(_ relative: String) -> String {
@@ -66,12 +68,11 @@ struct MountedCampus: Sendable {
 
     /// The document at `relative` (a path below the mount).
     func document(_ relative: String) throws -> DocumentInfo? {
-        try store.document(inode: try store.resolve(path: relative).inode)
+        try campus.document(relative)
     }
 
-    /// The bytes a download of `documentID` must produce (`GET /__sim/documents/{id}/content`).
     func contentURL(_ documentID: String) -> String {
-        sim.controlURL + "/documents/" + documentID + "/content"
+        campus.contentURL(documentID)
     }
 
     /// Starts everything, runs `body`, and always unmounts, checking that no mount is left behind.
@@ -79,39 +80,27 @@ struct MountedCampus: Sendable {
         _ dataset: Dataset = .fixtures507, flavour: Flavour = .v50, user: String = "test_autor",
         cache: ContentCacheConfiguration = ContentCacheConfiguration(), _ body: (MountedCampus) async throws -> Void
     ) async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: dataset, flavour: flavour))
-        let source = try await StudIP.connect(
-            ClientConfiguration(baseURL: sim.baseURL, credentials: .basic(username: user, password: "testing")))
-        let directory = try temporaryDirectory("campusfs-mount")
-        let cacheDirectory = try temporaryDirectory("campusfs-cache")
-        defer {
-            rmdir(directory)
-            try? FileManager.default.removeItem(atPath: cacheDirectory)
-        }
-        do {
-            let store = try MetadataStore.temporary()
-            _ = try await Refresher(source: source, store: store, options: TreeOptions()).refresh()
-            guard let downloader = source.downloader else { throw MountHarness.Failure.noDownloader }
+        try await Campus.with(dataset, flavour: flavour, user: user) { campus in
+            let directory = try temporaryDirectory("campusfs-mount")
+            let cacheDirectory = try temporaryDirectory("campusfs-cache")
+            defer {
+                rmdir(directory)
+                try? FileManager.default.removeItem(atPath: cacheDirectory)
+            }
+            guard let downloader = campus.source.downloader else { throw MountHarness.Failure.noDownloader }
             let mount = try CampusMount(
-                store: store, cacheDirectory: cacheDirectory, downloader: downloader, cacheConfiguration: cache)
+                store: campus.store, cacheDirectory: cacheDirectory, downloader: downloader, cacheConfiguration: cache)
             try mount.start(at: directory)
-            let campus = MountedCampus(
-                sim: sim, source: source, store: store, mount: mount, directory: directory,
-                cacheDirectory: cacheDirectory)
+            let mounted = MountedCampus(
+                campus: campus, mount: mount, directory: directory, cacheDirectory: cacheDirectory)
             do {
-                try await body(campus)
+                try await body(mounted)
             } catch {
-                await campus.unmount()
+                await mounted.unmount()
                 throw error
             }
-            await campus.unmount()
-        } catch {
-            await source.shutdown()
-            await sim.stop()
-            throw error
+            await mounted.unmount()
         }
-        await source.shutdown()
-        await sim.stop()
     }
 
     private func unmount() async {
