@@ -16,13 +16,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
-        .target(name: "FUSEKit", dependencies: ["CFuse3"]),
+        .target(name: "AsyncHelpers"),
+        .target(name: "FUSEKit", dependencies: ["CFuse3", "AsyncHelpers"]),
         // Recording replies, so filesystems run their operations in-process in unit tests.
         .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),
         .systemLibrary(name: "CXattr"),
@@ -35,9 +38,13 @@ let package = Package(
         .target(
             name: "StudIPKit",
             dependencies: [
-                "StudIPModel", "StudIPWire",
+                "AsyncHelpers", "StudIPModel", "StudIPWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                // NIO's own types: its errors, recognised by type, and `TimeAmount`.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .target(
@@ -52,7 +59,7 @@ let package = Package(
         .target(
             name: "CampusFS",
             dependencies: [
-                "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "FUSEKit",
+                "AsyncHelpers", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "FUSEKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -62,7 +69,8 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "CampusFS", "ControlProtocol", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "FUSEKit",
+                "AsyncHelpers", "CampusFS", "ControlProtocol", "StudIPKit", "StudIPModel", "MetadataStore",
+                "ContentCache", "FUSEKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -101,6 +109,10 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["StudIPKit", "StudIPSimulator"],
             path: "Tests/TestSupport"
+        ),
+        .testTarget(
+            name: "AsyncHelpersTests",
+            dependencies: ["AsyncHelpers"]
         ),
         .testTarget(
             name: "StudIPKitTests",

@@ -1,3 +1,4 @@
+import AsyncHelpers
 import ContentCache
 import FUSEKit
 import Foundation
@@ -407,9 +408,8 @@ public final class CampusFileSystem: FileSystemOperations {
 
     private func revalidateIfStale(_ directory: Node, listedAt: Date?) {
         guard let courseID = directory.courseID, let refreshing = courseRefreshing.withLock({ $0 }) else { return }
-        let (seconds, attoseconds) = refreshing.listingTTL.components
-        let age = Double(seconds) + Double(attoseconds) / 1e18
-        if listedAt.map({ Date().timeIntervalSince($0) > age }) ?? true { refreshing.inBackground(courseID) }
+        let ttl = refreshing.listingTTL.seconds
+        if listedAt.map({ Date().timeIntervalSince($0) > ttl }) ?? true { refreshing.inBackground(courseID) }
     }
 
     private func entry(for node: Node) -> Entry {

@@ -1,3 +1,4 @@
+import AsyncHelpers
 import ContentCache
 import FUSEKit
 import Foundation
@@ -129,9 +130,7 @@ public final class CampusMount: Sendable {
     public func stop(timeout: Duration = .seconds(5)) -> Bool {
         guard let (session, finished) = running.withLock({ $0 }) else { return true }
         session.exit()
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Double(seconds) * 1e9 + Double(attoseconds) / 1e9
-        guard finished.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return false }
+        guard finished.wait(timeout: .now() + timeout.seconds) == .success else { return false }
         finished.signal()
         return true
     }

@@ -1,3 +1,4 @@
+import AsyncHelpers
 import CampusFS
 import ContentCache
 import ControlProtocol
@@ -108,7 +109,10 @@ public final class CampusDaemon: Sendable {
     public let startedFromStore: Bool
     private let control: ControlServer
     private let logger: Logger
-    private let refreshes = RefreshQueue()
+    /// One refresh at a time, in the order asked for.
+    private let refreshes = ConcurrencyLimiter(limit: 1)
+    /// Courses with a background refresh pending, so that many looks into one old listing ask once.
+    private let backgroundRefreshes = Mutex<Set<String>>([])
     private let poller = Mutex<Task<Void, Never>?>(nil)
     private let lastRefresh = Mutex(LastRefresh())
     /// How far the running refresh is, for `status` and `campusfs refresh`'s progress line.
@@ -338,7 +342,7 @@ public final class CampusDaemon: Sendable {
 
     /// Refreshes (everything, or some courses), then tells the kernel and the cache what changed.
     public func refresh(courseIDs: Set<String>? = nil) async -> Result<Refresher.Report, RefreshError> {
-        await refreshes.run { [self] in
+        await refreshes.withSlot { [self] () async -> Result<Refresher.Report, RefreshError> in
             let result: Result<Refresher.Report, RefreshError>
             do throws(RefreshError) {
                 let source: any DocumentSource
@@ -383,7 +387,7 @@ public final class CampusDaemon: Sendable {
                 logger.warning("refresh failed: \(error)")
             }
             return result
-        }
+        } ?? .failure(.studIP(.cancelled))
     }
 
     /// Remembers a successful refresh for `status`, and logs every course it could not read.
@@ -400,7 +404,7 @@ public final class CampusDaemon: Sendable {
     func collect(now: Date = Date()) async {
         let cache = mount.fileSystem.cache
         do throws(StoreError) {
-            let grace = TimeInterval(configuration.removalGrace.components.seconds)
+            let grace = configuration.removalGrace.seconds
             let departed = try store.departed(before: now.addingTimeInterval(-grace))
             let documents = departed.filter { $0.item == .document }.map(\.studipID)
             if !documents.isEmpty { await cache.remove(documentIDs: documents) }
@@ -427,10 +431,10 @@ public final class CampusDaemon: Sendable {
 
     /// Stale-while-revalidate: the listing was answered from the store; this brings the course up to date.
     private func refreshInBackground(_ courseID: String) {
-        guard refreshes.claimBackground(courseID) else { return }
+        guard backgroundRefreshes.withLock({ $0.insert(courseID).inserted }) else { return }
         Task { [self] in
             _ = await refresh(courseIDs: [courseID])
-            refreshes.releaseBackground(courseID)
+            _ = backgroundRefreshes.withLock { $0.remove(courseID) }
         }
     }
 
@@ -438,8 +442,7 @@ public final class CampusDaemon: Sendable {
         let interval = configuration.refreshInterval
         let task = Task { [weak self] in
             while !Task.isCancelled {
-                let jitter = Double.random(in: 0...0.1) * Double(interval.components.seconds)
-                try? await Task.sleep(for: interval + .seconds(jitter))
+                try? await Task.sleep(for: interval + interval * Double.random(in: 0...0.1))
                 guard !Task.isCancelled, let self else { return }
                 _ = await self.refresh()
             }
@@ -496,48 +499,5 @@ private final class Holder: Sendable {
     var value: CampusDaemon? {
         get { daemon.withLock { $0 } }
         set { daemon.withLock { $0 = newValue } }
-    }
-}
-
-/// Runs refreshes one after another and remembers which courses have a background refresh pending.
-private final class RefreshQueue: Sendable {
-    private struct State {
-        var running = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
-        var background: Set<String> = []
-    }
-
-    private let state = Mutex(State())
-
-    func run<T: Sendable>(_ body: @Sendable () async -> T) async -> T {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let proceed = state.withLock { state -> Bool in
-                guard state.running else {
-                    state.running = true
-                    return true
-                }
-                state.waiting.append(continuation)
-                return false
-            }
-            if proceed { continuation.resume() }
-        }
-        let result = await body()
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.waiting.isEmpty else {
-                state.running = false
-                return nil
-            }
-            return state.waiting.removeFirst()
-        }
-        next?.resume()
-        return result
-    }
-
-    func claimBackground(_ courseID: String) -> Bool {
-        state.withLock { $0.background.insert(courseID).inserted }
-    }
-
-    func releaseBackground(_ courseID: String) {
-        _ = state.withLock { $0.background.remove(courseID) }
     }
 }

@@ -1,3 +1,4 @@
+import AsyncHelpers
 import ControlProtocol
 import Foundation
 import StudIPKit
@@ -26,7 +27,7 @@ public actor ServerLink: DocumentDownloader {
     private var refused: [Credentials] = []
     /// Given by `campusfs login` while mounted; take precedence over `lookup` from then on.
     private var given: Credentials?
-    private var connecting: Task<Result<any DocumentSource, StudIPError>, Never>?
+    private let connecting = SingleFlight<any DocumentSource, StudIPError>()
     public private(set) var state: DaemonStatus.Server = .unknown
     /// What went wrong last, phrased for the user; nil while things work.
     public private(set) var problem: String?
@@ -48,7 +49,7 @@ public actor ServerLink: DocumentDownloader {
     /// The connected source; connects first if needed (concurrent callers share one attempt). While the login is
     /// refused, only `retryingRefusedLogin` (a refresh) or new credentials reach the server.
     public func connected(retryingRefusedLogin: Bool = false) async throws(StudIPError) -> any DocumentSource {
-        if state == .loginNeeded, connecting == nil {
+        if state == .loginNeeded, !connecting.isRunning {
             let current = await currentCredentials()
             if !retryingRefusedLogin, refused.contains(where: { $0.isSameLogin(as: current) }) {
                 throw .authenticationFailed(server: configuration.baseURL)
@@ -61,28 +62,19 @@ public actor ServerLink: DocumentDownloader {
         if let source { return source }
         var configuration = configuration
         configuration.credentials = credentials
-        let attempt =
-            connecting
-            ?? Task { [configuration, connect] in
-                do throws(StudIPError) {
-                    return .success(try await connect(configuration))
-                } catch {
-                    return .failure(error)
-                }
+        let connected: any DocumentSource
+        do throws(StudIPError) {
+            connected = try await connecting.run { [configuration, connect] () async throws(StudIPError) in
+                try await connect(configuration)
             }
-        connecting = attempt
-        let result = await attempt.value
-        connecting = nil
-        switch result {
-        case .success(let connected):
-            if let source { return source }
-            source = connected
-            record(success: connected.apiName)
-            return connected
-        case .failure(let error):
+        } catch {
             record(error)
             throw error
         }
+        if let source { return source }
+        source = connected
+        record(success: connected.apiName)
+        return connected
     }
 
     /// Logs in with `credentials` from now on (`campusfs login` while mounted): drops the connection that used the

@@ -1,3 +1,4 @@
+import AsyncHelpers
 import CFuse3
 import Glibc
 import Synchronization

@@ -1,3 +1,4 @@
+import AsyncHelpers
 import CFuse3
 import Glibc
 
@@ -214,14 +215,6 @@ public enum FUSEKitError: Error, Hashable {
     case signalSetupFailed(errno: Int32)
     /// The readahead of the mount could not be set: `path` failed with this errno (`EACCES` without root).
     case readaheadFailed(path: String, errno: Int32)
-}
-
-extension Duration {
-    /// The value as fractional seconds, the unit of libfuse's timeouts.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 }
 
 /// Writes one line through libfuse's logger (stderr unless the application installed `fuse_set_log_func`).

@@ -1,3 +1,4 @@
+import AsyncHelpers
 import Foundation
 import StudIPModel
 import StudIPWire
@@ -46,7 +47,7 @@ actor BearerAuthenticator: Authenticator {
     private var tokens: OAuthTokens
     private let storage: (any TokenStorage)?
     private let clientID: String
-    private var refreshing: Task<Result<OAuthTokens, StudIPError>, Never>?
+    private let refreshing = SingleFlight<OAuthTokens, StudIPError>()
 
     /// Refresh this long before the announced expiry, so a request does not race the deadline.
     private static let expiryMargin: TimeInterval = 10
@@ -81,21 +82,10 @@ actor BearerAuthenticator: Authenticator {
         guard let refreshToken = tokens.refreshToken else {
             throw .authenticationFailed(server: transport.installation.serverName)
         }
-        let task: Task<Result<OAuthTokens, StudIPError>, Never>
-        if let running = refreshing {
-            task = running
-        } else {
-            let request = refreshRequest(refreshToken, transport: transport)
-            task = Task {
-                await captured { () async throws(StudIPError) in
-                    try await Self.requestTokens(request, transport: transport)
-                }
-            }
-            refreshing = task
+        let request = refreshRequest(refreshToken, transport: transport)
+        let fresh = try await refreshing.run { () async throws(StudIPError) in
+            try await Self.requestTokens(request, transport: transport)
         }
-        let result = await task.value
-        if refreshing == task { refreshing = nil }
-        let fresh = try result.get()
         guard tokens.accessToken == accessToken else { return }
         tokens = fresh
         do {
@@ -140,8 +130,8 @@ actor WebLoginAuthenticator: Authenticator {
     private let username: String
     private let password: String
     private var cookie: String?
-    /// The login in progress: requests that meet an expired session at the same time share one login.
-    private var loggingIn: Task<Result<String, StudIPError>, Never>?
+    /// Requests that meet an expired session at the same time share one login.
+    private let loggingIn = SingleFlight<String, StudIPError>()
 
     init(username: String, password: String) {
         self.username = username
@@ -164,21 +154,11 @@ actor WebLoginAuthenticator: Authenticator {
     /// Logs in unless another task already replaced `stale`; joins a login in progress.
     private func logIn(replacing stale: String?, transport: HTTPTransport) async throws(StudIPError) -> String {
         if let cookie, cookie != stale { return cookie }
-        let task: Task<Result<String, StudIPError>, Never>
-        if let running = loggingIn {
-            task = running
-        } else {
-            let request = HTTPRequest(
-                method: .post, url: transport.installation.web(["login"]),
-                form: [("loginname", username), ("password", password)], what: "the web login")
-            task = Task {
-                await captured { () async throws(StudIPError) in try await Self.session(request, transport) }
-            }
-            loggingIn = task
+        let request = HTTPRequest(
+            method: .post, url: transport.installation.web(["login"]),
+            form: [("loginname", username), ("password", password)], what: "the web login")
+        let fresh = try await loggingIn.run { () async throws(StudIPError) in try await Self.session(request, transport)
         }
-        let result = await task.value
-        if loggingIn == task { loggingIn = nil }
-        let fresh = try result.get()
         cookie = fresh
         return fresh
     }

@@ -1,3 +1,4 @@
+import AsyncHelpers
 import Foundation
 import StudIPModel
 import Synchronization
@@ -40,7 +41,7 @@ final class CircuitBreaker: Sendable {
             return state.openUntil
         }
         guard let openUntil else { return }
-        let seconds = max(1, Int((openUntil - .now).components.seconds))
+        let seconds = max(1, Int((openUntil - .now).seconds))
         throw .unreachable(
             server: server,
             detail: "Stud.IP is not answering (\(settings.timeoutsInARow) requests in a row timed out); "

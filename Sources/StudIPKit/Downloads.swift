@@ -1,5 +1,7 @@
 import AsyncHTTPClient
+import AsyncHelpers
 import Foundation
+import NIOCore
 import StudIPModel
 import Synchronization
 
@@ -194,7 +196,8 @@ extension HTTPTransport {
         }
     }
 
-    /// The longest `Retry-After` a download waits for before it retries.
+    /// The longest `Retry-After` a download waits for before it retries. Someone waits for the open: a server asking
+    /// for more patience gets a clear "try again" (EAGAIN) instead of an open that hangs and then looks offline.
     static let longestRetryAfter = Duration.seconds(1)
 
     /// One request until its response head, retried on 5xx, 429 and connections closed before the head. Never
@@ -208,57 +211,35 @@ extension HTTPTransport {
         request.method = .GET
         request.headers.add(name: "User-Agent", value: "CampusFS")
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
-        let shown = server == installation.serverName ? url : server
-        var attempt = 1
-        while true {
-            countUnbudgeted()
-            let started = ContinuousClock.now
-            let reason: String
-            var delay = retry.delay(beforeRetry: attempt)
-            do {
-                let response = try await downloadClient.execute(
-                    request, timeout: .nanoseconds(Self.nanoseconds(downloadTimeouts.responseHead)))
-                let status = Int(response.status.code)
-                logger.debug(
-                    "GET \(shown) → \(status)",
-                    metadata: ["attempt": "\(attempt)", "duration": "\(ContinuousClock.now - started)"])
-                if (200..<300).contains(status) { return .streaming(response) }
-                let answer = await Self.read(response)
-                if let refused = refusal(answer) { throw refused }
-                guard Self.isRetryable(status: status), attempt < retry.attempts else { return .answered(answer) }
-                reason = "HTTP \(status)"
-                if let advised = answer.header("retry-after").flatMap(Int.init), advised >= 0 {
-                    // Someone waits for this open: a server asking for more patience gets a clear "try again"
-                    // (EAGAIN) instead of an open that hangs and then looks offline.
-                    if .seconds(advised) > Self.longestRetryAfter { return .answered(answer) }
-                    delay = min(.seconds(advised), retry.maxDelay)
-                }
-            } catch let refused as StudIPError {
-                throw refused
-            } catch {
-                let transient: String
-                do throws(StudIPError) {
-                    transient = try startFailure(error, url: url, server: server)
-                } catch .unreachable(_, let detail) where server != installation.serverName {
-                    throw .hostUnreachable(host: server, what: what, detail: detail)
-                }
-                guard attempt < retry.attempts else {
-                    throw server == installation.serverName
-                        ? .unreachable(server: server, detail: transient)
-                        : .hostUnreachable(host: server, what: what, detail: transient)
-                }
-                reason = transient
-            }
-            logger.notice(
-                "retrying the download of \(what) after \(reason)",
-                metadata: ["attempt": "\(attempt + 1)/\(retry.attempts)", "delay": "\(delay)"])
-            do {
-                try await Task.sleep(for: delay)
-            } catch {
-                throw .cancelled
-            }
-            attempt += 1
+        return try await retry.run(
+            "the download of \(what)", logger: logger, longestRetryAfter: Self.longestRetryAfter,
+            exhausted: { detail in unreachable(server, what: what, detail: detail) },
+            attempt: { attempt async throws(StudIPError) in
+                try await startOnce(request, url: url, what: what, server: server, refusal: refusal, attempt: attempt)
+            })
+    }
+
+    /// One try of ``start(_:headers:what:server:refusal:)``.
+    private func startOnce(
+        _ request: HTTPClientRequest, url: String, what: String, server: String,
+        refusal: (HTTPResponse) -> StudIPError?, attempt: Int
+    ) async throws(StudIPError) -> Attempt<Answer> {
+        countUnbudgeted()
+        let started = ContinuousClock.now
+        let response: HTTPClientResponse
+        do {
+            response = try await downloadClient.execute(request, timeout: TimeAmount(downloadTimeouts.responseHead))
+        } catch {
+            return try startFailure(error, url: url, what: what, server: server)
         }
+        let status = Int(response.status.code)
+        logger.debug(
+            "GET \(server == installation.serverName ? url : server) → \(status)",
+            metadata: ["attempt": "\(attempt)", "duration": "\(ContinuousClock.now - started)"])
+        if (200..<300).contains(status) { return .final(.streaming(response)) }
+        let answer = await Self.read(response)
+        if let refused = refusal(answer) { throw refused }
+        return .answered(.answered(answer), answer)
     }
 
     /// A non-2xx answer with its (small) body; a body too large to be a message is left out.
@@ -271,25 +252,38 @@ extension HTTPTransport {
         return HTTPResponse(status: Int(response.status.code), headers: headers, body: body ?? Data())
     }
 
-    /// The detail of a failure worth retrying; throws for those that are not.
-    private func startFailure(_ error: any Error, url: String, server: String) throws(StudIPError) -> String {
-        if error is CancellationError || Task.isCancelled { throw .cancelled }
-        if let clientError = error as? HTTPClientError {
-            switch clientError {
-            case .connectTimeout, .tlsHandshakeTimeout:
-                throw .unreachable(server: server, detail: "no connection within \(downloadTimeouts.connect)")
-            case .deadlineExceeded, .readTimeout, .getConnectionFromPoolTimeout:
-                throw .unreachable(server: server, detail: "no answer within \(downloadTimeouts.responseHead)")
-            case .cancelled:
-                throw .cancelled
-            case .remoteConnectionClosed:
-                return "connection closed by the server"
-            default:
-                break
+    /// A failure worth retrying (a connection closed before the head); throws for those that are not. An `open`
+    /// waits for this, so a timeout is not retried: offline it must fail fast.
+    private func startFailure(
+        _ error: any Error, url: String, what: String, server: String
+    ) throws(StudIPError) -> Attempt<Answer> {
+        let detail: String
+        switch TransportFailure(error) {
+        case .cancelled:
+            throw .cancelled
+        case .connectTimeout:
+            detail = "no connection within \(downloadTimeouts.connect)"
+        case .answerTimeout:
+            detail = "no answer within \(downloadTimeouts.responseHead)"
+        case .unreachable:
+            detail = TransportFailure.unreachableDetail
+        case .closedByServer:
+            return .failed("connection closed by the server")
+        case .plainHTTPOverTLS(let failure):
+            if server == installation.serverName, url.hasPrefix("https:"), let wrong = Self.wrongScheme(url) {
+                throw wrong
             }
+            return .failed(failure)
+        case .other(let failure):
+            return .failed(failure)
         }
-        if let failure = connectionFailure(error, url: url, server: server) { throw failure }
-        return "connection failed (\(String(describing: error).prefix(120)))"
+        throw unreachable(server, what: what, detail: detail)
+    }
+
+    /// Stud.IP out of reach takes the server link offline; another host out of reach fails only this download.
+    private func unreachable(_ server: String, what: String, detail: String) -> StudIPError {
+        server == installation.serverName
+            ? .unreachable(server: server, detail: detail) : .hostUnreachable(host: server, what: what, detail: detail)
     }
 }
 
@@ -371,11 +365,12 @@ actor DownloadStream {
     }
 
     private func classify(_ error: any Error) -> StudIPError {
-        if error is CancellationError || Task.isCancelled { return .cancelled }
-        if let clientError = error as? HTTPClientError, clientError == .readTimeout {
-            return .brokeOff(what: what, detail: "no data from \(server) for \(idle)", stalled: true)
+        switch TransportFailure(error) {
+        case .cancelled: .cancelled
+        case .answerTimeout: .brokeOff(what: what, detail: "no data from \(server) for \(idle)", stalled: true)
+        default:
+            .brokeOff(what: what, detail: "\(server) closed the connection after \(received) bytes", stalled: false)
         }
-        return .brokeOff(what: what, detail: "\(server) closed the connection after \(received) bytes", stalled: false)
     }
 }
 

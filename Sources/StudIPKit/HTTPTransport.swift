@@ -1,6 +1,10 @@
 import AsyncHTTPClient
+import AsyncHelpers
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
 import StudIPModel
 import StudIPWire
 import Synchronization
@@ -77,10 +81,11 @@ final class HTTPTransport: Sendable {
         budget = configuration.requestBudget
         authenticator = makeAuthenticator(configuration.credentials, clientID: configuration.oauthClientID)
         breaker = CircuitBreaker(configuration.breaker, server: installation.serverName)
-        let readTimeout = Self.nanoseconds(configuration.requestTimeout)
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: .init(connect: .nanoseconds(min(readTimeout, 10_000_000_000)), read: .nanoseconds(readTimeout)))
+            timeout: .init(
+                connect: TimeAmount(min(configuration.requestTimeout, .seconds(10))),
+                read: TimeAmount(configuration.requestTimeout)))
         clientConfiguration.connectionPool = .init(
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConcurrentRequests))
@@ -92,9 +97,7 @@ final class HTTPTransport: Sendable {
         downloadLimiter = ConcurrencyLimiter(limit: configuration.maxConcurrentDownloads)
         var downloadConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: .init(
-                connect: .nanoseconds(Self.nanoseconds(downloadTimeouts.connect)),
-                read: .nanoseconds(Self.nanoseconds(downloadTimeouts.idle))))
+            timeout: .init(connect: TimeAmount(downloadTimeouts.connect), read: TimeAmount(downloadTimeouts.idle)))
         downloadConfiguration.connectionPool = .init(
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConcurrentDownloads))
@@ -181,49 +184,18 @@ final class HTTPTransport: Sendable {
     /// Sends a request as it is (no authentication), retrying transient failures; returns any HTTP answer
     /// that is not worth retrying, or the last one when the retries are used up.
     func send(_ request: HTTPRequest) async throws(StudIPError) -> HTTPResponse {
-        var attempt = 1
-        while true {
-            let outcome = try await attemptOnce(request, attempt: attempt)
-            let reason: String
-            var delay = retry.delay(beforeRetry: attempt)
-            switch outcome {
-            case .success(let response):
-                guard Self.isRetryable(status: response.status), attempt < retry.attempts else { return response }
-                reason = "HTTP \(response.status)"
-                if let advised = response.header("retry-after").flatMap(Int.init), advised >= 0 {
-                    delay = min(.seconds(advised), retry.maxDelay)
-                }
-            case .failure(let failure):
-                guard attempt < retry.attempts else {
-                    throw .unreachable(server: installation.serverName, detail: failure.detail)
-                }
-                reason = failure.detail
-            }
-            logger.notice(
-                "retrying \(request.method.rawValue) \(request.what) after \(reason)",
-                metadata: ["attempt": "\(attempt + 1)/\(retry.attempts)", "delay": "\(delay)"])
-            do {
-                try await Task.sleep(for: delay)
-            } catch {
-                throw .cancelled
-            }
-            attempt += 1
-        }
-    }
-
-    /// 5xx and 429 are worth another try; other 4xx will answer the same again.
-    static func isRetryable(status: Int) -> Bool {
-        status == 429 || (500...599).contains(status)
+        try await retry.run(
+            "\(request.method.rawValue) \(request.what)", logger: logger,
+            exhausted: { detail in .unreachable(server: installation.serverName, detail: detail) },
+            attempt: { attempt async throws(StudIPError) in try await attemptOnce(request, attempt: attempt) })
     }
 
     /// One try: an HTTP answer, or a transient failure (timeout, reset) described for the user. Everything
     /// that retrying cannot fix (cancellation, budget, refused connection) is thrown.
-    private func attemptOnce(
-        _ request: HTTPRequest, attempt: Int
-    ) async throws(StudIPError) -> Result<HTTPResponse, TransientFailure> {
+    private func attemptOnce(_ request: HTTPRequest, attempt: Int) async throws(StudIPError) -> Attempt<HTTPResponse> {
         try breaker.check()
         try chargeBudget()
-        return try await limiter.withSlot { () async throws(StudIPError) -> Result<HTTPResponse, TransientFailure> in
+        let outcome = try await limiter.withSlot { () async throws(StudIPError) -> Attempt<HTTPResponse> in
             // Checked again once a slot is free: the requests queued behind the ones that timed out.
             try breaker.check()
             let started = ContinuousClock.now
@@ -233,14 +205,35 @@ final class HTTPTransport: Sendable {
                 logger.debug(
                     "\(request.method.rawValue) \(request.url) → \(response.status)",
                     metadata: ["attempt": "\(attempt)", "duration": "\(ContinuousClock.now - started)"])
-                return .success(response)
+                return .answered(response, response)
             } catch {
-                let failure = try classify(error, url: request.url)
-                if failure.isTimeout, breaker.timedOut() {
-                    logger.warning("\(installation.serverName) is not answering; pausing requests")
-                }
-                return .failure(failure)
+                return try failure(error, url: request.url)
             }
+        }
+        guard let outcome else { throw .cancelled }
+        return outcome
+    }
+
+    /// Timeouts and broken connections are transient; a refused connection or an unknown host is not (the
+    /// server is down or the URL wrong: fail fast), and neither is cancellation.
+    private func failure(_ error: any Error, url: String) throws(StudIPError) -> Attempt<HTTPResponse> {
+        switch TransportFailure(error) {
+        case .cancelled:
+            throw .cancelled
+        case .connectTimeout, .answerTimeout:
+            if breaker.timedOut() {
+                logger.warning("\(installation.serverName) is not answering; pausing requests")
+            }
+            return .failed("timed out after \(timeout)")
+        case .closedByServer:
+            return .failed("connection closed by the server")
+        case .unreachable:
+            throw .unreachable(server: installation.serverName, detail: TransportFailure.unreachableDetail)
+        case .plainHTTPOverTLS(let detail):
+            if url.hasPrefix("https:"), let wrong = Self.wrongScheme(url) { throw wrong }
+            return .failed(detail)
+        case .other(let detail):
+            return .failed(detail)
         }
     }
 
@@ -263,54 +256,13 @@ final class HTTPTransport: Sendable {
             outgoing.headers.replaceOrAdd(name: "Content-Type", value: "application/x-www-form-urlencoded")
             outgoing.body = .bytes(Array(body.utf8))
         }
-        let response = try await client.execute(outgoing, timeout: .nanoseconds(Self.nanoseconds(timeout)))
+        let response = try await client.execute(outgoing, timeout: TimeAmount(timeout))
         var headers: [String: [String]] = [:]
         for (name, value) in response.headers {
             headers[name.lowercased(), default: []].append(value)
         }
         let body = try await response.body.collect(upTo: Self.maxBodyBytes)
         return HTTPResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
-    }
-
-    private struct TransientFailure: Error {
-        let detail: String
-        var isTimeout = false
-    }
-
-    /// Timeouts and broken connections are transient; a refused connection or an unknown host is not (the
-    /// server is down or the URL wrong: fail fast), and neither is cancellation.
-    private func classify(_ error: any Error, url: String) throws(StudIPError) -> TransientFailure {
-        if error is CancellationError || Task.isCancelled { throw .cancelled }
-        if let clientError = error as? HTTPClientError {
-            switch clientError {
-            case .readTimeout, .deadlineExceeded, .connectTimeout, .writeTimeout, .tlsHandshakeTimeout,
-                .getConnectionFromPoolTimeout:
-                return TransientFailure(detail: "timed out after \(timeout)", isTimeout: true)
-            case .remoteConnectionClosed:
-                return TransientFailure(detail: "connection closed by the server")
-            default:
-                break
-            }
-        }
-        if let failure = connectionFailure(error, url: url, server: installation.serverName) { throw failure }
-        return TransientFailure(detail: "connection failed (\(String(describing: error).prefix(120)))")
-    }
-
-    /// The connection failures retrying cannot fix: a refused connection or an unknown host (server down or URL
-    /// wrong: fail fast), and `https://` typed for a server that speaks plain HTTP, whose TLS handshake meets an
-    /// HTTP answer (BoringSSL's WRONG_VERSION_NUMBER). NIO's and NIOSSL's errors are not visible without
-    /// importing them; their descriptions are stable.
-    func connectionFailure(_ error: any Error, url: String, server: String) -> StudIPError? {
-        let text = String(describing: error)
-        if text.contains("WRONG_VERSION_NUMBER"), server == installation.serverName, url.hasPrefix("https:"),
-            let wrong = Self.wrongScheme(url)
-        {
-            return wrong
-        }
-        if String(describing: type(of: error)) == "NIOConnectionError" || text.contains("Connection refused") {
-            return .unreachable(server: server, detail: "connection refused or host unknown")
-        }
-        return nil
     }
 
     /// The error for `url`'s scheme being the wrong one, naming its server with the other scheme.
@@ -321,8 +273,59 @@ final class HTTPTransport: Sendable {
         let other = scheme == "https" ? "http" : "https"
         return .wrongScheme(typed: "\(scheme)://\(hostAndPort)", meant: "\(other)://\(hostAndPort)")
     }
+}
 
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+/// A failure below HTTP, told by the types AsyncHTTPClient, NIO and NIOSSL throw. Each caller decides what it
+/// means for its requests: metadata requests retry timeouts, an `open` waiting for a download does not.
+enum TransportFailure {
+    case cancelled
+    /// No connection in time: TCP connect or TLS handshake.
+    case connectTimeout
+    /// Connected, but no answer in time: the response, a read, a write, a connection from the pool, the deadline.
+    case answerTimeout
+    /// The server closed the connection before the answer was complete.
+    case closedByServer
+    /// The connection was refused or the host is unknown: the server is down or the URL wrong. Retrying cannot help.
+    case unreachable
+    /// A TLS handshake met a plain HTTP answer (BoringSSL's WRONG_VERSION_NUMBER): `https://` typed for a server
+    /// that speaks plain HTTP. `detail` as for ``other(_:)``.
+    case plainHTTPOverTLS(String)
+    /// Anything else, described for the user ("connection failed (…)").
+    case other(String)
+
+    /// The detail of ``unreachable`` for the user.
+    static let unreachableDetail = "connection refused or host unknown"
+
+    init(_ error: any Error) {
+        if error is CancellationError || Task.isCancelled {
+            self = .cancelled
+            return
+        }
+        switch error {
+        case let error as HTTPClientError:
+            switch error {
+            case .cancelled: self = .cancelled
+            case .connectTimeout, .tlsHandshakeTimeout: self = .connectTimeout
+            case .readTimeout, .writeTimeout, .deadlineExceeded, .getConnectionFromPoolTimeout:
+                self = .answerTimeout
+            case .remoteConnectionClosed: self = .closedByServer
+            default: self = .other(Self.describe(error))
+            }
+        // NIO's happy-eyeballs connector: every address refused, or the name did not resolve.
+        case is NIOConnectionError:
+            self = .unreachable
+        case let error as IOError where error.errnoCode == ECONNREFUSED:
+            self = .unreachable
+        // BoringSSL's reasons have no public code; the reason's name in its message is the stable part.
+        case NIOSSLError.handshakeFailed(.sslError(let reasons))
+        where reasons.contains(where: { $0.description.contains("WRONG_VERSION_NUMBER") }):
+            self = .plainHTTPOverTLS(Self.describe(error))
+        default:
+            self = .other(Self.describe(error))
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        "connection failed (\(String(describing: error).prefix(120)))"
     }
 }

@@ -140,25 +140,6 @@ struct DecodingTests {
         #expect(RetryPolicy(attempts: 0).attempts == 1)
     }
 
-    @Test("the limiter never lets more than its limit run at once")
-    func limiter() async throws {
-        let limiter = ConcurrencyLimiter(limit: 3)
-        let gauge = Gauge()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<20 {
-                group.addTask {
-                    try await limiter.withSlot { () async throws(StudIPError) in
-                        gauge.enter()
-                        try? await Task.sleep(for: .milliseconds(2))
-                        gauge.leave()
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        #expect(gauge.maximum == 3)
-    }
-
     @Test("installation URLs: credentials and trailing slashes dropped, ids and brackets encoded")
     func installationURLs() throws {
         let installation = try Installation("https://user:secret@host.example/studip/")
@@ -175,16 +156,4 @@ final class Counter: Sendable {
     private let count = Mutex(0)
     var value: Int { count.withLock { $0 } }
     func increment() { count.withLock { $0 += 1 } }
-}
-
-final class Gauge: Sendable {
-    private let state = Mutex((current: 0, maximum: 0))
-    var maximum: Int { state.withLock { $0.maximum } }
-    func enter() {
-        state.withLock {
-            $0.current += 1
-            $0.maximum = max($0.maximum, $0.current)
-        }
-    }
-    func leave() { state.withLock { $0.current -= 1 } }
 }

@@ -93,21 +93,37 @@ struct ResilienceTests {
         #expect(run.requests == Self.overviewRequests + 1)
     }
 
-    @Test("a refused connection fails at once with unreachable")
-    func refused() async throws {
+    /// NIO reports a refused address as `IOError`, a name none of whose addresses answers as `NIOConnectionError`.
+    @Test("a refused connection fails at once with unreachable", arguments: ["127.0.0.1", "localhost"])
+    func refused(host: String) async throws {
         let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
-        let url = sim.baseURL
+        let url = sim.baseURL.replacingOccurrences(of: "127.0.0.1", with: host)
         await sim.stop()
         var configuration = ClientConfiguration(
             baseURL: url, credentials: .basic(username: "test_autor", password: "testing"), retry: Harness.quickRetry)
         configuration.requestTimeout = .seconds(5)
         let started = ContinuousClock.now
         let error = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(configuration) }
-        guard case .unreachable = error else {
+        guard case .unreachable(_, let detail) = error else {
             Issue.record("expected unreachable, got \(String(describing: error))")
             return
         }
+        #expect(detail == "connection refused or host unknown", "not retried as a transient failure")
         #expect(ContinuousClock.now - started < .seconds(3))
+    }
+
+    @Test("https:// typed for a plain HTTP server fails at once, naming the scheme to use")
+    func plainHTTPServer() async throws {
+        try await withSimulator(.fixtures507) { sim in
+            let plain = try #require(URLComponents(string: sim.baseURL))
+            let hostAndPort = "\(plain.host ?? ""):\(plain.port ?? 0)"
+            let configuration = ClientConfiguration(
+                baseURL: "https://" + hostAndPort, credentials: .basic(username: "test_autor", password: "testing"),
+                retry: Harness.quickRetry)
+            let error = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(configuration) }
+            #expect(error == .wrongScheme(typed: "https://\(hostAndPort)", meant: "http://\(hostAndPort)"))
+            #expect(sim.requestCount == 0, "the TLS handshake never became a request")
+        }
     }
 
     @Test("the request budget stops a refresh with budgetExhausted, and the next refresh starts afresh")

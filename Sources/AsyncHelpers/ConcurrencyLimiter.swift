@@ -2,22 +2,24 @@ import StudIPModel
 
 /// An async semaphore: at most `limit` holders at once, waiters served first come, first served.
 ///
-/// Bounds the requests in flight against one server however many courses are walked in parallel.
-actor ConcurrencyLimiter {
+/// Bounds the requests in flight against one server however many courses are walked in parallel, and (with a limit
+/// of one) runs a daemon's refreshes one after another.
+public actor ConcurrencyLimiter {
     private let limit: Int
     private var holders = 0
     private var waiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
     private var nextWaiterID = 0
 
-    init(limit: Int) {
+    public init(limit: Int) {
         self.limit = max(1, limit)
     }
 
-    /// Runs `body` holding one slot. A task cancelled while waiting gets `.cancelled` without running `body`.
-    nonisolated func withSlot<T: Sendable>(
-        _ body: () async throws(StudIPError) -> T
-    ) async throws(StudIPError) -> T {
-        guard await acquire() else { throw .cancelled }
+    /// Runs `body` holding one slot; nil, without running `body`, when the task is cancelled while it waits (callers
+    /// turn that into their own "cancelled").
+    public nonisolated func withSlot<T: Sendable, Failure: Error>(
+        _ body: () async throws(Failure) -> T
+    ) async throws(Failure) -> T? {
+        guard await acquire() else { return nil }
         do {
             let result = try await body()
             await release()
@@ -30,7 +32,7 @@ actor ConcurrencyLimiter {
 
     /// True when a slot was taken, false when the task was cancelled while waiting. Pair with ``release()``;
     /// for slots held beyond one call (a download body being read).
-    func acquire() async -> Bool {
+    public func acquire() async -> Bool {
         if Task.isCancelled { return false }
         if holders < limit {
             holders += 1
@@ -47,7 +49,7 @@ actor ConcurrencyLimiter {
         }
     }
 
-    func release() {
+    public func release() {
         if waiters.isEmpty {
             holders -= 1
         } else {
@@ -55,6 +57,9 @@ actor ConcurrencyLimiter {
             waiters.removeFirst().continuation.resume(returning: true)
         }
     }
+
+    /// Tasks waiting for a slot; tests wait for a queue to form before they release.
+    var waiting: Int { waiters.count }
 
     private func cancelWaiter(_ id: Int) {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
