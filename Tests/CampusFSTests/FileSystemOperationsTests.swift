@@ -417,7 +417,7 @@ import Testing
                 for held in documents.prefix(4) {
                     campus.sim.faults.add(
                         Fault(
-                            action: .stallAfterBytes(0, milliseconds: 3_000), pathContains: held.document.id,
+                            action: .stallAfterBytes(0, milliseconds: 10_000), pathContains: held.document.id,
                             remaining: 1))
                 }
                 var handles: [UInt64] = []
