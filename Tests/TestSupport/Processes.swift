@@ -50,21 +50,31 @@ private func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) a
 /// Runs a child with stdin from /dev/null and reads stdout and stderr at the same time: reading one after the other
 /// deadlocks once the child fills the other pipe (64 KiB) and waits for it to drain.
 private func runToEnd(_ path: String, _ arguments: [String]) throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
+    let (process, out, err) = try launch(URL(fileURLWithPath: path), arguments)
     let errors = PendingRead(err)
     let stdout = (try? out.fileHandleForReading.readToEnd()) ?? Data()
     process.waitUntilExit()
     return CommandResult(
         status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
         stderr: String(decoding: errors.wait(), as: UTF8.self))
+}
+
+/// Starts `executable` with stdin from /dev/null and its output in two pipes; the caller reads both at once (see
+/// ``runToEnd(_:_:)``) and waits or kills.
+public func launch(
+    _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
+) throws -> (Process, Pipe, Pipe) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    return (process, out, err)
 }
 
 /// A pipe read to its end on a thread of its own.

@@ -48,17 +48,7 @@ struct CLI: Sendable {
 
     /// Starts `campusfs` with `arguments`; the caller waits or kills.
     func launch(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return (process, out, err)
+        try TestSupport.launch(Self.binary, arguments, environment: environment)
     }
 
     /// Runs `campusfs` to completion; a run longer than `timeout` is killed and recorded as a test issue.
