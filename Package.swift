@@ -22,7 +22,9 @@ let package = Package(
     targets: [
         // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
-        .target(name: "FUSEKit", dependencies: ["CFuse3"]),
+        // Blocking work's one home and the one EINTR loop (docs/threads.md): below everything else.
+        .target(name: "SystemSupport"),
+        .target(name: "FUSEKit", dependencies: ["CFuse3", "SystemSupport"]),
         .systemLibrary(name: "CXattr"),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
@@ -34,23 +36,23 @@ let package = Package(
         ),
         .target(
             name: "MetadataStore",
-            dependencies: ["StudIPKit", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["StudIPKit", "SystemSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "ContentCache",
-            dependencies: ["StudIPKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["StudIPKit", "SystemSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "CampusFS",
             dependencies: [
-                "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit",
+                "StudIPKit", "MetadataStore", "ContentCache", "FUSEKit", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "campusfs",
             dependencies: [
-                "CampusFS", "StudIPKit", "MetadataStore", "ContentCache", "StudIPSimulator", "CXattr",
+                "CampusFS", "StudIPKit", "MetadataStore", "ContentCache", "StudIPSimulator", "CXattr", "SystemSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -75,6 +77,10 @@ let package = Package(
                 "StudIPSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .testTarget(
+            name: "SystemSupportTests",
+            dependencies: ["SystemSupport"]
         ),
         .testTarget(
             name: "StudIPKitTests",

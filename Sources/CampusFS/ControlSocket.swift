@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import SystemSupport
 
 /// Why the control socket could not be served or reached.
 public enum ControlSocketError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -86,10 +87,12 @@ public final class ControlServer: Sendable {
     private func acceptLoop() {
         while !stopped.load(ordering: .acquiring) {
             slots.wait()
-            let connection = accept(listener, nil, nil)
-            if connection < 0 {
+            let connection: Int32
+            do throws(SystemCallError) {
+                connection = try systemCall("accept") { accept(listener, nil, nil) }
+            } catch {
                 slots.signal()
-                if errno == EINTR || errno == ECONNABORTED { continue }
+                if error.errno == ECONNABORTED { continue }
                 break
             }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
@@ -189,9 +192,11 @@ enum ControlSocket {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while data.count < 1 << 20 {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return nil }
+            guard
+                let count = try? systemCall(
+                    "recv", { buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }),
+                count > 0
+            else { return nil }
             let chunk = buffer[0..<count]
             if let newline = chunk.firstIndex(of: UInt8(ascii: "\n")) {
                 data.append(contentsOf: chunk[..<newline])
@@ -207,9 +212,14 @@ enum ControlSocket {
         bytes.append(UInt8(ascii: "\n"))
         var sent = 0
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return }
+            guard
+                let count = try? systemCall(
+                    "send",
+                    {
+                        bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    }),
+                count > 0
+            else { return }
             sent += count
         }
     }
