@@ -459,7 +459,7 @@ public actor ContentCache {
         }
         // Removed (or replaced) while the sidecar was written: the sidecar names a blob that is gone.
         guard transfers[document.id]?.transfer === transfer, index[document.id]?.entry.blob == entry.blob else {
-            await delete(paths: [layout.sidecarPath(key: (try? CacheLayout.key(for: document.id)) ?? "")])
+            if let key = try? CacheLayout.key(for: document.id) { await delete(paths: [layout.sidecarPath(key: key)]) }
             return
         }
         index[document.id] = Indexed(entry: entry, lastAccess: tick(), lastUsed: Date(), validatedAt: .now)
@@ -480,8 +480,9 @@ public actor ContentCache {
         transfers[transfer.document.id]?.transfer === transfer && !transfer.phase.isTerminal
     }
 
-    /// Deletes, on the blocking pool, files the bookkeeping no longer names: blob and partial names are unique per
-    /// download, so no later download reuses them while this waits for a thread.
+    /// Deletes, on the blocking pool, files the bookkeeping no longer names. Blob and partial names are unique per
+    /// download, so no later download reuses them while this waits for a thread; a sidecar (named by document)
+    /// could only be rewritten meanwhile by a whole new download's commit.
     private func delete(entries: [CacheEntry] = [], paths: [String] = []) async {
         guard !entries.isEmpty || !paths.isEmpty else { return }
         await BlockingPool.shared.run { [layout] in
