@@ -25,7 +25,9 @@ let package = Package(
         // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "AsyncHelpers"),
-        .target(name: "FUSEKit", dependencies: ["CFuse3", "AsyncHelpers"]),
+        // Blocking work's one home and the one EINTR loop (docs/threads.md): below everything else.
+        .target(name: "SystemSupport"),
+        .target(name: "FUSEKit", dependencies: ["CFuse3", "AsyncHelpers", "SystemSupport"]),
         // Recording replies, so filesystems run their operations in-process in unit tests.
         .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),
         .systemLibrary(name: "CXattr"),
@@ -49,28 +51,35 @@ let package = Package(
         ),
         .target(
             name: "MetadataStore",
-            dependencies: ["StudIPModel", "NamingRules", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "StudIPModel", "NamingRules", "SystemSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .target(
             name: "ContentCache",
-            dependencies: ["StudIPKit", "StudIPModel", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "StudIPKit", "StudIPModel", "SystemSupport", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
             name: "CampusFS",
             dependencies: [
-                "AsyncHelpers", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "FUSEKit",
+                "AsyncHelpers", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "FUSEKit", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // What the CLI and the daemon say to each other over the control socket, and the CLI's end of it.
-        .target(name: "ControlProtocol", dependencies: ["StudIPKit", "StudIPModel", "MetadataStore", "ContentCache"]),
+        .target(
+            name: "ControlProtocol",
+            dependencies: ["StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "SystemSupport"]
+        ),
         // The daemon: lifecycle, server link, refreshes and their queue, the poller, the control socket's server.
         .target(
             name: "Daemon",
             dependencies: [
                 "AsyncHelpers", "CampusFS", "ControlProtocol", "StudIPKit", "StudIPModel", "MetadataStore",
-                "ContentCache", "FUSEKit",
+                "ContentCache", "FUSEKit", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -78,7 +87,7 @@ let package = Package(
             name: "campusfs",
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
-                "StudIPSimulator", "CXattr",
+                "StudIPSimulator", "CXattr", "SystemSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -113,6 +122,10 @@ let package = Package(
         .testTarget(
             name: "AsyncHelpersTests",
             dependencies: ["AsyncHelpers"]
+        ),
+        .testTarget(
+            name: "SystemSupportTests",
+            dependencies: ["SystemSupport"]
         ),
         .testTarget(
             name: "StudIPKitTests",

@@ -236,7 +236,7 @@ public final class CampusFileSystem: FileSystemOperations {
         if opening.startsBurst {
             Task { [scans] in
                 for (opened, version) in await scans.documentsToClear(after: opener) {
-                    clearHighlight(of: opened, version: version)
+                    await clearHighlight(of: opened, version: version)
                 }
             }
         }
@@ -361,9 +361,11 @@ public final class CampusFileSystem: FileSystemOperations {
 
     /// Clears `new`/`changed` of a document a person opened (DESIGN.md §1.4), from the burst's task: never on a
     /// request, which would wait for a running refresh's write.
-    private func clearHighlight(of inode: Inode, version: DocumentVersion) {
+    private func clearHighlight(of inode: Inode, version: DocumentVersion) async {
         do throws(StoreError) {
-            try store.markRead(inode: Int64(inode), version: version)
+            _ = try await store.run { store throws(StoreError) in
+                try store.markRead(inode: Int64(inode), version: version)
+            }
         } catch {
             logger.warning("cannot clear the highlight of inode \(inode): \(error)")
         }

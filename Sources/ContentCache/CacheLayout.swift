@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// A cached version as recorded on disk: the sidecar `blobs/<key>.json` next to its blob `blobs/<blob>`.
 struct CacheEntry: Sendable, Codable {
@@ -59,8 +60,10 @@ struct CacheLayout: Sendable {
         return (blob, temporary + "/" + blob + ".partial")
     }
 
-    /// Writes the sidecar atomically (temporary file, fsync, rename, fsync of the directory).
+    /// Writes the sidecar atomically (temporary file, fsync, rename, fsync of the directory). Blocks for two
+    /// `fsync`s: off the cooperative pool.
     func writeSidecar(_ entry: CacheEntry) throws(ContentCacheError) {
+        BlockingPool.checkBlockingAllowed("writing the sidecar of document \(entry.documentID)")
         let key = try Self.key(for: entry.documentID)
         let data: Data
         do {
@@ -82,6 +85,7 @@ struct CacheLayout: Sendable {
     }
 
     func removeEntry(_ entry: CacheEntry) {
+        BlockingPool.checkBlockingAllowed("removing the cached copy of document \(entry.documentID)")
         if let key = try? Self.key(for: entry.documentID) { unlink(sidecarPath(key: key)) }
         unlink(blobPath(entry.blob))
     }
@@ -120,6 +124,7 @@ struct CacheLayout: Sendable {
 
     /// Bytes available to this user on the cache's filesystem, nil if `statvfs` fails.
     func freeSpace() -> Int64? {
+        BlockingPool.checkBlockingAllowed("statvfs of \(root)")
         var info = statvfs()
         guard statvfs(root, &info) == 0 else { return nil }
         return Int64(info.f_bavail) * Int64(info.f_frsize)

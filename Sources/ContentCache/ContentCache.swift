@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import StudIPKit
+import SystemSupport
 
 /// Document blobs on disk, download coordination and eviction (DESIGN.md §1.5, §2): one blob per document
 /// version under the profile's cache directory (layout: ``CacheLayout``).
@@ -12,7 +13,10 @@ import StudIPKit
 /// decisions never race. The expensive work stays off it: each download runs in its own task
 /// (``DownloadJob``), and reads never touch the actor: ``readIfAvailable(_:offset:length:)`` and
 /// ``read(_:offset:length:)`` are `nonisolated` and go from the handle to `pread`; only the second waits, on the
-/// download's ``Transfer`` (a `Mutex` plus continuations), when the range has not arrived yet. Downloads are
+/// download's ``Transfer`` (a `Mutex` plus continuations), when the range has not arrived yet. Every system call
+/// on the cache directory that a task makes (open, `pread`, `pwrite`, `fsync`, `unlink`, `statvfs`) runs on
+/// ``BlockingPool/shared``, never on the actor's or another task's thread; the actor decides and updates its
+/// bookkeeping first and checks it again after each such hop, because other calls run meanwhile. Downloads are
 /// unstructured tasks, not children of the first opener, so a cancelled open does not cancel a download others
 /// share; ``remove(documentIDs:)`` cancels them.
 public actor ContentCache {
@@ -152,16 +156,19 @@ public actor ContentCache {
 
     /// Drops documents deleted online: their blobs and any download in flight. Open handles keep reading the
     /// unlinked file until released.
-    public func remove(documentIDs: some Sequence<String>) {
+    public func remove(documentIDs: some Sequence<String>) async {
+        var entries: [CacheEntry] = []
+        var partials: [String] = []
         for documentID in documentIDs {
             if let active = transfers.removeValue(forKey: documentID) {
                 active.task.cancel()
                 active.deadline.cancel()
                 active.transfer.finish(.failed(.cancelled))
-                unlink(active.transfer.temporaryPath)
+                partials.append(active.transfer.temporaryPath)
             }
-            if let cached = index.removeValue(forKey: documentID) { layout.removeEntry(cached.entry) }
+            if let cached = index.removeValue(forKey: documentID) { entries.append(cached.entry) }
         }
+        await delete(entries: entries, paths: partials)
     }
 
     public func usage() -> CacheUsage {
@@ -187,8 +194,9 @@ public actor ContentCache {
 
     /// Removes the cached copies `request` selects, never one that is pinned, open or downloading
     /// (`campusfs cache clean`). The documents download again when opened.
-    public func clean(_ request: CleanRequest) -> CleanResult {
+    public func clean(_ request: CleanRequest) async -> CleanResult {
         var result = CleanResult()
+        var removed: [CacheEntry] = []
         let now = Date()
         for (id, cached) in index where request.documentIDs?.contains(id) ?? true {
             let copy = CacheInventory.Copy(
@@ -199,34 +207,43 @@ public actor ContentCache {
                 continue
             }
             index[id] = nil
-            layout.removeEntry(cached.entry)
+            removed.append(cached.entry)
             logger.debug("cleaned", metadata: ["document": "\(id)"])
         }
+        await delete(entries: removed)
         return result
     }
 
     /// Evicts least recently used blobs while the cache exceeds its size limit or the disk has less than the
     /// minimum free space, skipping open, pinned and downloading documents. Returns how many were evicted.
     @discardableResult
-    public func evict() -> Int {
+    public func evict() async -> Int {
+        let free = await BlockingPool.shared.run { [layout] in layout.freeSpace() }
+        let evicted = evictFromIndex(free: free)
+        await delete(entries: evicted)
+        return evicted.count
+    }
+
+    /// ``evict()``'s decision, given the free space measured just before: drops the evicted entries from the
+    /// index and returns them, for their files to be deleted.
+    private func evictFromIndex(free measured: Int64?) -> [CacheEntry] {
+        var free = measured ?? .max
         var bytes = cachedBytes()
-        var free = layout.freeSpace() ?? .max
         func needed() -> Bool { bytes > configuration.sizeLimit || free < configuration.minimumFreeSpace }
         guard needed() else {
             diskShortage = nil
-            return 0
+            return []
         }
         let candidates = index.values.filter {
             let id = $0.entry.documentID
             return !pinned.contains(id) && openCounts[id] == nil && transfers[id] == nil
         }
-        var evicted = 0
+        var evicted: [CacheEntry] = []
         for candidate in candidates.sorted(by: { $0.lastAccess < $1.lastAccess }) where needed() {
             index[candidate.entry.documentID] = nil
-            layout.removeEntry(candidate.entry)
+            evicted.append(candidate.entry)
             bytes -= candidate.entry.size
             free = free > .max - candidate.entry.size ? .max : free + candidate.entry.size
-            evicted += 1
             logger.debug("evicted", metadata: ["document": "\(candidate.entry.documentID)"])
         }
         noteDiskShortage(free: free)
@@ -265,13 +282,16 @@ public actor ContentCache {
                     try? await transfer.awaitEnd()
                     continue
                 }
+                // Every byte is on disk and the commit is under way (its fsyncs run on the blocking pool): wait for
+                // it, so this open sees the committed blob, with its validators, like any cached one.
+                if transfer.hasBytes(upTo: document.size), (try? await transfer.awaitEnd()) != nil { continue }
                 switch await transfer.awaitStart() {
                 case .streaming, .completed:
                     return .transfer(transfer)
                 case .failed(let error):
                     let isCurrent = index[document.id]?.entry.version == document.version
                     if allowStale, isCurrent ? error.allowsCachedCopy : error.isOffline,
-                        let cached = try openBlob(document.id)
+                        let cached = try await openBlob(document.id)
                     {
                         return cached
                     }
@@ -286,14 +306,14 @@ public actor ContentCache {
                     // while this waits, hence the loop.
                     revalidate = !(await downloader.isKnownUnavailable)
                     if revalidate {
-                        try startTransfer(document)
+                        try await startTransfer(document)
                         revalidate = false
                     }
                     continue
                 }
-                if let source = try openBlob(document.id) { return source }
+                if let source = try await openBlob(document.id) { return source }
             }
-            try startTransfer(document)
+            try await startTransfer(document)
         }
     }
 
@@ -306,24 +326,37 @@ public actor ContentCache {
 
     /// Opens the indexed blob and marks it accessed; forgets it (nil) when someone deleted it from the cache
     /// directory, which DESIGN.md §1.2 allows at any time.
-    private func openBlob(_ documentID: String) throws(ContentCacheError) -> Source? {
+    private func openBlob(_ documentID: String) async throws(ContentCacheError) -> Source? {
         guard let cached = index[documentID] else { return nil }
+        let path = layout.blobPath(cached.entry.blob)
         let descriptor: Descriptor
         do throws(ContentCacheError) {
-            descriptor = try Descriptor.open(layout.blobPath(cached.entry.blob), flags: O_RDONLY)
+            descriptor = try await BlockingPool.shared.run { () throws(ContentCacheError) in
+                let descriptor = try Descriptor.open(path, flags: O_RDONLY)
+                descriptor.markAccessed()
+                return descriptor
+            }
         } catch .io(_, _, ENOENT) {
-            index[documentID] = nil
+            if index[documentID]?.entry.blob == cached.entry.blob { index[documentID] = nil }
             return nil
         }
-        descriptor.markAccessed()
+        // Replaced or removed while it was opened: look again.
+        guard index[documentID]?.entry.blob == cached.entry.blob else { return try await openBlob(documentID) }
         index[documentID]?.lastAccess = tick()
         index[documentID]?.lastUsed = Date()
         return .blob(cached.entry, descriptor)
     }
 
-    private func startTransfer(_ document: CacheDocument) throws(ContentCacheError) {
+    /// Starts the download unless another open started it while the temporary file was being created.
+    private func startTransfer(_ document: CacheDocument) async throws(ContentCacheError) {
         let (blob, temporaryPath) = layout.newDownload(key: try CacheLayout.key(for: document.id))
-        let descriptor = try Descriptor.open(temporaryPath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        let descriptor = try await BlockingPool.shared.run { () throws(ContentCacheError) in
+            try Descriptor.open(temporaryPath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        }
+        guard activeTransfer(document.id) == nil else {
+            await delete(paths: [temporaryPath])
+            return
+        }
         let transfer = Transfer(document: document, blob: blob, temporaryPath: temporaryPath, descriptor: descriptor)
         let stored = index[document.id]?.entry
         let job = DownloadJob(
@@ -347,7 +380,7 @@ public actor ContentCache {
     /// streaming, the server answers, and this one waits for a download slot (measured: with 4 large downloads
     /// running, a fifth open failed with ENETDOWN after 3.05 s and would have started 0.1 s later). It waits on,
     /// until the server answers it or its own request times out.
-    private func startDeadlinePassed(_ transfer: Transfer) {
+    private func startDeadlinePassed(_ transfer: Transfer) async {
         let id = transfer.document.id
         let serverAnswers = transfers.values.contains { active in
             guard active.transfer !== transfer, case .streaming = active.transfer.phase else { return false }
@@ -362,41 +395,53 @@ public actor ContentCache {
         }
         logger.info("download did not start in time", metadata: ["document": "\(id)"])
         if transfers[id]?.transfer === transfer { transfers[id]?.task.cancel() }
-        unlink(transfer.temporaryPath)
         detach(transfer)
+        await delete(paths: [transfer.temporaryPath])
     }
 
     /// The job finished a body: record the blob (sidecar = commit point), drop the version it replaces.
-    func commit(_ transfer: Transfer, blob: String, etag: String?, lastModified: Date?) {
+    func commit(_ transfer: Transfer, blob: String, etag: String?, lastModified: Date?) async {
         let document = transfer.document
-        guard transfers[document.id]?.transfer === transfer, !transfer.phase.isTerminal else {
-            unlink(layout.blobPath(blob))
+        guard isCurrent(transfer) else {
+            await delete(paths: [layout.blobPath(blob)])
             return
         }
         let entry = CacheEntry(
             documentID: document.id, version: document.version, size: document.size, etag: etag,
             lastModified: lastModified, blob: blob)
+        let free: Int64?
         do throws(ContentCacheError) {
-            try layout.writeSidecar(entry)
+            free = try await BlockingPool.shared.run { [layout] () throws(ContentCacheError) in
+                try layout.writeSidecar(entry)
+                return layout.freeSpace()
+            }
         } catch {
-            unlink(layout.blobPath(blob))
-            abandon(transfer, error: error)
+            await delete(paths: [layout.blobPath(blob)])
+            await abandon(transfer, error: error)
             return
         }
-        if let replaced = index[document.id]?.entry, replaced.blob != blob { unlink(layout.blobPath(replaced.blob)) }
+        // Removed while the sidecar was written: the blob and its sidecar go too.
+        guard isCurrent(transfer) else {
+            await delete(entries: [entry])
+            return
+        }
+        // Bookkeeping, eviction and the waiters' wake-up in one step, so whoever the download wakes sees them done.
+        let replaced = index[document.id]?.entry
         index[document.id] = Indexed(entry: entry, lastAccess: tick(), lastUsed: Date(), validatedAt: .now)
         detach(transfer)
+        let evicted = evictFromIndex(free: free)
         transfer.finish(.completed)
-        evict()
+        let replacedBlob = replaced.flatMap { $0.blob != blob ? layout.blobPath($0.blob) : nil }
+        await delete(entries: evicted, paths: replacedBlob.map { [$0] } ?? [])
     }
 
     /// The server answered 304: the cached bytes become the new version, keeping their validators.
-    func commitNotModified(_ transfer: Transfer) {
+    func commitNotModified(_ transfer: Transfer) async {
         let document = transfer.document
         guard transfers[document.id]?.transfer === transfer else { return }
         guard var entry = index[document.id]?.entry else {
             let detail = "304 Not Modified, but no version is cached"
-            abandon(
+            await abandon(
                 transfer,
                 error: .downloadFailed(
                     documentID: document.id, .malformedResponse(what: "document \(document.id)", detail: detail)))
@@ -404,23 +449,46 @@ public actor ContentCache {
         }
         entry.version = document.version
         do throws(ContentCacheError) {
-            try layout.writeSidecar(entry)
+            try await BlockingPool.shared.run { [layout, entry] () throws(ContentCacheError) in
+                try layout.writeSidecar(entry)
+                unlink(transfer.temporaryPath)
+            }
         } catch {
-            abandon(transfer, error: error)
+            await abandon(transfer, error: error)
+            return
+        }
+        // Removed (or replaced) while the sidecar was written: the sidecar names a blob that is gone.
+        guard transfers[document.id]?.transfer === transfer, index[document.id]?.entry.blob == entry.blob else {
+            if let key = try? CacheLayout.key(for: document.id) { await delete(paths: [layout.sidecarPath(key: key)]) }
             return
         }
         index[document.id] = Indexed(entry: entry, lastAccess: tick(), lastUsed: Date(), validatedAt: .now)
-        unlink(transfer.temporaryPath)
         detach(transfer)
         transfer.finish(.notModified)
     }
 
-    /// The job failed: fail its waiters and delete the partial file.
-    func abandon(_ transfer: Transfer, error: ContentCacheError) {
+    /// The job failed: delete the partial file, then fail its waiters (who may look for it).
+    func abandon(_ transfer: Transfer, error: ContentCacheError) async {
+        await delete(paths: [transfer.temporaryPath])
         transfer.finish(.failed(error))
-        unlink(transfer.temporaryPath)
         detach(transfer)
         logger.warning("\(error)")
+    }
+
+    /// Whether `transfer` is still this document's download and has not ended.
+    private func isCurrent(_ transfer: Transfer) -> Bool {
+        transfers[transfer.document.id]?.transfer === transfer && !transfer.phase.isTerminal
+    }
+
+    /// Deletes, on the blocking pool, files the bookkeeping no longer names. Blob and partial names are unique per
+    /// download, so no later download reuses them while this waits for a thread; a sidecar (named by document)
+    /// could only be rewritten meanwhile by a whole new download's commit.
+    private func delete(entries: [CacheEntry] = [], paths: [String] = []) async {
+        guard !entries.isEmpty || !paths.isEmpty else { return }
+        await BlockingPool.shared.run { [layout] in
+            for entry in entries { layout.removeEntry(entry) }
+            for path in paths { unlink(path) }
+        }
     }
 
     private func detach(_ transfer: Transfer) {

@@ -1,3 +1,5 @@
+import SystemSupport
+
 /// An open document: reads go straight to its file descriptor, without the cache actor.
 ///
 /// A handle opened during a download shares the download's descriptor on the temporary file; the rename into
@@ -38,11 +40,13 @@ public final class ContentHandle: Sendable {
     }
 
     /// Returns once the range is on disk: at once for a complete blob, otherwise as soon as the download has
-    /// written it, without waiting for the rest.
+    /// written it, without waiting for the rest. The `pread` runs on ``BlockingPool/shared``.
     func read(offset: Int64, length: Int) async throws(ContentCacheError) -> [UInt8] {
         guard let count = readable(offset: offset, length: length) else { return [] }
         try await transfer?.awaitBytes(upTo: offset + Int64(count))
-        return try descriptor.read(at: offset, count: count)
+        return try await BlockingPool.shared.run { [descriptor] () throws(ContentCacheError) in
+            try descriptor.read(at: offset, count: count)
+        }
     }
 
     /// How many bytes a read gets, like `pread(2)`: nil when none (past the end, or an empty request).

@@ -1,4 +1,5 @@
 import Glibc
+import SystemSupport
 
 /// `UTIME_NOW` and `UTIME_OMIT` from `<sys/stat.h>`: macros Swift does not import.
 private let utimeNow = (1 << 30) - 1
@@ -21,52 +22,62 @@ final class Descriptor: Sendable {
     deinit { close(fd) }
 
     static func open(_ path: String, flags: Int32, mode: mode_t = 0) throws(ContentCacheError) -> Descriptor {
+        BlockingPool.checkBlockingAllowed("open of \(path)")
         let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
         guard fd >= 0 else { throw .system("open", path: path, errno: errno) }
         return Descriptor(fd: fd, path: path)
     }
 
-    /// Up to `count` bytes from `offset`; fewer at end of file, like `pread(2)`.
+    /// Up to `count` bytes from `offset`; fewer at end of file, like `pread(2)`. Blocks: off the cooperative pool.
     func read(at offset: Int64, count: Int) throws(ContentCacheError) -> [UInt8] {
-        var failure: Int32 = 0
+        BlockingPool.checkBlockingAllowed("pread of \(path)")
+        var failure: SystemCallError?
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             guard let base = buffer.baseAddress else { return }
-            while initialized < count {
-                let n = pread(fd, base + initialized, count - initialized, off_t(offset) + off_t(initialized))
-                if n > 0 {
+            do throws(SystemCallError) {
+                while initialized < count {
+                    let n = try systemCall("pread") {
+                        pread(fd, base + initialized, count - initialized, off_t(offset) + off_t(initialized))
+                    }
+                    guard n > 0 else { return }
                     initialized += n
-                } else if n == 0 {
-                    return
-                } else if errno != EINTR {
-                    failure = errno
-                    return
                 }
+            } catch {
+                failure = error
             }
         }
-        guard failure == 0 else { throw .system("read", path: path, errno: failure) }
+        if let failure { throw .system("read", path: path, errno: failure.errno) }
         return bytes
     }
 
+    /// Blocks: off the cooperative pool.
     func write(_ bytes: [UInt8], at offset: Int64) throws(ContentCacheError) {
-        var failure: Int32 = 0
+        BlockingPool.checkBlockingAllowed("pwrite of \(path)")
+        var failure: SystemCallError?
         bytes.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { return }
             var done = 0
-            while done < buffer.count {
-                let n = pwrite(fd, base + done, buffer.count - done, off_t(offset) + off_t(done))
-                if n >= 0 {
-                    done += n
-                } else if errno != EINTR {
-                    failure = errno
-                    return
+            do throws(SystemCallError) {
+                while done < buffer.count {
+                    done += try systemCall("pwrite") {
+                        pwrite(fd, base + done, buffer.count - done, off_t(offset) + off_t(done))
+                    }
                 }
+            } catch {
+                failure = error
             }
         }
-        guard failure == 0 else { throw .system("write", path: path, errno: failure) }
+        if let failure { throw .system("write", path: path, errno: failure.errno) }
     }
 
+    /// Blocks: off the cooperative pool.
     func sync() throws(ContentCacheError) {
-        guard fsync(fd) == 0 else { throw .system("fsync", path: path, errno: errno) }
+        BlockingPool.checkBlockingAllowed("fsync of \(path)")
+        do throws(SystemCallError) {
+            try systemCall("fsync") { fsync(fd) }
+        } catch {
+            throw .system("fsync", path: path, errno: error.errno)
+        }
     }
 
     /// Sets the modification time to now: the blob's last access for LRU, kept across restarts without

@@ -1,10 +1,12 @@
 import Glibc
 import StudIPKit
 import StudIPModel
+import SystemSupport
 
 /// Runs one transfer off the cache actor: asks the downloader, streams the body into the temporary file chunk by
 /// chunk (memory stays at one chunk however large the document), fsyncs and renames it into `blobs/`, and hands
-/// the result to the actor, which alone writes sidecars and changes the index.
+/// the result to the actor, which alone writes sidecars and changes the index. Writes, `fsync` and `rename` run
+/// on ``BlockingPool/shared``: the task only waits for the network and for them.
 struct DownloadJob: Sendable {
     let transfer: Transfer
     let request: DownloadRequest
@@ -35,8 +37,10 @@ struct DownloadJob: Sendable {
             guard transfer.respond(notModified: false) else { return }
             do throws(ContentCacheError) {
                 try await stream(body)
-                try transfer.descriptor.sync()
-                try CacheLayout.rename(transfer.temporaryPath, to: blobPath)
+                try await BlockingPool.shared.run { [transfer, blobPath] () throws(ContentCacheError) in
+                    try transfer.descriptor.sync()
+                    try CacheLayout.rename(transfer.temporaryPath, to: blobPath)
+                }
             } catch {
                 await cache.abandon(transfer, error: error)
                 return
@@ -50,7 +54,10 @@ struct DownloadJob: Sendable {
         var written: Int64 = 0
         while let chunk = try await nextChunk(body) {
             guard written + Int64(chunk.count) <= expected else { throw mismatch(written + Int64(chunk.count)) }
-            try transfer.descriptor.write(chunk, at: written)
+            try await BlockingPool.shared.run {
+                [descriptor = transfer.descriptor, offset = written] () throws(ContentCacheError) in
+                try descriptor.write(chunk, at: offset)
+            }
             written += Int64(chunk.count)
             guard transfer.advance(to: written), !Task.isCancelled else { throw .cancelled }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// Why the control socket could not be served or reached.
 public enum ControlSocketError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -95,9 +96,11 @@ package enum ControlSocket {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while data.count < 1 << 20 {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return nil }
+            guard
+                let count = try? systemCall(
+                    "recv", { buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }),
+                count > 0
+            else { return nil }
             let chunk = buffer[0..<count]
             if let newline = chunk.firstIndex(of: UInt8(ascii: "\n")) {
                 data.append(contentsOf: chunk[..<newline])
@@ -113,9 +116,14 @@ package enum ControlSocket {
         bytes.append(UInt8(ascii: "\n"))
         var sent = 0
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return }
+            guard
+                let count = try? systemCall(
+                    "send",
+                    {
+                        bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    }),
+                count > 0
+            else { return }
             sent += count
         }
     }

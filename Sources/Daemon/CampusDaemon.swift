@@ -9,6 +9,7 @@ import MetadataStore
 import StudIPKit
 import StudIPModel
 import Synchronization
+import SystemSupport
 
 /// Everything a daemon needs to serve one profile (DESIGN.md §1.2 paths, §1.5 behaviour).
 public struct DaemonConfiguration: Sendable {
@@ -131,11 +132,17 @@ public final class CampusDaemon: Sendable {
     public static func start(
         _ configuration: DaemonConfiguration, logger: Logger = Logger(label: "campusfs.daemon")
     ) async throws(DaemonError) -> CampusDaemon {
+        #if DEBUG
+            // Every mount test's daemon then stops at blocking work done in a task (docs/threads.md).
+            BlockingPool.trapBlockingInTasks()
+        #endif
         let store: MetadataStore
         let synced: Bool
         do throws(StoreError) {
-            store = try MetadataStore(path: configuration.databasePath)
-            synced = try store.syncState().lastOverviewAt != nil
+            (store, synced) = try await BlockingPool.shared.run { () throws(StoreError) in
+                let store = try MetadataStore(path: configuration.databasePath)
+                return (store, try store.syncState().lastOverviewAt != nil)
+            }
         } catch {
             throw .store(error)
         }
@@ -160,9 +167,12 @@ public final class CampusDaemon: Sendable {
         var cacheConfiguration = configuration.cache
         cacheConfiguration.revalidationInterval = configuration.listingTTL
         do throws(CampusMount.MountError) {
-            mount = try CampusMount(
-                store: store, cacheDirectory: configuration.cacheDirectory, downloader: link,
-                cacheConfiguration: cacheConfiguration)
+            // The cache's crash recovery reads and cleans its directory.
+            mount = try await BlockingPool.shared.run { [cacheConfiguration] () throws(CampusMount.MountError) in
+                try CampusMount(
+                    store: store, cacheDirectory: configuration.cacheDirectory, downloader: link,
+                    cacheConfiguration: cacheConfiguration)
+            }
         } catch {
             await link.shutdown()
             throw .mount(error)
@@ -185,9 +195,12 @@ public final class CampusDaemon: Sendable {
         daemon.value = started
         if let firstRefresh { started.record(firstRefresh) }
         do throws(CampusMount.MountError) {
-            try mount.start(
-                at: configuration.mountpoint, fileSystemName: fileSystemName(profile: configuration.profile),
-                exitOnSignals: true)
+            // Mounting runs fusermount3 and waits for it.
+            try await BlockingPool.shared.run { () throws(CampusMount.MountError) in
+                try mount.start(
+                    at: configuration.mountpoint, fileSystemName: fileSystemName(profile: configuration.profile),
+                    exitOnSignals: true)
+            }
         } catch {
             control.stop()
             await link.shutdown()
@@ -246,7 +259,8 @@ public final class CampusDaemon: Sendable {
 
     /// Unmounts (if still mounted) and stops the poller, the control socket and the connections.
     public func shutdown() async {
-        mount.stop()
+        // Stopping waits up to 5 s for the FUSE loop: on a thread of its own, not a pool's.
+        await Self.onThread { [mount] in mount.stop() }
         poller.withLock { $0 }?.cancel()
         control.stop()
         await link.shutdown()
@@ -286,33 +300,32 @@ public final class CampusDaemon: Sendable {
             return ControlResponse(status: await status())
         case .cache:
             let inventory = await mount.fileSystem.cache.inventory()
-            return await Self.onThread { [store] in
-                do throws(StoreError) {
-                    return ControlResponse(cache: try CacheReport(inventory: inventory, store: store))
-                } catch {
-                    return .failure(error.description, exitCode: 4)
-                }
+            do throws(StoreError) {
+                return ControlResponse(
+                    cache: try await store.run { store throws(StoreError) in
+                        try CacheReport(inventory: inventory, store: store)
+                    })
+            } catch {
+                return .failure(error.description, exitCode: 4)
             }
         case .cleanCache(let path, let olderThan):
             // The daemon cleans, not the command: only it knows which documents are open.
-            let request = await Self.onThread { [store] () -> Result<CleanRequest, StoreError> in
-                do throws(StoreError) {
-                    return .success(try CleanRequest(store: store, path: path, olderThan: olderThan))
-                } catch {
-                    return .failure(error)
+            let request: CleanRequest
+            do throws(StoreError) {
+                request = try await store.run { store throws(StoreError) in
+                    try CleanRequest(store: store, path: path, olderThan: olderThan)
                 }
+            } catch {
+                return .failure("\(path ?? "/"): \(error)", exitCode: 1)
             }
-            switch request {
-            case .success(let request): return ControlResponse(clean: await mount.fileSystem.cache.clean(request))
-            case .failure(let error): return .failure("\(path ?? "/"): \(error)", exitCode: 1)
-            }
+            return ControlResponse(clean: await mount.fileSystem.cache.clean(request))
         case .progress(let documents):
             return ControlResponse(progress: await mount.fileSystem.cache.inventory().progress(of: documents))
         }
     }
 
-    /// Store reads that grow with the pins or the tree run on a thread of their own, off Swift's cooperative pool
-    /// (two threads here), which the mount's downloads and reads need.
+    /// Runs a long wait on a thread of its own: on the cooperative pool it would stall the mount's tasks, on the
+    /// blocking pool the store's and the cache's work.
     private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in Thread { continuation.resume(returning: body()) }.start() }
     }
@@ -367,7 +380,8 @@ public final class CampusDaemon: Sendable {
             switch result {
             case .success(let report):
                 record(report)
-                mount.apply(report.summary)
+                // Kernel invalidations write to /dev/fuse and wait for the kernel; re-pinning reads the store.
+                await BlockingPool.shared.run { [mount] in mount.apply(report.summary) }
                 for sweep in report.summary.sweepingRemovals {
                     logger.warning(
                         """
@@ -405,11 +419,15 @@ public final class CampusDaemon: Sendable {
         let cache = mount.fileSystem.cache
         do throws(StoreError) {
             let grace = configuration.removalGrace.seconds
-            let departed = try store.departed(before: now.addingTimeInterval(-grace))
+            let departed = try await store.run { store throws(StoreError) in
+                try store.departed(before: now.addingTimeInterval(-grace))
+            }
             let documents = departed.filter { $0.item == .document }.map(\.studipID)
             if !documents.isEmpty { await cache.remove(documentIDs: documents) }
-            try store.forget(departed)
-            let known = try store.knownDocumentIDs()
+            let known = try await store.run { store throws(StoreError) in
+                try store.forget(departed)
+                return try store.knownDocumentIDs()
+            }
             let orphans = Set(await cache.inventory().copies.keys).subtracting(known)
             if !orphans.isEmpty { await cache.remove(documentIDs: orphans) }
             if !departed.isEmpty || !orphans.isEmpty {

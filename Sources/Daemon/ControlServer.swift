@@ -2,6 +2,7 @@ import ControlProtocol
 import Foundation
 import Glibc
 import Synchronization
+import SystemSupport
 
 /// The daemon's end of the control socket: a Unix stream socket (mode 0600 in a 0700 directory) served by a thread
 /// of its own, one short-lived thread per connection, at most ``maxConnections`` at once (more wait in the listen
@@ -63,10 +64,12 @@ public final class ControlServer: Sendable {
     private func acceptLoop() {
         while !stopped.load(ordering: .acquiring) {
             slots.wait()
-            let connection = accept(listener, nil, nil)
-            if connection < 0 {
+            let connection: Int32
+            do throws(SystemCallError) {
+                connection = try systemCall("accept") { accept(listener, nil, nil) }
+            } catch {
                 slots.signal()
-                if errno == EINTR || errno == ECONNABORTED { continue }
+                if error.errno == ECONNABORTED { continue }
                 break
             }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)

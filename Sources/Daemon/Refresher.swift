@@ -6,7 +6,8 @@ import StudIPModel
 
 /// One refresh of a profile's tree: the overview, then every placed course, each applied to the store in its own
 /// transaction as soon as it arrives — so a refresh killed half-way leaves a consistent tree with some courses
-/// newer than others, and the next refresh completes it.
+/// newer than others, and the next refresh completes it. The store's writes run on its blocking pool
+/// (``MetadataStore/run(_:)``), while the requests for the courses run concurrently in the task group.
 public struct Refresher: Sendable {
     public let source: any DocumentSource
     public let store: MetadataStore
@@ -57,8 +58,12 @@ public struct Refresher: Sendable {
         var summary: RefreshSummary
         let placed: Set<String>
         do throws(StoreError) {
-            summary = try store.applyOverview(overview, options: options, now: now)
-            placed = Set(try store.placedCourses().map(\.courseID))
+            (summary, placed) = try await store.run { [options] store throws(StoreError) in
+                (
+                    try store.applyOverview(overview, options: options, now: now),
+                    Set(try store.placedCourses().map(\.courseID))
+                )
+            }
         } catch {
             throw .store(error)
         }
@@ -86,7 +91,9 @@ public struct Refresher: Sendable {
                 switch result {
                 case .success(let content):
                     do {
-                        summary.merge(try store.applyCourse(content, now: now))
+                        summary.merge(
+                            try await store.run { store throws(StoreError) in try store.applyCourse(content, now: now) }
+                        )
                     } catch {
                         failures.append(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"))
                     }

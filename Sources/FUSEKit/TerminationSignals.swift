@@ -1,6 +1,7 @@
 import CFuse3
 import Glibc
 import Synchronization
+import SystemSupport
 
 /// The write end of the pipe signal handlers report to; -1 while no watcher is installed. Global because a
 /// signal handler has no context argument; an atomic load and `write(2)` are async-signal-safe.
@@ -37,15 +38,9 @@ final class TerminationSignalWatcher: Sendable {
         self.writeEnd = writeEnd
         let started = startThread {
             var byte: UInt8 = 0
-            while true {
-                let count = read(readEnd, &byte, 1)
-                if count < 0, errno == EINTR { continue }
-                if count == 1, byte != 0 {
-                    log(FUSE_LOG_INFO, "signal \(byte) received, unmounting")
-                    onSignal()
-                    continue
-                }
-                break
+            while let count = try? systemCall("read", { read(readEnd, &byte, 1) }), count == 1, byte != 0 {
+                log(FUSE_LOG_INFO, "signal \(byte) received, unmounting")
+                onSignal()
             }
             close(readEnd)
         }

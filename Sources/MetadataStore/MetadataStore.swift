@@ -1,13 +1,15 @@
 import Foundation
 import GRDB
+import SystemSupport
 
 /// The metadata cache of one profile: the tree of DESIGN.md §1.3 with stable inodes and sticky names, the remote
 /// metadata, highlights and the user's tags, ratings and pins, in one SQLite file.
 ///
 /// Concurrency (GRDB's rules for a `DatabasePool` in WAL mode):
-/// - Every method is synchronous, thread-safe and may be called from any thread or task: FUSE worker threads, the
-///   refresher, the CLI. Each call is one write transaction, one read transaction or one single statement
-///   (`readStatement`); none holds a lock after returning.
+/// - Every method is synchronous and thread-safe. Threads that may block (FUSE workers, the CLI's main thread) call
+///   them directly; code in a task goes through ``run(_:)``, which calls them on ``BlockingPool/shared``, because
+///   a write waits for the writer lock and an `fsync` and must not hold one of the cooperative pool's two threads.
+///   Each call is one read or one write transaction; none holds a lock after returning.
 /// - Reads (`node`, `lookup`, `children`, `info`, `resolve`, `walk`, …) run concurrently on up to
 ///   `maximumReaderCount` connections and never wait for a write: they see the last committed state, so a
 ///   `readdir` during a refresh sees the tree before or after the refresh, never half of it.
@@ -51,6 +53,7 @@ public final class MetadataStore: Sendable {
     }
 
     private init(path: String, temporaryDirectory: URL?) throws(StoreError) {
+        BlockingPool.checkBlockingAllowed("opening the store at \(path)")
         self.path = path
         self.temporaryDirectory = temporaryDirectory
         try Self.createPrivateFile(at: path)
@@ -121,8 +124,17 @@ public final class MetadataStore: Sendable {
         }
     }
 
+    /// Runs `body` with this store on ``BlockingPool/shared``: how code in a task reads and writes,
+    /// `try await store.run { try $0.applyCourse(content, now: now) }`.
+    public func run<T: Sendable>(
+        _ body: @escaping @Sendable (MetadataStore) throws(StoreError) -> T
+    ) async throws(StoreError) -> T {
+        try await BlockingPool.shared.run { () throws(StoreError) in try body(self) }
+    }
+
     /// One write transaction, committed (and synced, `synchronous = FULL`) before returning.
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        BlockingPool.checkBlockingAllowed("SQLite write: \(operation)")
         do {
             return try pool.write(body)
         } catch {

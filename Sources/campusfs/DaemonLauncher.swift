@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// Starts the daemon for `campusfs mount` and waits until it reports the mount ready or failed.
 ///
@@ -95,12 +96,9 @@ enum DaemonLauncher {
         var byte: UInt8 = 0
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while data.count < 4096 {
-            let ready = poll(&poller, 1, readinessTimeout)
-            if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { return nil }
-            let count = read(fd, &byte, 1)
-            if count < 0, errno == EINTR { continue }
-            guard count == 1 else { return nil }
+            guard let ready = try? systemCall("poll", { poll(&poller, 1, readinessTimeout) }), ready > 0,
+                let count = try? systemCall("read", { read(fd, &byte, 1) }), count == 1
+            else { return nil }
             if byte == UInt8(ascii: "\n") { break }
             data.append(byte)
         }
