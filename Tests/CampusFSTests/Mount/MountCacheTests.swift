@@ -17,6 +17,10 @@ struct MountCacheTests {
     /// The kernel marks a directory's atime stale after listing it from the filesystem (`fuse_invalidate_atime`,
     /// skipped only on `ro` mounts, and this one stays read-write for tags), so the second `find` still sends one
     /// GETATTR per directory; the third sends nothing at all.
+    ///
+    /// This machine's host reclaims page cache while idle (about 100 MB in 20 s, measured with `free`), and a
+    /// cached listing is page cache: a `find` that met such a reclaim sends READDIRs again. So each warm `find` is
+    /// tried up to three times; a filesystem that does not let the kernel cache fails all three.
     @Test func aSecondFindIsAnsweredByTheKernel() async throws {
         try await MountedCampus.with { campus in
             let find = "find \(campus.path("")) -printf '%p %s %T@\\n'"
@@ -24,18 +28,29 @@ struct MountCacheTests {
             #expect(first.status == 0, "\(first.stderr)")
             let counted = campus.mount.counters.snapshot()
             let served = campus.sim.statistics.snapshot().total
-            let second = try await shell(find)
-            #expect(second.stdout == first.stdout)
-            let afterSecond = campus.mount.counters.snapshot()
-            #expect(afterSecond.lookups == counted.lookups)
-            #expect(afterSecond.readdirs == counted.readdirs)
             let directories = try FixtureTreeTests.autorTree.filter {
                 try campus.store.resolve(path: $0, followSymlinks: false).kind == .directory
             }
-            #expect(afterSecond.getattrs - counted.getattrs <= directories.count + 1)
-            let third = try await shell(find)
-            #expect(third.stdout == first.stdout)
-            #expect(campus.mount.counters.snapshot() == afterSecond, "the third find should send nothing")
+            var before = counted
+            var after = counted
+            for _ in 1...3 {
+                before = campus.mount.counters.snapshot()
+                let second = try await shell(find)
+                #expect(second.stdout == first.stdout)
+                after = campus.mount.counters.snapshot()
+                if after.lookups == before.lookups, after.readdirs == before.readdirs { break }
+            }
+            #expect(after.lookups == before.lookups)
+            #expect(after.readdirs == before.readdirs)
+            #expect(after.getattrs - before.getattrs <= directories.count + 1)
+            for _ in 1...3 {
+                before = campus.mount.counters.snapshot()
+                let third = try await shell(find)
+                #expect(third.stdout == first.stdout)
+                after = campus.mount.counters.snapshot()
+                if after == before { break }
+            }
+            #expect(after == before, "a warm find should send nothing")
             #expect(campus.sim.statistics.snapshot().total == served, "find must not reach the server")
             #expect(counted.opens == 0 && counted.reads == 0, "find must not touch content")
         }
