@@ -116,7 +116,7 @@ let package = Package(
         // Helpers every test target shares (simulators that are always stopped, child processes, mounts).
         .target(
             name: "TestSupport",
-            dependencies: ["StudIPKit", "StudIPSimulator"],
+            dependencies: ["StudIPKit", "StudIPSimulator", "SystemSupport"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -149,7 +149,7 @@ let package = Package(
             name: "CampusFSTests",
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
-                "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "TestSupport",
+                "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "SystemSupport", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

@@ -2,6 +2,7 @@ import Daemon
 import Foundation
 import StudIPKit
 import Synchronization
+import SystemSupport
 
 /// Finds the secret for a profile without ever taking it from the command line (DESIGN.md §1.1):
 /// `CAMPUSFS_TOKEN` (an OAuth2 access token), `CAMPUSFS_PASSWORD`, the output of `--password-command`, or, in a
@@ -85,44 +86,23 @@ enum CredentialSource {
     /// Runs the command with `/bin/sh -c` and takes the first line of its output. Its stderr is read alongside
     /// (a full pipe would stall it) and its first lines shown when it fails: an exit status alone says nothing.
     private static func run(_ command: String) throws(CLIError) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        do {
-            try process.run()
+        let output: Subprocess.Output
+        do throws(SubprocessError) {
+            output = try Subprocess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", command], inheritingInput: true)
         } catch {
-            throw .usage("password command could not start: \(error.localizedDescription)")
+            throw .usage("password command could not start: \(error.reason)")
         }
-        let collected = Collected()
-        let errorOutput = errors.fileHandleForReading
-        let reading = DispatchGroup()
-        DispatchQueue.global().async(group: reading) {
-            let data = (try? errorOutput.readToEnd()) ?? Data()
-            collected.data.withLock { $0 = data }
-        }
-        let data = (try? output.fileHandleForReading.readToEnd()) ?? Data()
-        process.waitUntilExit()
-        reading.wait()
-        guard process.terminationStatus == 0 else {
-            let said = collected.data.withLock { String(decoding: $0, as: UTF8.self) }
+        guard output.status == 0 else {
+            let said = String(decoding: output.stderr, as: UTF8.self)
                 .split(separator: "\n").prefix(3).joined(separator: " / ")
             throw .auth(
-                "password command `\(command)` failed with exit status \(process.terminationStatus)"
+                "password command `\(command)` failed with exit status \(output.status)"
                     + (said.isEmpty ? "" : ": \(said)") + "; fix it in the profile or --password-command")
         }
         let password =
-            String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            String(decoding: output.stdout, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             .first.map(String.init) ?? ""
         guard !password.isEmpty else { throw .auth("password command printed nothing") }
         return password
     }
-}
-
-/// What a reader thread collected, for the thread that waits for it.
-private final class Collected: Sendable {
-    let data = Mutex(Data())
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SystemSupport
 
 /// What a finished child process printed, and how it ended.
 public struct CommandResult: Sendable {
@@ -47,51 +47,10 @@ private func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) a
     }
 }
 
-/// Runs a child with stdin from /dev/null and reads stdout and stderr at the same time: reading one after the other
-/// deadlocks once the child fills the other pipe (64 KiB) and waits for it to drain.
+/// Runs a child with stdin from /dev/null to its end (``Subprocess/run(_:_:environment:inheritingInput:)``).
 private func runToEnd(_ path: String, _ arguments: [String]) throws -> CommandResult {
-    let (process, out, err) = try launch(URL(fileURLWithPath: path), arguments)
-    let errors = PendingRead(err)
-    let stdout = (try? out.fileHandleForReading.readToEnd()) ?? Data()
-    process.waitUntilExit()
+    let output = try Subprocess.run(URL(fileURLWithPath: path), arguments)
     return CommandResult(
-        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-        stderr: String(decoding: errors.wait(), as: UTF8.self))
-}
-
-/// Starts `executable` with stdin from /dev/null and its output in two pipes; the caller reads both at once (see
-/// ``runToEnd(_:_:)``) and waits or kills.
-public func launch(
-    _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
-) throws -> (Process, Pipe, Pipe) {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return (process, out, err)
-}
-
-/// A pipe read to its end on a thread of its own.
-private final class PendingRead: Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private let data = Mutex(Data())
-
-    init(_ pipe: Pipe) {
-        Thread { [self] in
-            let bytes = (try? pipe.fileHandleForReading.readToEnd()) ?? Data()
-            data.withLock { $0 = bytes }
-            done.signal()
-        }.start()
-    }
-
-    func wait() -> Data {
-        done.wait()
-        return data.withLock { $0 }
-    }
+        status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
+        stderr: String(decoding: output.stderr, as: UTF8.self))
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import TestSupport
 import Testing
 
@@ -48,7 +49,8 @@ struct CLI: Sendable {
 
     /// Starts `campusfs` with `arguments`; the caller waits or kills.
     func launch(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
-        try TestSupport.launch(Self.binary, arguments, environment: environment)
+        let child = try Subprocess.launch(Self.binary, arguments, environment: environment)
+        return (child.process, child.stdout, child.stderr)
     }
 
     /// Runs `campusfs` to completion; a run longer than `timeout` is killed and recorded as a test issue.

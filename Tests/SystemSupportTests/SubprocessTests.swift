@@ -1,0 +1,23 @@
+import Foundation
+import SystemSupport
+import Testing
+
+@Suite struct SubprocessTests {
+    /// A child that writes more to stderr than a pipe holds (64 KiB) before it ends stdout: read one after the
+    /// other, the runner would wait for stdout's end while the child waits for stderr to drain, for ever.
+    @Test func aChildFillingStderrFinishes() throws {
+        let output = try Subprocess.run(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            ["-k", "1", "10", "/bin/sh", "-c", "head -c 200000 /dev/zero | tr '\\0' x >&2; echo done"])
+        #expect(output.status == 0)
+        #expect(output.stdout == Data("done\n".utf8))
+        #expect(output.stderr.count == 200_000)
+    }
+
+    @Test func aMissingExecutableSaysWhich() {
+        let error = #expect(throws: SubprocessError.self) {
+            try Subprocess.run(URL(fileURLWithPath: "/nonexistent/tool"), [])
+        }
+        #expect(error?.description.hasPrefix("cannot start /nonexistent/tool: ") == true)
+    }
+}
