@@ -58,7 +58,8 @@ let package = Package(
         .target(
             name: "ContentCache",
             dependencies: [
-                "StudIPKit", "StudIPModel", "SystemSupport", .product(name: "Logging", package: "swift-log"),
+                "AsyncHelpers", "StudIPKit", "StudIPModel", "SystemSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.

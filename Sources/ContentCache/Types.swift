@@ -1,3 +1,4 @@
+import AsyncHelpers
 import Foundation
 import StudIPKit
 import StudIPModel
@@ -158,7 +159,7 @@ public struct CleanRequest: Sendable, Hashable {
             result.keptPinned += 1
         } else if isOpen {
             result.keptOpen += 1
-        } else if let unusedFor, now.timeIntervalSince(copy.lastUsed) < Double(unusedFor.components.seconds) {
+        } else if let unusedFor, now.timeIntervalSince(copy.lastUsed) < unusedFor.seconds {
             result.keptRecent += 1
         } else {
             result.freedBytes += copy.size
