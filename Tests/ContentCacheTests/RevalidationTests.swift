@@ -104,7 +104,7 @@ import Testing
             $0.knownUnavailable = knownUnavailable
             $0.behavior = .fail(failure)
         }
-        #expect(try await within(.seconds(2)) { try await cache.load(document) } == bytes)
+        #expect(try await within(.seconds(10)) { try await cache.load(document) } == bytes)
         #expect(fixture.downloader.requests.count == (knownUnavailable ? 1 : 2))
     }
 
