@@ -24,11 +24,11 @@ import Testing
     }
 
     static func answer<Kind>(
-        size: Int = 0, _ call: (Reply<Kind>) -> Void
+        size: Int = 0, within timeout: Duration = .seconds(10), _ call: (Reply<Kind>) -> Void
     ) async throws -> ReplyAnswer {
         let recording = RecordingReply<Kind>(size: size, context: RequestContext(processID: 4242))
         call(recording.reply)
-        return try await recording.answer()
+        return try await recording.answer(within: timeout)
     }
 
     // MARK: - Names and attributes
@@ -213,11 +213,15 @@ import Testing
     }
 
     /// Reads an open document to its end in 64 KiB requests, as the kernel does.
-    static func readAll(_ fs: CampusFileSystem, _ inode: Inode, _ file: FileInfo) async throws -> [UInt8] {
+    static func readAll(
+        _ fs: CampusFileSystem, _ inode: Inode, _ file: FileInfo, within timeout: Duration = .seconds(10)
+    ) async throws -> [UInt8] {
         var read: [UInt8] = []
         while true {
             let offset = Int64(read.count)
-            let chunk = try await answer(size: 65_536) { fs.read(inode, offset: offset, file: file, reply: $0) }.bytes
+            let chunk = try await answer(size: 65_536, within: timeout) {
+                fs.read(inode, offset: offset, file: file, reply: $0)
+            }.bytes
             read += chunk
             if chunk.count < 65_536 { return read }
         }
@@ -402,6 +406,8 @@ import Testing
 
     /// With every download slot held by a stalled transfer, a fifth open waits for a slot; interrupted, it answers
     /// EINTR at once (as does a read waiting for a stalled body), and once the stalls end the documents read exactly.
+    /// The stalls last 20 s: a loaded machine took over 10 s for the steps before the interrupts, and a stall of the
+    /// client's request timeout (30 s) would fail the downloads.
     @Test func anOpenWaitingForADownloadSlotIsInterruptible() async throws {
         try await Campus.with { campus in
             try await campus.withFileSystem(cache: Self.patientCache) { fs in
@@ -417,7 +423,7 @@ import Testing
                 for held in documents.prefix(4) {
                     campus.sim.faults.add(
                         Fault(
-                            action: .stallAfterBytes(0, milliseconds: 10_000), pathContains: held.document.id,
+                            action: .stallAfterBytes(0, milliseconds: 20_000), pathContains: held.document.id,
                             remaining: 1))
                 }
                 var handles: [UInt64] = []
@@ -444,7 +450,7 @@ import Testing
                 print("open waiting for a slot answered after \(ContinuousClock.now - start)")
 
                 for (held, handle) in zip(documents.prefix(4), handles) {
-                    let read = try await Self.readAll(fs, held.inode, FileInfo(handle: handle))
+                    let read = try await Self.readAll(fs, held.inode, FileInfo(handle: handle), within: .seconds(40))
                     #expect(try await read == campus.serverBytes(held.document.id))
                 }
                 let again = try await Self.answer { fs.open(fifth.inode, file: FileInfo(), reply: $0) }

@@ -9,7 +9,7 @@ import Testing
 /// the server gets round to it.
 @Suite(.serialized)
 struct InterruptTests {
-    /// Four downloads hold every download slot (the server sends their heads, then stalls for 8 s); a fifth open
+    /// Four downloads hold every download slot (the server sends their heads, then stalls for 20 s: longer than a loaded machine needs for the steps before the signal, shorter than the client's 30 s request timeout); a fifth open
     /// waits for a slot. SIGINT to its process (Python, with a handler that raises) ends it within a second, where
     /// without interrupt support it stays blocked until a slot frees. The daemon serves on, and the document opens
     /// later with the server's bytes.
@@ -25,7 +25,7 @@ struct InterruptTests {
             for held in documents.prefix(4) {
                 let id = try setup.document(held.path).id
                 setup.sim.faults.add(
-                    Fault(action: .stallAfterBytes(0, milliseconds: 8_000), pathContains: id, remaining: 1))
+                    Fault(action: .stallAfterBytes(0, milliseconds: 20_000), pathContains: id, remaining: 1))
             }
             var readers: [pid_t] = []
             for held in documents.prefix(4) {
