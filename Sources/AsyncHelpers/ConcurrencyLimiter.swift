@@ -1,5 +1,3 @@
-import StudIPModel
-
 /// An async semaphore: at most `limit` holders at once, waiters served first come, first served.
 ///
 /// Bounds the requests in flight against one server however many courses are walked in parallel, and (with a limit

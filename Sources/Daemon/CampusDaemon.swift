@@ -280,7 +280,7 @@ public final class CampusDaemon: Sendable {
         case .refresh(let path):
             let courseIDs: Set<String>?
             do throws(StoreError) {
-                courseIDs = try store.courseIDs(below: path)
+                courseIDs = try await store.run { store throws(StoreError) in try store.courseIDs(below: path) }
             } catch {
                 return .failure("\(path ?? "/"): \(error)", exitCode: 1)
             }
@@ -370,7 +370,7 @@ public final class CampusDaemon: Sendable {
                         self.refreshProgress.withLock { $0 = RefreshProgress(done: done, total: total) }
                     }.refresh(courseIDs: courseIDs)
                 }
-                await link.record(success: source.apiName)
+                await link.recordSuccess()
                 result = .success(report)
             } catch {
                 if case .studIP(let studIPError) = error { await link.record(studIPError) }

@@ -73,7 +73,7 @@ public actor ServerLink: DocumentDownloader {
         }
         if let source { return source }
         source = connected
-        record(success: connected.apiName)
+        recordSuccess()
         return connected
     }
 
@@ -126,7 +126,7 @@ public actor ServerLink: DocumentDownloader {
         }
         do throws(StudIPError) {
             let response = try await downloader.download(request)
-            record(success: source.apiName)
+            recordSuccess()
             return response
         } catch {
             record(error)
@@ -149,7 +149,7 @@ public actor ServerLink: DocumentDownloader {
         }
     }
 
-    public func record(success api: String) {
+    public func recordSuccess() {
         state = .online
         refused = []
         problem = nil

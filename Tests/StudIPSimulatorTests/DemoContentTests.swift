@@ -102,7 +102,10 @@ struct DemoContentTests {
     func slidesFollowTheLecture() throws {
         let slides = Self.documents(kind: .pdf).filter { $0.ref.name.hasPrefix("Vorlesung 05") }
         let (course, ref) = try #require(slides.first)
-        guard case .generated(_, let seed, _) = ref.content else { return }
+        guard case .generated(_, let seed, _) = ref.content else {
+            Issue.record("\(ref.name) is not generated content")
+            return
+        }
         let profile = ContentProfile(seed: seed, kind: .pdf)
         #expect(profile.role == .slides && profile.number == 5)
         #expect(profile.lecture.title == course.lectures[4].title)
