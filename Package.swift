@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
@@ -31,7 +32,7 @@ let package = Package(
         // Recording replies, so filesystems run their operations in-process in unit tests.
         .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),
         .systemLibrary(name: "CXattr"),
-        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSystemZlib", providers: [.apt(["zlib1g-dev"])]),
         // The client's vocabulary (models, errors), which the filesystem names; the wire format, which only the
         // client and the fuzz targets read (docs/fuzzing.md). Foundation only, so that a sanitizer build is quick.
         .target(name: "StudIPModel"),
@@ -61,6 +62,11 @@ let package = Package(
                 "AsyncHelpers", "StudIPKit", "StudIPModel", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The text of downloaded documents for search and grep (issue 16): pdftotext, OOXML/ODF, plain text.
+        .target(
+            name: "TextExtraction",
+            dependencies: ["SystemSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
@@ -99,7 +105,7 @@ let package = Package(
         .target(
             name: "StudIPSimulator",
             dependencies: [
-                "CZlib",
+                "CSystemZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -153,6 +159,10 @@ let package = Package(
                 "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "SystemSupport", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
+        ),
+        .testTarget(
+            name: "TextExtractionTests",
+            dependencies: ["TextExtraction", "StudIPSimulator", "SystemSupport"]
         ),
         .testTarget(
             name: "StudIPSimulatorTests",

@@ -15,10 +15,30 @@ public struct SubprocessError: Error, Sendable, Hashable, CustomStringConvertibl
 public enum Subprocess {
     /// How a child ended and what it printed.
     public struct Output: Sendable, Hashable {
+        /// The exit status, or the signal's number when ``signaled``.
         public var status: Int32
         public var stdout: Data
         public var stderr: Data
+        /// Whether a signal ended the child (a crash, an abort on failed allocation, the time limit's kill).
+        public var signaled = false
+        /// Whether the child ran out of ``Limits/time`` and was killed.
+        public var timedOut = false
     }
+
+    /// Bounds for a child that reads untrusted input (a PDF from the server), so it can never stall or exhaust
+    /// the caller: killed with SIGKILL after `time`; `addressSpace` bytes of virtual memory at most, set by
+    /// util-linux's `prlimit`, which sets the limit on itself and then execs the tool (so the PID stays the tool's).
+    public struct Limits: Sendable, Hashable {
+        public var time: Duration?
+        public var addressSpace: Int?
+
+        public init(time: Duration? = nil, addressSpace: Int? = nil) {
+            self.time = time
+            self.addressSpace = addressSpace
+        }
+    }
+
+    static let prlimit = URL(fileURLWithPath: "/usr/bin/prlimit")
 
     /// Starts `executable` with its output in two pipes, and stdin from /dev/null unless `inheritingInput`; the
     /// caller reads both pipes at once (as ``run(_:_:environment:inheritingInput:)`` does) and waits or kills.
@@ -46,14 +66,59 @@ public enum Subprocess {
     /// (docs/threads.md), never from a task. stderr is read on a thread of its own — not a dispatch queue, whose
     /// workers Swift's tasks share on Linux.
     public static func run(
-        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, inheritingInput: Bool = false
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, inheritingInput: Bool = false,
+        limits: Limits = Limits()
     ) throws(SubprocessError) -> Output {
+        var executable = executable
+        var arguments = arguments
+        if let bytes = limits.addressSpace {
+            // prlimit would report a missing tool only as its own exit status 1: say which, as `launch` does.
+            guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+                throw SubprocessError(executable: executable.path, reason: "no executable file there")
+            }
+            arguments = ["--as=\(bytes)", "--", executable.path] + arguments
+            executable = prlimit
+        }
         let (process, out, err) = try launch(
             executable, arguments, environment: environment, inheritingInput: inheritingInput)
+        let deadline = limits.time.map { Deadline(process.processIdentifier, after: $0) }
         let errors = PendingRead(err)
         let stdout = (try? out.fileHandleForReading.readToEnd()) ?? Data()
         process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: stdout, stderr: errors.wait())
+        let timedOut = deadline?.finish() ?? false
+        return Output(
+            status: process.terminationStatus, stdout: stdout, stderr: errors.wait(),
+            signaled: process.terminationReason == .uncaughtSignal, timedOut: timedOut)
+    }
+}
+
+/// Kills a child with SIGKILL unless ``finish()`` comes first, on a thread of its own (blocking, as above).
+private final class Deadline: Sendable {
+    private let finished = DispatchSemaphore(value: 0)
+    /// Whether the child has ended (then nothing may be killed: its PID may be reused), and whether it was killed.
+    private let state = Mutex((ended: false, killed: false))
+
+    init(_ pid: Int32, after limit: Duration) {
+        let (seconds, attoseconds) = limit.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        Thread { [self] in
+            guard finished.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut else { return }
+            state.withLock {
+                guard !$0.ended else { return }
+                $0.killed = true
+                kill(pid, SIGKILL)
+            }
+        }.start()
+    }
+
+    /// Stops the timer once the child has ended; returns whether the timer killed it.
+    func finish() -> Bool {
+        let killed = state.withLock {
+            $0.ended = true
+            return $0.killed
+        }
+        finished.signal()
+        return killed
     }
 }
 

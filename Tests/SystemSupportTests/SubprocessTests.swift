@@ -21,3 +21,29 @@ import Testing
         #expect(error?.description.hasPrefix("cannot start /nonexistent/tool: ") == true)
     }
 }
+
+@Suite struct SubprocessLimitsTests {
+    @Test func theTimeLimitKillsTheChild() throws {
+        let start = ContinuousClock.now
+        let output = try Subprocess.run(
+            URL(fileURLWithPath: "/bin/sleep"), ["10"], limits: .init(time: .milliseconds(200)))
+        #expect(output.timedOut)
+        #expect(output.signaled)
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test func theAddressSpaceLimitStopsAnAllocation() throws {
+        let script = ["python3", "-c", "bytearray(400_000_000)"]
+        let env = URL(fileURLWithPath: "/usr/bin/env")
+        #expect(try Subprocess.run(env, script).status == 0)
+        let output = try Subprocess.run(env, script, limits: .init(addressSpace: 200 << 20))
+        #expect(output.status != 0)
+        #expect(String(decoding: output.stderr, as: UTF8.self).contains("MemoryError"))
+    }
+
+    @Test func aLimitedMissingExecutableSaysWhich() {
+        #expect(throws: SubprocessError.self) {
+            try Subprocess.run(URL(fileURLWithPath: "/nonexistent/tool"), [], limits: .init(addressSpace: 1 << 30))
+        }
+    }
+}

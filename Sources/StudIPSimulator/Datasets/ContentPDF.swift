@@ -1,4 +1,4 @@
-import CZlib
+import CSystemZlib
 
 /// Generated lecture slides: a real PDF 1.4 (landscape pages with a heading and bullet lines in Helvetica, content
 /// streams compressed with FlateDecode like real slides) that viewers open and `pdftotext` reads, about the course
