@@ -25,7 +25,9 @@ extension MetadataStore {
     public func applyCourse(_ content: CourseContent, now: Date = Date()) throws(StoreError) -> RefreshSummary {
         try write("applying the content of course \(content.course.title) (\(content.course.id))") { db in
             var refresh = try CourseRefresh(db: db, content: content, now: now)
-            return try refresh.run()
+            let summary = try refresh.run()
+            try SearchSQL.indexMetadata(course: content.course.id, db)
+            return summary
         }
     }
 }

@@ -28,8 +28,8 @@ extension MetadataStore {
         }
     }
 
-    /// Forgets departed items for good: the user's state and tags for them, and the departures themselves. An item
-    /// that came back in the meantime keeps everything.
+    /// Forgets departed items for good: the user's state and tags for them, a document's extracted text, and the
+    /// departures themselves. An item that came back in the meantime keeps everything.
     public func forget(_ items: [DepartedItem]) throws(StoreError) {
         try write("forgetting \(items.count) departed items") { db in
             for departed in items {
@@ -39,6 +39,9 @@ extension MetadataStore {
                 try db.run("DELETE FROM user_state WHERE item_kind = ? AND studip_id = ?", key)
                 try db.run("DELETE FROM user_tag WHERE item_kind = ? AND studip_id = ?", key)
                 try db.run("DELETE FROM departed WHERE item_kind = ? AND studip_id = ?", key)
+                if departed.item == .document {
+                    try db.run("DELETE FROM search_extraction WHERE document_id = ?", [departed.studipID])
+                }
             }
         }
     }

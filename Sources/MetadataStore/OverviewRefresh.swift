@@ -17,7 +17,12 @@ extension MetadataStore {
     ) throws(StoreError) -> RefreshSummary {
         try write("applying the course overview") { db in
             var refresh = OverviewRefresh(db: db, overview: overview, options: options, now: now)
-            return try refresh.run()
+            let indexed = try SearchSQL.courseTexts(db)
+            let summary = try refresh.run()
+            for (course, text) in try SearchSQL.courseTexts(db) where indexed[course].map({ $0 != text }) ?? false {
+                try SearchSQL.indexMetadata(course: course, db)
+            }
+            return summary
         }
     }
 }

@@ -8,6 +8,7 @@ enum Schema {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createVersion1)
         migrator.registerMigration("v2: departures", migrate: addDepartures)
+        migrator.registerMigration("v3: search index", migrate: addSearchIndex)
         return migrator
     }
 

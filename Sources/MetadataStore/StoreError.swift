@@ -20,6 +20,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidTag(String)
     /// The tags together would not fit in one extended attribute value.
     case tagsTooLong(bytes: Int, limit: Int)
+    /// A search text with nothing to search for, or one that starts with NOT.
+    case invalidQuery(query: String, reason: String)
 
     public var description: String {
         switch self {
@@ -41,6 +43,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidTag(let tag): "tag \"\(tag)\" is invalid: tags are non-empty and contain no commas"
         case .tagsTooLong(let bytes, let limit):
             "the tags would take \(bytes) bytes together; at most \(limit) fit in an extended attribute, so remove some"
+        case .invalidQuery(let query, let reason): "cannot search for \"\(query)\": \(reason)"
         }
     }
 }

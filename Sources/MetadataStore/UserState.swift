@@ -76,6 +76,9 @@ extension MetadataStore {
                     "INSERT INTO user_tag (item_kind, studip_id, position, tag) VALUES (?, ?, ?, ?)",
                     [key.item.rawValue, key.id, position, tag])
             }
+            if key.item == .document, let course = try Node.fetch(inode, db)?.courseID {
+                try SearchSQL.indexMetadata(course: course, document: inode, db)
+            }
         }
     }
 

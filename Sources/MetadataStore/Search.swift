@@ -1,0 +1,303 @@
+import Foundation
+import GRDB
+import StudIPModel
+
+/// What narrows a search; nil and false narrow nothing.
+public struct SearchFilters: Sendable, Hashable {
+    /// A course's Stud.IP id, number or title (case-insensitive, whole).
+    public var course: String?
+    /// A semester's Stud.IP id or title (case-insensitive), e.g. `WS 2026/27`.
+    public var semester: String?
+    /// A tag of the document (case-insensitive).
+    public var tag: String?
+    /// Only documents highlighted `new` or `changed` and not read yet.
+    public var onlyNew: Bool
+
+    public init(course: String? = nil, semester: String? = nil, tag: String? = nil, onlyNew: Bool = false) {
+        self.course = course
+        self.semester = semester
+        self.tag = tag
+        self.onlyNew = onlyNew
+    }
+}
+
+/// One document a search found.
+public struct SearchHit: Sendable, Hashable {
+    /// Where ``snippet`` marks a match: start and end, control characters that never occur in names or extracted
+    /// text, so the CLI can colour them or strip them.
+    public static let matchStart = "\u{2}"
+    public static let matchEnd = "\u{3}"
+
+    public var inode: Int64
+    public var documentID: String
+    /// From the mount point, e.g. `WS 2026-27/INF-101 Foo/Folien/a.pdf`.
+    public var path: String
+    /// Whether the extracted text matched (the metadata may have matched too).
+    public var contentMatched: Bool
+    /// Around the best match, with ``matchStart``/``matchEnd``: from the text when it matched, else from the
+    /// metadata column that matched best.
+    public var snippet: String
+    /// The page or slide of the best content match; nil without one or for text without pages.
+    public var part: Int?
+}
+
+/// A document version whose extracted text is stored.
+public struct IndexedDocument: Sendable, Hashable {
+    public var inode: Int64
+    public var documentID: String
+    public var version: DocumentVersion
+}
+
+/// What the index holds for a document: which version was extracted and whether that failed.
+public struct ExtractionRecord: Sendable, Hashable {
+    public var version: DocumentVersion
+    public var indexedAt: Date
+    /// Why no text could be extracted from this version; nil when its text is stored.
+    public var failure: String?
+}
+
+/// The search index (Schema v3, docs/metadata-store.md "The search index"): metadata of every document, kept in
+/// step by the refreshes and ``setTags(_:inode:)``, and the extracted text of downloaded versions.
+extension MetadataStore {
+    /// Documents matching `query` (``SearchQuery`` syntax), best first: documents whose metadata matched (bm25,
+    /// the title weighing most) before documents that matched only in their text. Only documents in the tree.
+    public func search(_ query: String, filters: SearchFilters = SearchFilters(), limit: Int = 50)
+        throws(StoreError) -> [SearchHit]
+    {
+        let expression = try SearchQuery(query).expression
+        return try read("searching for \"\(query)\"") { db in
+            var arguments = SearchSQL.filterArguments(filters)
+            arguments += ["match": expression, "limit": limit]
+            var hits: [SearchHit] = []
+            var positions: [Int64: Int] = [:]
+            for row in try db.rows(SearchSQL.metadataHits, arguments) {
+                let inode: Int64 = try row.decode(atIndex: 0)
+                positions[inode] = hits.count
+                hits.append(
+                    SearchHit(
+                        inode: inode, documentID: try row.decode(atIndex: 1), path: "", contentMatched: false,
+                        snippet: try row.decode(atIndex: 2), part: nil))
+            }
+            // The best part of each document; snippets only for those (computing one per matching part is the
+            // expensive step of a content search).
+            var best: [(inode: Int64, documentID: String, part: Int64)] = []
+            var seen = Set<Int64>()
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: SearchSQL.contentHits), arguments: arguments)
+            while let row = try cursor.next(), best.count < limit {
+                let inode: Int64 = try row.decode(atIndex: 0)
+                guard seen.insert(inode).inserted else { continue }
+                best.append((inode, try row.decode(atIndex: 1), try row.decode(atIndex: 2)))
+            }
+            for match in best {
+                guard
+                    let row = try db.row(SearchSQL.contentSnippet, ["match": expression, "part": match.part])
+                else { continue }
+                let hit = SearchHit(
+                    inode: match.inode, documentID: match.documentID, path: "", contentMatched: true,
+                    snippet: try row.decode(atIndex: 0), part: try row.decode(atIndex: 1))
+                if let position = positions[match.inode] {
+                    hits[position].contentMatched = true
+                    hits[position].snippet = hit.snippet
+                    hits[position].part = hit.part
+                } else if hits.count < limit {
+                    hits.append(hit)
+                }
+            }
+            for index in hits.indices {
+                hits[index].path = try Paths.path(of: hits[index].inode, db) ?? ""
+            }
+            return hits
+        }
+    }
+
+    /// Stores the text of one version of a document, page by page or slide by slide (`number`; nil for text
+    /// without pages), replacing whatever the index held for the document (an older version, a failure).
+    public func indexContent(
+        documentID: String, version: DocumentVersion, parts: [(number: Int?, text: String)], now: Date = Date()
+    ) throws(StoreError) {
+        try write("indexing the text of document \(documentID)") { db in
+            try SearchSQL.replaceExtraction(documentID, version, failure: nil, now: now, db)
+            for part in parts {
+                try db.run(
+                    "INSERT INTO search_part (document_id, number, text) VALUES (?, ?, ?)",
+                    [documentID, part.number, part.text])
+            }
+        }
+    }
+
+    /// Records that no text could be extracted from this version (unsupported type, broken file, time-out), so
+    /// that it is not tried again until a newer version arrives. Drops an older version's text.
+    public func recordExtractionFailure(
+        documentID: String, version: DocumentVersion, reason: String, now: Date = Date()
+    ) throws(StoreError) {
+        try write("recording the failed extraction of document \(documentID)") { db in
+            try SearchSQL.replaceExtraction(documentID, version, failure: reason, now: now, db)
+        }
+    }
+
+    /// What the index holds for the document; nil when it was never extracted (or was forgotten).
+    public func extraction(documentID: String) throws(StoreError) -> ExtractionRecord? {
+        try read("reading the extraction state of document \(documentID)") { db in
+            try db.row(
+                "SELECT file_id, size, indexed_at, failure FROM search_extraction WHERE document_id = ?", [documentID]
+            ).map { row in
+                ExtractionRecord(
+                    version: DocumentVersion(fileID: try row.decode(atIndex: 0), size: try row.decode(atIndex: 1)),
+                    indexedAt: try row.date(atIndex: 2), failure: try row.decode(atIndex: 3))
+            }
+        }
+    }
+
+    /// Documents in the tree with a stored page or slide containing every word, each as the start of a token
+    /// (case, accents and `ue`/`ü` spellings ignored): the only ones a grep for a pattern with these literal words
+    /// needs to read. A literal that starts inside a word cannot use the index (read ``storedText(documentID:)``).
+    public func candidateDocuments(containingAll words: [String]) throws(StoreError) -> [IndexedDocument] {
+        guard let expression = SearchQuery.allPrefixes(words) else { return [] }
+        return try read("finding documents that contain \(words.joined(separator: ", "))") { db in
+            try db.rows(SearchSQL.candidates, [expression]).map { row in
+                IndexedDocument(
+                    inode: try row.decode(atIndex: 0), documentID: try row.decode(atIndex: 1),
+                    version: DocumentVersion(fileID: try row.decode(atIndex: 2), size: try row.decode(atIndex: 3)))
+            }
+        }
+    }
+
+    /// The stored text of the document, in page or slide order; empty when none is stored.
+    public func storedText(documentID: String) throws(StoreError) -> [(number: Int?, text: String)] {
+        try read("reading the stored text of document \(documentID)") { db in
+            try db.rows("SELECT number, text FROM search_part WHERE document_id = ? ORDER BY id", [documentID]).map {
+                (try $0.decode(atIndex: 0), try $0.decode(atIndex: 1))
+            }
+        }
+    }
+}
+
+/// The index's SQL, in one place.
+enum SearchSQL {
+    static let metadataColumns = "title, course, semester, path, owner, description, tags"
+
+    /// Index rows of the documents of every course (`:course` NULL) or one, or of one document (`:document`):
+    /// name, course number and title, the titles of its semesters, the folder path inside the course, owner,
+    /// description and the user's tags. The recursive part walks folders only.
+    static let metadataRows = """
+        WITH RECURSIVE folder_path(inode, path) AS (
+            SELECT inode, '' FROM node WHERE item_kind = 'course' AND (:course IS NULL OR course_id = :course)
+            UNION ALL
+            SELECT n.inode, ltrim(f.path || '/' || n.name, '/')
+            FROM node n JOIN folder_path f ON n.parent = f.inode WHERE n.item_kind = 'folder'
+        )
+        SELECT n.inode, d.name, c.number || ' ' || c.title,
+               (SELECT group_concat(s.title, ' ') FROM json_each(c.semester_ids) j JOIN semester s ON s.id = j.value),
+               f.path, d.owner_name, d.description,
+               (SELECT group_concat(t.tag, ' ') FROM user_tag t
+                WHERE t.item_kind = 'document' AND t.studip_id = d.id)
+        FROM folder_path f JOIN node n ON n.parent = f.inode AND n.item_kind = 'document'
+        JOIN document d ON d.inode = n.inode JOIN course c ON c.id = n.course_id
+        WHERE (:document IS NULL OR n.inode = :document)
+        """
+
+    /// Brings the index rows of one course's documents, or of one document, up to date: explicit writes rather
+    /// than triggers, because a row combines five tables and the folder path, which a rename of any folder above
+    /// changes, and SQLite's triggers cannot run the recursive query that builds it. Only rows whose text changed
+    /// are rewritten: a refresh that changes nothing costs a read of the course's rows (`large`, docs/benchmarks.md).
+    static func indexMetadata(course: String, document: Int64? = nil, _ db: Database) throws {
+        let arguments: StatementArguments = ["course": course, "document": document]
+        var indexed: [Int64: [DatabaseValue]] = [:]
+        for row in try db.rows(
+            """
+            SELECT rowid, \(metadataColumns) FROM search_document WHERE rowid IN (
+                SELECT inode FROM node WHERE item_kind = 'document' AND course_id = :course
+                  AND (:document IS NULL OR inode = :document))
+            """, arguments)
+        {
+            indexed[try row.decode(atIndex: 0)] = Array(row.databaseValues.dropFirst())
+        }
+        for row in try db.rows(metadataRows, arguments) {
+            let inode: Int64 = try row.decode(atIndex: 0)
+            let values = Array(row.databaseValues.dropFirst())
+            if let old = indexed.removeValue(forKey: inode) {
+                if old == values { continue }
+                try db.run("DELETE FROM search_document WHERE rowid = ?", [inode])
+            }
+            try db.run(
+                "INSERT INTO search_document (rowid, \(metadataColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                StatementArguments([inode.databaseValue] + values))
+        }
+        for inode in indexed.keys { try db.run("DELETE FROM search_document WHERE rowid = ?", [inode]) }
+    }
+
+    /// The text of each course's index rows that comes from the overview (number, title, semester titles): a
+    /// change means the course's rows must be rewritten.
+    static let courseTexts = """
+        SELECT c.id, c.number || ' ' || c.title || ' ' || COALESCE(
+            (SELECT group_concat(s.title, ' ') FROM json_each(c.semester_ids) j JOIN semester s ON s.id = j.value),
+            '')
+        FROM course c
+        """
+
+    static func courseTexts(_ db: Database) throws -> [String: String] {
+        var texts: [String: String] = [:]
+        for row in try db.rows(courseTexts) { texts[try row.decode(atIndex: 0)] = try row.decode(atIndex: 1) }
+        return texts
+    }
+
+    static func replaceExtraction(
+        _ documentID: String, _ version: DocumentVersion, failure: String?, now: Date, _ db: Database
+    ) throws {
+        // The cascade to search_part runs its delete trigger, which takes the text out of search_content.
+        try db.run("DELETE FROM search_extraction WHERE document_id = ?", [documentID])
+        try db.run(
+            "INSERT INTO search_extraction (document_id, file_id, size, indexed_at, failure) VALUES (?, ?, ?, ?, ?)",
+            [documentID, version.fileID, version.size, now.timeIntervalSince1970, failure])
+    }
+
+    static func filterArguments(_ filters: SearchFilters) -> StatementArguments {
+        ["course": filters.course, "semester": filters.semester, "tag": filters.tag, "new": filters.onlyNew]
+    }
+
+    /// The filters, on `n` (node), `d` (document) and `c` (course).
+    private static let filters = """
+        (:course IS NULL OR c.id = :course OR c.number = :course COLLATE NOCASE OR c.title = :course COLLATE NOCASE)
+        AND (:semester IS NULL OR EXISTS (
+            SELECT 1 FROM json_each(c.semester_ids) j JOIN semester s ON s.id = j.value
+            WHERE s.id = :semester OR s.title = :semester COLLATE NOCASE))
+        AND (:tag IS NULL OR EXISTS (
+            SELECT 1 FROM user_tag t WHERE t.item_kind = 'document' AND t.studip_id = d.id
+              AND t.tag = :tag COLLATE NOCASE))
+        AND (NOT :new OR d.highlight IS NOT NULL)
+        """
+
+    /// bm25 weights of title, course, semester, path, owner, description, tags: the name counts most.
+    static let metadataHits = """
+        SELECT m.rowid, d.id, snippet(search_document, -1, char(2), char(3), '…', 12)
+        FROM search_document m JOIN node n ON n.inode = m.rowid JOIN document d ON d.inode = m.rowid
+        JOIN course c ON c.id = n.course_id
+        WHERE search_document MATCH :match AND \(filters)
+        ORDER BY bm25(search_document, 10.0, 3.0, 1.0, 2.0, 3.0, 1.0, 3.0)
+        LIMIT :limit
+        """
+
+    /// Matching parts, best first, of documents in the tree.
+    static let contentHits = """
+        SELECT n.inode, d.id, p.id
+        FROM search_content JOIN search_part p ON p.id = search_content.rowid
+        JOIN node n ON n.item_kind = 'document' AND n.studip_id = p.document_id
+        JOIN document d ON d.inode = n.inode JOIN course c ON c.id = n.course_id
+        WHERE search_content MATCH :match AND \(filters)
+        ORDER BY bm25(search_content)
+        """
+
+    static let contentSnippet = """
+        SELECT snippet(search_content, 0, char(2), char(3), '…', 16), p.number
+        FROM search_content JOIN search_part p ON p.id = search_content.rowid
+        WHERE search_content MATCH :match AND search_content.rowid = :part
+        """
+
+    static let candidates = """
+        SELECT DISTINCT n.inode, e.document_id, e.file_id, e.size
+        FROM search_content JOIN search_part p ON p.id = search_content.rowid
+        JOIN search_extraction e ON e.document_id = p.document_id
+        JOIN node n ON n.item_kind = 'document' AND n.studip_id = e.document_id
+        WHERE search_content MATCH ?
+        """
+}
