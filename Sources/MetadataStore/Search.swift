@@ -39,6 +39,12 @@ public struct SearchHit: Sendable, Hashable {
     public var snippet: String
     /// The page or slide of the best content match; nil without one or for text without pages.
     public var part: Int?
+    public var partKind: TextPartKind?
+}
+
+/// What the numbered parts of a document's text are, for output such as `path:page 3:line`.
+public enum TextPartKind: String, Sendable, Hashable, Codable {
+    case page, slide, sheet
 }
 
 /// A document version whose extracted text is stored.
@@ -46,6 +52,8 @@ public struct IndexedDocument: Sendable, Hashable {
     public var inode: Int64
     public var documentID: String
     public var version: DocumentVersion
+    /// Nil for text without pages, slides or sheets.
+    public var partKind: TextPartKind?
 }
 
 /// What the index holds for a document: which version was extracted and whether that failed.
@@ -76,7 +84,7 @@ extension MetadataStore {
                 hits.append(
                     SearchHit(
                         inode: inode, documentID: try row.decode(atIndex: 1), path: "", contentMatched: false,
-                        snippet: try row.decode(atIndex: 2), part: nil))
+                        snippet: try row.decode(atIndex: 2), part: nil, partKind: nil))
             }
             // The best part of each document; snippets only for those (computing one per matching part is the
             // expensive step of a content search).
@@ -94,11 +102,13 @@ extension MetadataStore {
                 else { continue }
                 let hit = SearchHit(
                     inode: match.inode, documentID: match.documentID, path: "", contentMatched: true,
-                    snippet: try row.decode(atIndex: 0), part: try row.decode(atIndex: 1))
+                    snippet: try row.decode(atIndex: 0), part: try row.decode(atIndex: 1),
+                    partKind: TextPartKind(storedValue: try row.decode(atIndex: 2)))
                 if let position = positions[match.inode] {
                     hits[position].contentMatched = true
                     hits[position].snippet = hit.snippet
                     hits[position].part = hit.part
+                    hits[position].partKind = hit.partKind
                 } else if hits.count < limit {
                     hits.append(hit)
                 }
@@ -110,13 +120,15 @@ extension MetadataStore {
         }
     }
 
-    /// Stores the text of one version of a document, page by page or slide by slide (`number`; nil for text
-    /// without pages), replacing whatever the index held for the document (an older version, a failure).
+    /// Stores the text of one version of a document, page by page or slide by slide (`number`, counting
+    /// `partKind`s; nil for text without pages), replacing whatever the index held for the document (an older
+    /// version, a failure).
     public func indexContent(
-        documentID: String, version: DocumentVersion, parts: [(number: Int?, text: String)], now: Date = Date()
+        documentID: String, version: DocumentVersion, partKind: TextPartKind?, parts: [(number: Int?, text: String)],
+        now: Date = Date()
     ) throws(StoreError) {
         try write("indexing the text of document \(documentID)") { db in
-            try SearchSQL.replaceExtraction(documentID, version, failure: nil, now: now, db)
+            try SearchSQL.replaceExtraction(documentID, version, partKind: partKind, failure: nil, now: now, db)
             for part in parts {
                 try db.run(
                     "INSERT INTO search_part (document_id, number, text) VALUES (?, ?, ?)",
@@ -131,7 +143,7 @@ extension MetadataStore {
         documentID: String, version: DocumentVersion, reason: String, now: Date = Date()
     ) throws(StoreError) {
         try write("recording the failed extraction of document \(documentID)") { db in
-            try SearchSQL.replaceExtraction(documentID, version, failure: reason, now: now, db)
+            try SearchSQL.replaceExtraction(documentID, version, partKind: nil, failure: reason, now: now, db)
         }
     }
 
@@ -157,7 +169,8 @@ extension MetadataStore {
             try db.rows(SearchSQL.candidates, [expression]).map { row in
                 IndexedDocument(
                     inode: try row.decode(atIndex: 0), documentID: try row.decode(atIndex: 1),
-                    version: DocumentVersion(fileID: try row.decode(atIndex: 2), size: try row.decode(atIndex: 3)))
+                    version: DocumentVersion(fileID: try row.decode(atIndex: 2), size: try row.decode(atIndex: 3)),
+                    partKind: TextPartKind(storedValue: try row.decode(atIndex: 4)))
             }
         }
     }
@@ -169,6 +182,14 @@ extension MetadataStore {
                 (try $0.decode(atIndex: 0), try $0.decode(atIndex: 1))
             }
         }
+    }
+}
+
+extension TextPartKind {
+    /// A value the index stored; a value this version does not know reads as no kind rather than failing a search.
+    init?(storedValue: String?) {
+        guard let storedValue else { return nil }
+        self.init(rawValue: storedValue)
     }
 }
 
@@ -242,13 +263,17 @@ enum SearchSQL {
     }
 
     static func replaceExtraction(
-        _ documentID: String, _ version: DocumentVersion, failure: String?, now: Date, _ db: Database
+        _ documentID: String, _ version: DocumentVersion, partKind: TextPartKind?, failure: String?, now: Date,
+        _ db: Database
     ) throws {
         // The cascade to search_part runs its delete trigger, which takes the text out of search_content.
         try db.run("DELETE FROM search_extraction WHERE document_id = ?", [documentID])
         try db.run(
-            "INSERT INTO search_extraction (document_id, file_id, size, indexed_at, failure) VALUES (?, ?, ?, ?, ?)",
-            [documentID, version.fileID, version.size, now.timeIntervalSince1970, failure])
+            """
+            INSERT INTO search_extraction (document_id, file_id, size, indexed_at, part_kind, failure)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """,
+            [documentID, version.fileID, version.size, now.timeIntervalSince1970, partKind?.rawValue, failure])
     }
 
     static func filterArguments(_ filters: SearchFilters) -> StatementArguments {
@@ -288,13 +313,14 @@ enum SearchSQL {
         """
 
     static let contentSnippet = """
-        SELECT snippet(search_content, 0, char(2), char(3), '…', 16), p.number
+        SELECT snippet(search_content, 0, char(2), char(3), '…', 16), p.number, e.part_kind
         FROM search_content JOIN search_part p ON p.id = search_content.rowid
+        JOIN search_extraction e ON e.document_id = p.document_id
         WHERE search_content MATCH :match AND search_content.rowid = :part
         """
 
     static let candidates = """
-        SELECT DISTINCT n.inode, e.document_id, e.file_id, e.size
+        SELECT DISTINCT n.inode, e.document_id, e.file_id, e.size, e.part_kind
         FROM search_content JOIN search_part p ON p.id = search_content.rowid
         JOIN search_extraction e ON e.document_id = p.document_id
         JOIN node n ON n.item_kind = 'document' AND n.studip_id = e.document_id

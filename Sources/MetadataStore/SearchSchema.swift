@@ -30,6 +30,8 @@ extension Schema {
                     file_id TEXT NOT NULL,
                     size INTEGER NOT NULL,
                     indexed_at REAL NOT NULL,
+                    -- What the numbered parts are: 'page', 'slide' or 'sheet'; NULL for text without parts.
+                    part_kind TEXT,
                     -- Why extraction failed for this version; NULL when its text is in search_part.
                     failure TEXT
                 );

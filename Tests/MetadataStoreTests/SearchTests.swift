@@ -33,7 +33,8 @@ import Testing
         #expect(try Set(ids(store, "UEBUNG")) == ["a", "b"])
         #expect(try ids(store, "strasse") == ["c"])
         #expect(try ids(store, "Straße") == ["c"])
-        try store.indexContent(documentID: "d", version: version("d"), parts: [(1, "Aufgabe zur Prüfung")])
+        try store.indexContent(
+            documentID: "d", version: version("d"), partKind: .page, parts: [(1, "Aufgabe zur Prüfung")])
         #expect(try ids(store, "pruefung") == ["d"])
         #expect(try ids(store, "prufung") == ["d"])
     }
@@ -44,8 +45,10 @@ import Testing
             document("c", in: "f", "Notizen.txt"),
         ])
         try store.indexContent(
-            documentID: "b", version: version("b"), parts: [(1, "Intro"), (2, "a binary search tree is ordered")])
-        try store.indexContent(documentID: "c", version: version("c"), parts: [(nil, "search a binary tree")])
+            documentID: "b", version: version("b"), partKind: .page,
+            parts: [(1, "Intro"), (2, "a binary search tree is ordered")])
+        try store.indexContent(
+            documentID: "c", version: version("c"), partKind: nil, parts: [(nil, "search a binary tree")])
         #expect(try ids(store, "algo*") == ["a"])
         #expect(try ids(store, "algo") == [])
         #expect(try ids(store, "\"binary search tree\"") == ["b"])
@@ -136,12 +139,12 @@ import Testing
     @Test func titleHitsRankAboveContentHits() throws {
         let store = try store([document("a", in: "f", "Folie 1.pdf"), document("b", in: "f", "Graphen.pdf")])
         try store.indexContent(
-            documentID: "a", version: version("a"),
+            documentID: "a", version: version("a"), partKind: .slide,
             parts: [(1, "Einleitung"), (7, "Graphen, Graphen und noch mehr Graphen")])
         let hits = try store.search("graphen")
         try #require(hits.map(\.documentID) == ["b", "a"])
         #expect(!hits[0].contentMatched)
-        #expect(hits[1].contentMatched && hits[1].part == 7)
+        #expect(hits[1].contentMatched && hits[1].part == 7 && hits[1].partKind == .slide)
         #expect(hits[1].snippet.contains("\(SearchHit.matchStart)Graphen\(SearchHit.matchEnd)"))
         #expect(hits[1].path == course + "/Folien/Folie 1.pdf")
     }
@@ -149,8 +152,8 @@ import Testing
     @Test func aNewVersionReplacesTheOldText() throws {
         let store = try store([document("a", in: "f", "Folie 1.pdf")])
         try store.indexContent(
-            documentID: "a", version: version("a", "v1"), parts: [(1, "Heapsort"), (2, "Mergesort")])
-        try store.indexContent(documentID: "a", version: version("a", "v2"), parts: [(1, "Quicksort")])
+            documentID: "a", version: version("a", "v1"), partKind: .page, parts: [(1, "Heapsort"), (2, "Mergesort")])
+        try store.indexContent(documentID: "a", version: version("a", "v2"), partKind: .page, parts: [(1, "Quicksort")])
         #expect(try ids(store, "heapsort OR mergesort") == [])
         #expect(try ids(store, "quicksort") == ["a"])
         #expect(try store.storedText(documentID: "a").map(\.text) == ["Quicksort"])
@@ -165,7 +168,7 @@ import Testing
     @Test func aRemovedDocumentLeavesTheResultsAndItsTextGoesWhenForgotten() throws {
         let documents = [document("a", in: "f", "Folie 1.pdf"), document("b", in: "f", "Folie 2.pdf")]
         let store = try store(documents)
-        try store.indexContent(documentID: "a", version: version("a"), parts: [(1, "Dijkstra")])
+        try store.indexContent(documentID: "a", version: version("a"), partKind: .page, parts: [(1, "Dijkstra")])
         _ = try store.applyCourse(
             content(info101, folders: [folder("f", in: root(info101), "Folien")], documents: [documents[1]]),
             now: now + day)
@@ -182,8 +185,9 @@ import Testing
     @Test func storedTextOutlivesRefreshesAndServesGrep() throws {
         let store = try store([document("a", in: "f", "Folie 1.pdf"), document("b", in: "f", "Folie 2.pdf")])
         try store.indexContent(
-            documentID: "a", version: version("a"), parts: [(1, "Der B-Baum ist balanciert"), (2, "Rot-Schwarz")])
-        try store.indexContent(documentID: "b", version: version("b"), parts: [(nil, "Baum und Wald")])
+            documentID: "a", version: version("a"), partKind: .page,
+            parts: [(1, "Der B-Baum ist balanciert"), (2, "Rot-Schwarz")])
+        try store.indexContent(documentID: "b", version: version("b"), partKind: .page, parts: [(nil, "Baum und Wald")])
         // Another refresh of the same versions, as after the cache evicted the bytes: the text stays.
         _ = try store.applyCourse(
             content(
@@ -194,7 +198,7 @@ import Testing
         let inode = try store.inode(course + "/Folien/Folie 1.pdf")
         #expect(
             try store.candidateDocuments(containingAll: ["baum", "balanc"])
-                == [IndexedDocument(inode: inode, documentID: "a", version: version("a"))])
+                == [IndexedDocument(inode: inode, documentID: "a", version: version("a"), partKind: .page)])
         #expect(try Set(store.candidateDocuments(containingAll: ["Baum"]).map(\.documentID)) == ["a", "b"])
         #expect(try store.candidateDocuments(containingAll: ["baum", "schwarz"]) == [], "one page holds all words")
         #expect(try store.candidateDocuments(containingAll: []) == [])
