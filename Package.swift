@@ -68,6 +68,14 @@ let package = Package(
             name: "TextExtraction",
             dependencies: ["SystemSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
+        // The daemon's background indexer: the text of what the content cache holds into the search index.
+        .target(
+            name: "ContentIndexing",
+            dependencies: [
+                "ContentCache", "MetadataStore", "SystemSupport", "TextExtraction",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
             name: "CampusFS",
@@ -86,7 +94,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "AsyncHelpers", "CampusFS", "ControlProtocol", "StudIPKit", "StudIPModel", "MetadataStore",
-                "ContentCache", "FUSEKit", "SystemSupport",
+                "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -94,7 +102,7 @@ let package = Package(
             name: "campusfs",
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
-                "StudIPSimulator", "CXattr", "SystemSupport",
+                "ContentIndexing", "StudIPSimulator", "CXattr", "SystemSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),

@@ -54,6 +54,10 @@ struct CacheLayout: Sendable {
 
     func sidecarPath(key: String) -> String { blobs + "/" + key + ".json" }
 
+    func copy(_ entry: CacheEntry, lastUsed: Date) -> CacheInventory.Copy {
+        CacheInventory.Copy(version: entry.version, size: entry.size, lastUsed: lastUsed, path: blobPath(entry.blob))
+    }
+
     /// A new blob name and the temporary file it is downloaded into.
     func newDownload(key: String) -> (blob: String, temporaryPath: String) {
         let blob = key + "." + String(UInt64.random(in: .min ... .max), radix: 16)

@@ -181,9 +181,7 @@ public actor ContentCache {
     /// What is cached and downloading now.
     public func inventory() -> CacheInventory {
         CacheInventory(
-            copies: index.mapValues {
-                CacheInventory.Copy(version: $0.entry.version, size: $0.entry.size, lastUsed: $0.lastUsed)
-            },
+            copies: index.mapValues { layout.copy($0.entry, lastUsed: $0.lastUsed) },
             downloading: transfers.compactMapValues { active in
                 let transfer = active.transfer
                 guard !transfer.phase.isTerminal else { return nil }
@@ -199,8 +197,7 @@ public actor ContentCache {
         var removed: [CacheEntry] = []
         let now = Date()
         for (id, cached) in index where request.documentIDs?.contains(id) ?? true {
-            let copy = CacheInventory.Copy(
-                version: cached.entry.version, size: cached.entry.size, lastUsed: cached.lastUsed)
+            let copy = layout.copy(cached.entry, lastUsed: cached.lastUsed)
             let isPinned = pinned.contains(id) || request.pinned.contains(id)
             let isOpen = openCounts[id] != nil || transfers[id] != nil
             guard request.removes(copy, isPinned: isPinned, isOpen: isOpen, now: now, counting: &result) else {
@@ -431,6 +428,7 @@ public actor ContentCache {
         detach(transfer)
         let evicted = evictFromIndex(free: free)
         transfer.finish(.completed)
+        if index[document.id] != nil { announce(entry) }
         let replacedBlob = replaced.flatMap { $0.blob != blob ? layout.blobPath($0.blob) : nil }
         await delete(entries: evicted, paths: replacedBlob.map { [$0] } ?? [])
     }
@@ -465,6 +463,12 @@ public actor ContentCache {
         index[document.id] = Indexed(entry: entry, lastAccess: tick(), lastUsed: Date(), validatedAt: .now)
         detach(transfer)
         transfer.finish(.notModified)
+        announce(entry)
+    }
+
+    private func announce(_ entry: CacheEntry) {
+        configuration.committed?(
+            CommittedCopy(documentID: entry.documentID, version: entry.version, path: layout.blobPath(entry.blob)))
     }
 
     /// The job failed: delete the partial file, then fail its waiters (who may look for it).
@@ -524,8 +528,7 @@ extension ContentCache {
         if access(directory + "/blobs", F_OK) == 0 {
             let layout = CacheLayout(existing: directory)
             for (entry, lastAccess) in layout.scan().entries {
-                copies[entry.documentID] = CacheInventory.Copy(
-                    version: entry.version, size: entry.size, lastUsed: CacheLayout.date(lastAccess))
+                copies[entry.documentID] = layout.copy(entry, lastUsed: CacheLayout.date(lastAccess))
             }
         }
         return CacheInventory(copies: copies, downloading: [:], limit: limit)
@@ -539,8 +542,7 @@ extension ContentCache {
         let layout = try CacheLayout(root: directory)
         let now = Date()
         for (entry, lastAccess) in layout.recover() where request.documentIDs?.contains(entry.documentID) ?? true {
-            let copy = CacheInventory.Copy(
-                version: entry.version, size: entry.size, lastUsed: CacheLayout.date(lastAccess))
+            let copy = layout.copy(entry, lastUsed: CacheLayout.date(lastAccess))
             let isPinned = request.pinned.contains(entry.documentID)
             if request.removes(copy, isPinned: isPinned, isOpen: false, now: now, counting: &result) {
                 layout.removeEntry(entry)

@@ -37,15 +37,35 @@ public struct ContentCacheConfiguration: Sendable {
     /// (`If-None-Match`; 304 keeps the bytes). Stud.IP can replace a document's bytes without any change a listing
     /// shows (JSON:API's content upload at the same size), so only this catches it. nil: never ask.
     public var revalidationInterval: Duration?
+    /// Told about every version the cache commits (downloaded, or confirmed by a 304 for a new version key), once it
+    /// can be read from ``CommittedCopy/path``: the daemon's text indexer. Called on the cache's actor: it must
+    /// return at once.
+    public var committed: (@Sendable (CommittedCopy) -> Void)?
 
     public init(
         sizeLimit: Int64 = 10 << 30, minimumFreeSpace: Int64 = 1 << 30, startDeadline: Duration = .seconds(3),
-        revalidationInterval: Duration? = .seconds(600)
+        revalidationInterval: Duration? = .seconds(600), committed: (@Sendable (CommittedCopy) -> Void)? = nil
     ) {
         self.sizeLimit = sizeLimit
         self.minimumFreeSpace = minimumFreeSpace
         self.startDeadline = startDeadline
         self.revalidationInterval = revalidationInterval
+        self.committed = committed
+    }
+}
+
+/// A completed copy of one document version in the cache. Its file may be evicted or replaced at any time after:
+/// whoever reads it must expect it gone.
+public struct CommittedCopy: Sendable, Hashable {
+    public var documentID: String
+    /// ``CacheDocument/version``.
+    public var version: String
+    public var path: String
+
+    public init(documentID: String, version: String, path: String) {
+        self.documentID = documentID
+        self.version = version
+        self.path = path
     }
 }
 
@@ -90,6 +110,8 @@ public struct CacheInventory: Sendable, Hashable {
         public var size: Int64
         /// When it was last opened or downloaded; on disk, the blob's modification time.
         public var lastUsed: Date
+        /// The blob (see ``CommittedCopy`` on reading it).
+        public var path: String
     }
 
     public struct Partial: Sendable, Hashable {

@@ -28,6 +28,9 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     case progress(documents: [CacheDocument])
     /// Log in with these credentials from now on (`campusfs login` while mounted).
     case login(credentials: LoginCredentials)
+    /// How far the search index is; with `rebuild`, drop the extracted text and extract every cached document
+    /// again (`campusfs index --rebuild`).
+    case index(rebuild: Bool)
 }
 
 /// Credentials on their way from `campusfs login` to its daemon: only over the control socket (0600 in a 0700
@@ -66,19 +69,22 @@ public struct ControlResponse: Codable, Sendable, Hashable {
     public var cache: CacheReport?
     public var clean: CleanResult?
     public var progress: CacheProgress?
+    public var index: IndexStatus?
     /// Set when the request failed; `exitCode` follows DESIGN.md §1.1 (2 login, 3 network, 4 other).
     public var error: String?
     public var exitCode: Int32?
 
     public init(
         status: DaemonStatus? = nil, refresh: RefreshOutcome? = nil, cache: CacheReport? = nil,
-        clean: CleanResult? = nil, progress: CacheProgress? = nil, error: String? = nil, exitCode: Int32? = nil
+        clean: CleanResult? = nil, progress: CacheProgress? = nil, index: IndexStatus? = nil, error: String? = nil,
+        exitCode: Int32? = nil
     ) {
         self.status = status
         self.refresh = refresh
         self.cache = cache
         self.clean = clean
         self.progress = progress
+        self.index = index
         self.error = error
         self.exitCode = exitCode
     }
@@ -120,13 +126,15 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var cacheDiskShortage: DiskShortage?
     /// Set while a refresh runs.
     public var refreshing: RefreshProgress?
+    /// The search index; nil when it could not be read.
+    public var index: IndexStatus?
 
     public init(
         profile: String, mountpoint: String, pid: Int32, serverURL: String, server: Server, serverDetail: String?,
         api: String?, lastRefresh: Date?, lastRefreshError: String?, failedCourses: [String] = [], cacheBytes: Int64,
         cacheLimit: Int64,
         cachedDocuments: Int, downloadsInFlight: Int, cacheDiskShortage: DiskShortage? = nil,
-        refreshing: RefreshProgress? = nil
+        refreshing: RefreshProgress? = nil, index: IndexStatus? = nil
     ) {
         self.profile = profile
         self.mountpoint = mountpoint
@@ -144,6 +152,25 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
         self.downloadsInFlight = downloadsInFlight
         self.cacheDiskShortage = cacheDiskShortage
         self.refreshing = refreshing
+        self.index = index
+    }
+}
+
+/// The search index (issue 16) for `campusfs status` and `campusfs index`: documents whose text is searchable,
+/// cached documents whose text is not extracted yet, documents whose text could not be extracted, and its size.
+public struct IndexStatus: Codable, Sendable, Hashable {
+    public var documents: Int
+    public var waiting: Int
+    public var failed: Int
+    public var textBytes: Int64
+    public var indexBytes: Int64
+
+    public init(_ statistics: IndexStatistics, waiting: Int) {
+        documents = statistics.documents
+        failed = statistics.failed
+        textBytes = statistics.textBytes
+        indexBytes = statistics.indexBytes
+        self.waiting = waiting
     }
 }
 

@@ -1,6 +1,7 @@
 import AsyncHelpers
 import CampusFS
 import ContentCache
+import ContentIndexing
 import ControlProtocol
 import FUSEKit
 import Foundation
@@ -105,6 +106,8 @@ public final class CampusDaemon: Sendable {
     public let store: MetadataStore
     public let link: ServerLink
     public let mount: CampusMount
+    /// Extracts the text of what the cache holds into the search index, in the background.
+    public let indexer: ContentIndexer
     /// False when this start filled an empty store with its first refresh: the tree is as complete as that
     /// refresh could make it, and `campusfs mount` reports courses it could not read.
     public let startedFromStore: Bool
@@ -164,8 +167,10 @@ public final class CampusDaemon: Sendable {
             }
         }
         let mount: CampusMount
+        let indexer = ContentIndexer(store: store)
         var cacheConfiguration = configuration.cache
         cacheConfiguration.revalidationInterval = configuration.listingTTL
+        cacheConfiguration.committed = { indexer.enqueue($0) }
         do throws(CampusMount.MountError) {
             // The cache's crash recovery reads and cleans its directory.
             mount = try await BlockingPool.shared.run { [cacheConfiguration] () throws(CampusMount.MountError) in
@@ -189,9 +194,8 @@ public final class CampusDaemon: Sendable {
             throw .control(error)
         }
         let started = CampusDaemon(
-            configuration: configuration, store: store, link: link, mount: mount, control: control,
-            startedFromStore: synced,
-            logger: logger)
+            configuration: configuration, store: store, link: link, mount: mount, indexer: indexer, control: control,
+            startedFromStore: synced, logger: logger)
         daemon.value = started
         if let firstRefresh { started.record(firstRefresh) }
         do throws(CampusMount.MountError) {
@@ -213,7 +217,10 @@ public final class CampusDaemon: Sendable {
                 now: { [weak started] courseID in _ = await started?.refresh(courseIDs: [courseID]) }))
         control.start()
         started.startPoller()
-        Task { [weak started] in await started?.collect() }
+        Task { [weak started] in
+            await started?.collect()
+            await started?.indexCachedDocuments()
+        }
         // A mount from the store: refresh at once rather than at the first poll, so `status` soon knows the server
         // and what changed while nothing was mounted shows without `campusfs refresh`; and wait a moment for the
         // server's first answer, so `campusfs mount` can say right away that the login was refused.
@@ -226,12 +233,13 @@ public final class CampusDaemon: Sendable {
 
     private init(
         configuration: DaemonConfiguration, store: MetadataStore, link: ServerLink, mount: CampusMount,
-        control: ControlServer, startedFromStore: Bool, logger: Logger
+        indexer: ContentIndexer, control: ControlServer, startedFromStore: Bool, logger: Logger
     ) {
         self.configuration = configuration
         self.store = store
         self.link = link
         self.mount = mount
+        self.indexer = indexer
         self.control = control
         self.startedFromStore = startedFromStore
         self.logger = logger
@@ -321,7 +329,36 @@ public final class CampusDaemon: Sendable {
             return ControlResponse(clean: await mount.fileSystem.cache.clean(request))
         case .progress(let documents):
             return ControlResponse(progress: await mount.fileSystem.cache.inventory().progress(of: documents))
+        case .index(let rebuild):
+            if rebuild {
+                do throws(StoreError) {
+                    let queued = try await indexer.rebuild(from: await mount.fileSystem.cache.inventory())
+                    logger.info("rebuilding the search index from \(queued) cached documents")
+                } catch {
+                    return .failure(error.description, exitCode: 4)
+                }
+            }
+            guard let index = await indexStatus() else {
+                return .failure("the search index cannot be read (see the daemon's log)", exitCode: 4)
+            }
+            return ControlResponse(index: index)
         }
+    }
+
+    /// Queues the cached documents whose text the index lacks: those cached before indexing existed, or whose
+    /// indexing a crash or `kill` cut short.
+    func indexCachedDocuments() async {
+        do throws(StoreError) {
+            let queued = try await indexer.enqueueUnindexed(in: await mount.fileSystem.cache.inventory())
+            if queued > 0 { logger.info("indexing the text of \(queued) cached documents") }
+        } catch {
+            logger.warning("cannot read which documents are indexed: \(error)")
+        }
+    }
+
+    private func indexStatus() async -> IndexStatus? {
+        let statistics = try? await store.run { store throws(StoreError) in try store.indexStatistics() }
+        return statistics.map { IndexStatus($0, waiting: indexer.waiting) }
     }
 
     /// Runs a long wait on a thread of its own: on the cooperative pool it would stall the mount's tasks, on the
@@ -348,7 +385,7 @@ public final class CampusDaemon: Sendable {
             lastRefreshError: failure, failedCourses: last.failedCourses, cacheBytes: usage.bytes,
             cacheLimit: usage.limit, cachedDocuments: usage.count,
             downloadsInFlight: usage.downloadsInFlight, cacheDiskShortage: usage.diskShortage,
-            refreshing: refreshProgress.withLock { $0 })
+            refreshing: refreshProgress.withLock { $0 }, index: await indexStatus())
     }
 
     // MARK: - Refreshing

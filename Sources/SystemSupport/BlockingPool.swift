@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 
 /// The one home for blocking work (disk I/O, `fsync`, SQLite writes, waits on threads) that code running in a
@@ -20,14 +21,18 @@ public final class BlockingPool: Sendable {
     private let queued = DispatchSemaphore(value: 0)
 
     /// Starts `threads` threads named `<name>-<n>` (at most 15 bytes show in `ps -L` and `/proc/<pid>/task`). They
-    /// live as long as the process: the shared pool is never torn down.
-    public init(threads: Int, name: String) {
+    /// live as long as the process: the shared pool is never torn down. A `niceness` above 0 lowers the threads'
+    /// scheduling priority (Linux's per-thread nice value), and that of the child processes they start: background
+    /// work that must not slow the mount.
+    public init(threads: Int, name: String, niceness: Int32 = 0) {
         for number in 0..<max(1, threads) {
             let threadName = "\(name)-\(number)"
             Thread { [self] in
                 // Foundation on Linux applies neither a name set before `start()` nor `Thread.current.name`, and
                 // Glibc's `pthread_setname_np` does not import; without this the thread shows its creator's name.
                 try? threadName.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+                // `who` 0 is the calling thread: on Linux the nice value is per thread.
+                if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
                 work()
             }.start()
         }
@@ -44,10 +49,16 @@ public final class BlockingPool: Sendable {
         _ body: @escaping @Sendable () throws(Failure) -> T
     ) async throws(Failure) -> T {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
-            jobs.withLock { $0.append { continuation.resume(returning: Result(catching: body)) } }
-            queued.signal()
+            submit { continuation.resume(returning: Result(catching: body)) }
         }
         return try result.get()
+    }
+
+    /// Queues `job` and returns at once: for work nobody waits for (the text indexer's), which must then bound
+    /// its own queue.
+    public func submit(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.append(job) }
+        queued.signal()
     }
 
     private func work() {

@@ -25,7 +25,7 @@ struct CampusFSCommand: AsyncParsableCommand {
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, LoginCommand.self, RefreshCommand.self,
             ListCommand.self, TreeCommand.self, NewCommand.self, TagCommand.self, TagsCommand.self, PinCommand.self,
-            UnpinCommand.self, CacheCommand.self, DemoCommand.self,
+            UnpinCommand.self, CacheCommand.self, IndexCommand.self, DemoCommand.self,
         ])
 
     /// Parses and runs like ArgumentParser does, but with the exit codes of DESIGN.md §1.1: a usage error is 1.

@@ -96,7 +96,8 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             --json prints one object: {"mounted", "profile", "mountpoint", "server", "serverDetail", "api", \
             "lastRefresh", "lastRefreshError", "failedCourses", "cacheBytes", "cacheLimit", "cachedDocuments", \
-            "downloadsInFlight", "cacheDiskShortage" (only while the cache's disk is too full), "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" (the mountpoint) when \
+            "downloadsInFlight", "cacheDiskShortage" (only while the cache's disk is too full), "index" ({"documents", \
+            "waiting", "failed", "textBytes", "indexBytes"}, as `campusfs index --json`), "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" (the mountpoint) when \
             the profile's daemon was killed and left its mount behind; `campusfs unmount` clears that.
             """)
 
@@ -164,6 +165,7 @@ struct StatusCommand: AsyncParsableCommand {
                     + "\(ByteText.format(shortage.keptFree)) kept free, so each download evicts the other cached documents; "
                     + "free space on that disk")
         }
+        if let index = status.index { lines.append("index:        " + IndexCommand.text(index)) }
         return lines.joined(separator: "\n")
     }
 

@@ -14,6 +14,21 @@ import Testing
         #expect(name.hasPrefix("test-pool-"))
     }
 
+    /// A niced pool runs its jobs, and the children they start, at that nice value; the rest of the process keeps
+    /// its own (the nice value is per thread on Linux).
+    @Test func aNicedPoolLowersOnlyItsOwnThreadsAndTheirChildren() async throws {
+        let pool = BlockingPool(threads: 1, name: "test-nice", niceness: 7)
+        let (own, child) = try await pool.run { () throws(SubprocessError) -> (Int32, Data) in
+            (
+                getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0),
+                try Subprocess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "cut -d' ' -f19 /proc/self/stat"]).stdout
+            )
+        }
+        #expect(own == 7)
+        #expect(String(decoding: child, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "7")
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == 0)
+    }
+
     /// More blocking jobs than Swift's cooperative pool has threads, running at once, each waiting for a task
     /// started after them: the task runs, because no cooperative thread is blocked. (Run on the cooperative pool,
     /// the jobs would hold every thread and time out after 10 s, the task never having run.)

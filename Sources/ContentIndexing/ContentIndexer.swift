@@ -1,0 +1,180 @@
+import ContentCache
+import Foundation
+import Glibc
+import Logging
+import MetadataStore
+import Synchronization
+import SystemSupport
+import TextExtraction
+
+/// Keeps the search index's text in step with the content cache (issue 16, docs/search.md "Indexing"): every
+/// version the cache commits, and at start every cached version the index lacks, has its text extracted and stored,
+/// one document at a time on a thread of its own at a low priority (nice 10, inherited by `pdftotext`), so reads,
+/// listings and downloads keep the CPU while it works.
+///
+/// The queue holds each document once, with the newest copy the cache announced; a copy whose version is no
+/// longer the document's, or whose version the index already holds (text or failure), is skipped. Failures are
+/// recorded per version and never retried: the same bytes fail the same way. Nothing here downloads: the indexer
+/// reads blobs the cache already has, and a blob evicted while it is read is skipped, not recorded as a failure.
+public final class ContentIndexer: Sendable {
+    /// What indexing one copy came to.
+    public enum Outcome: Sendable, Hashable {
+        case indexed(parts: Int)
+        case failed(ExtractionError)
+        /// The index already holds this version (text or failure).
+        case alreadyIndexed
+        /// The copy is not the document's current version, or the document left the tree.
+        case outdated
+        /// The cache evicted or replaced the copy while it was read.
+        case copyGone
+    }
+
+    private struct Queue {
+        var copies: [String: CommittedCopy] = [:]
+        /// Document ids in arrival order; an id already queued keeps its place and takes the newer copy.
+        var order: [String] = []
+        var head = 0
+        /// The document being indexed now.
+        var current: String?
+
+        var waiting: Int { copies.count }
+
+        mutating func push(_ copy: CommittedCopy) -> Bool {
+            let isNew = copies.updateValue(copy, forKey: copy.documentID) == nil
+            if isNew { order.append(copy.documentID) }
+            return isNew
+        }
+
+        mutating func pop() -> CommittedCopy? {
+            while head < order.count {
+                let id = order[head]
+                head += 1
+                if let copy = copies.removeValue(forKey: id) {
+                    current = id
+                    if head > 1024, head * 2 > order.count {
+                        order.removeFirst(head)
+                        head = 0
+                    }
+                    return copy
+                }
+            }
+            return nil
+        }
+    }
+
+    private let store: MetadataStore
+    private let limits: TextExtractor.Limits
+    private let logger: Logger
+    private let queue = Mutex(Queue())
+    private let worker = BlockingPool(threads: 1, name: "campusfs-index", niceness: 10)
+
+    public init(
+        store: MetadataStore, limits: TextExtractor.Limits = TextExtractor.Limits(),
+        logger: Logger = Logger(label: "campusfs.index")
+    ) {
+        self.store = store
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// Documents queued, and the one being indexed.
+    public var waiting: Int {
+        queue.withLock { $0.waiting + ($0.current == nil ? 0 : 1) }
+    }
+
+    /// Queues a copy; returns at once (the content cache calls it on its actor).
+    public func enqueue(_ copy: CommittedCopy) {
+        guard queue.withLock({ $0.push(copy) }) else { return }
+        worker.submit { [self] in indexNext() }
+    }
+
+    /// Queues the cached copies the index lacks, most recently used first (what a student searches for first), and
+    /// returns how many.
+    @discardableResult
+    public func enqueueUnindexed(in inventory: CacheInventory) async throws(StoreError) -> Int {
+        let copies = try await worker.run { [store] () throws(StoreError) in
+            Self.unindexed(in: inventory, subjects: try store.indexingSubjects())
+        }
+        for copy in copies { enqueue(copy) }
+        return copies.count
+    }
+
+    /// Drops all extracted text and queues every cached copy again (`campusfs index --rebuild`); returns how many.
+    public func rebuild(from inventory: CacheInventory) async throws(StoreError) -> Int {
+        try await worker.run { [store] () throws(StoreError) in try store.forgetExtractions() }
+        return try await enqueueUnindexed(in: inventory)
+    }
+
+    private func indexNext() {
+        guard let copy = queue.withLock({ $0.pop() }) else { return }
+        defer { queue.withLock { $0.current = nil } }
+        let started = ContinuousClock.now
+        do throws(StoreError) {
+            let outcome = try Self.index(copy, store: store, limits: limits)
+            switch outcome {
+            case .indexed(let parts):
+                logger.debug(
+                    "indexed",
+                    metadata: [
+                        "document": "\(copy.documentID)", "parts": "\(parts)",
+                        "time": "\(ContinuousClock.now - started)",
+                    ])
+            case .failed(let error):
+                logger.info("no text indexed", metadata: ["document": "\(copy.documentID)", "reason": "\(error)"])
+            case .alreadyIndexed, .outdated, .copyGone:
+                break
+            }
+        } catch {
+            logger.warning("indexing failed", metadata: ["document": "\(copy.documentID)", "error": "\(error)"])
+        }
+    }
+}
+
+/// The steps themselves, synchronous and blocking, shared by the daemon's worker and `campusfs index --rebuild`
+/// without a mount.
+extension ContentIndexer {
+    /// Extracts `copy`'s text and stores it, or records why there is none.
+    public static func index(
+        _ copy: CommittedCopy, store: MetadataStore, limits: TextExtractor.Limits = TextExtractor.Limits()
+    ) throws(StoreError) -> Outcome {
+        guard let subject = try store.indexingSubject(documentID: copy.documentID),
+            CacheDocument(id: subject.documentID, version: subject.version).version == copy.version
+        else { return .outdated }
+        guard !subject.isIndexed else { return .alreadyIndexed }
+        let text: ExtractedText
+        do throws(ExtractionError) {
+            text = try TextExtractor.extract(
+                file: URL(fileURLWithPath: copy.path), name: subject.name, mimeType: subject.mimeType, limits: limits)
+        } catch {
+            // Not the document's fault: it is extracted again when it is cached again.
+            guard access(copy.path, F_OK) == 0 else { return .copyGone }
+            try store.recordExtractionFailure(
+                documentID: subject.documentID, version: subject.version, reason: error.description)
+            return .failed(error)
+        }
+        try store.indexContent(
+            documentID: subject.documentID, version: subject.version, partKind: partKind(text.kind),
+            parts: text.parts.map { ($0.number, $0.text) })
+        return .indexed(parts: text.parts.count)
+    }
+
+    /// The copies in `inventory` that are their document's current version and whose text the index lacks, most
+    /// recently used first.
+    public static func unindexed(in inventory: CacheInventory, subjects: [String: IndexingSubject]) -> [CommittedCopy] {
+        inventory.copies.filter { id, copy in
+            guard let subject = subjects[id], !subject.isIndexed else { return false }
+            return CacheDocument(id: id, version: subject.version).version == copy.version
+        }
+        .sorted { $0.value.lastUsed > $1.value.lastUsed }
+        .map { CommittedCopy(documentID: $0.key, version: $0.value.version, path: $0.value.path) }
+    }
+
+    private static func partKind(_ kind: ExtractedText.Kind) -> TextPartKind? {
+        switch kind {
+        case .pdf: .page
+        case .presentation: .slide
+        case .spreadsheet: .sheet
+        case .document, .text: nil
+        }
+    }
+}
