@@ -73,6 +73,7 @@ extension MetadataStore {
         guard bytes <= Self.maxTagBytes else { throw .tagsTooLong(bytes: bytes, limit: Self.maxTagBytes) }
         return try write("setting tags on inode \(inode)") { db in
             let key = try Self.userKey(inode, db)
+            let before = try key.state(db).tags
             try db.run("DELETE FROM user_tag WHERE item_kind = ? AND studip_id = ?", [key.item.rawValue, key.id])
             for (position, tag) in cleaned.enumerated() {
                 try db.run(
@@ -83,7 +84,7 @@ extension MetadataStore {
                 try SearchSQL.indexMetadata(course: course, document: inode, db)
             }
             var editor = TreeEditor(db: db)
-            try TagView.sync(&editor, now: Date())
+            try TagView.sync(&editor, now: Date(), tags: Set(before + cleaned))
             var summary = RefreshSummary()
             editor.record(into: &summary)
             return summary

@@ -111,7 +111,12 @@ import Testing
         #expect(try store.inode("Tags/exam") == exam, "the other tag's folder stays as it was")
         #expect(summary.changedNames.contains(.init(parent: view, name: "draft")))
         #expect(summary.changedNodes.contains(view))
+        let b = try store.inode(course + "/Übungen/Blatt 1.pdf")
+        try store.setTags(["other"], inode: b)
         try store.setTags([], inode: a)
+        #expect(try store.names("Tags") == ["other"], "another item's tag keeps the view")
+        #expect(try store.inode("Tags") == view)
+        try store.setTags([], inode: b)
         #expect(try store.names("") == ["WS 2026-27"])
     }
 
