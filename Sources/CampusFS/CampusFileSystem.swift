@@ -91,6 +91,8 @@ public final class CampusFileSystem: FileSystemOperations {
     private let openFiles = Mutex(OpenFiles())
     private let courseRefreshing = Mutex<CourseRefreshing?>(nil)
     private let scans = ScanDetector()
+    /// The mounted session, for the tag view's invalidations (``showInTagView(_:)``); set by ``CampusMount``.
+    private let session = Mutex<FUSESession?>(nil)
     let logger: Logger
 
     /// Readdir pages fetched from the store at a time; a kernel buffer holds about this many entries.
@@ -339,7 +341,8 @@ public final class CampusFileSystem: FileSystemOperations {
     /// Tells the kernel what a refresh changed, so the long timeouts stay correct: a changed name drops the
     /// kernel's dentry for it (`fuse_lowlevel_notify_inval_entry`, negative ones included), a changed node its
     /// attributes, and for a directory its cached listing (`fuse_lowlevel_notify_inval_inode`). Call it from the
-    /// refresh task, never from a request handler (the kernel may wait for that very request).
+    /// refresh task, never from a request handler (the kernel may wait for that very request); the one exception is
+    /// ``showInTagView(_:)``.
     public func apply(_ summary: RefreshSummary, session: FUSESession) {
         for entry in summary.changedNames {
             do throws(FUSEKitError) {
@@ -355,6 +358,19 @@ public final class CampusFileSystem: FileSystemOperations {
                 logger.warning("cannot invalidate inode \(inode): \(error)")
             }
         }
+    }
+
+    /// Lets ``showInTagView(_:)`` reach the kernel.
+    func attach(_ session: FUSESession) {
+        self.session.withLock { $0 = session }
+    }
+
+    /// Drops what the kernel cached of the tag view after a tag change, before the `setxattr` answers, so that
+    /// `ls Tags/exam` right after it shows the change. Safe inside that request: the kernel holds only the tagged
+    /// item's lock, and every node a tag change touches lies in the view, which takes no tags (`EPERM`).
+    func showInTagView(_ summary: RefreshSummary) {
+        guard let session = session.withLock({ $0 }) else { return }
+        apply(summary, session: session)
     }
 
     // MARK: - Helpers

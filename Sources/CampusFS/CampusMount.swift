@@ -99,6 +99,7 @@ public final class CampusMount: Sendable {
             }
             running = (session, finished)
         }
+        fileSystem.attach(session)
         let logger = fileSystem.logger
         let thread = Thread {
             do {

@@ -134,7 +134,7 @@ extension CampusFileSystem {
             guard attribute.value(of: info) != nil else { return reply.error(ENODATA) }
             let node = Int64(inode)
             switch attribute {
-            case .tags: try store.setTags([], inode: node)
+            case .tags: showInTagView(try store.setTags([], inode: node))
             case .rating: try store.setRating(0, inode: node)
             case .highlight: try store.setFlagged(false, inode: node)
             case .pinned:
@@ -152,8 +152,9 @@ extension CampusFileSystem {
         let inode = info.node.inode
         switch attribute {
         case .tags:
-            try store.setTags(
-                text.split(separator: ",", omittingEmptySubsequences: false).map(String.init), inode: inode)
+            showInTagView(
+                try store.setTags(
+                    text.split(separator: ",", omittingEmptySubsequences: false).map(String.init), inode: inode))
         case .rating:
             guard let rating = Int(text), (0...10).contains(rating) else { throw AttributeRefusal(errorNumber: EINVAL) }
             try store.setRating(rating, inode: inode)

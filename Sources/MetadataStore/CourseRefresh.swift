@@ -172,6 +172,7 @@ private struct CourseRefresh {
             try HighlightCounts.recount(course: other, db)
         }
         try summarize()
+        try TagView.sync(&editor, now: now)
         editor.record(into: &summary)
         return summary
     }

@@ -104,12 +104,13 @@ private struct OverviewRefresh {
         }
         let directories = try placeTopLevel(topLevel, placements: placements)
         try placeCourses(courses, placements: placements, existing: second, directories: directories)
-        for node in topLevel where !directories.values.contains(node.inode) {
+        for node in topLevel where node.item != .tagView && !directories.values.contains(node.inode) {
             try editor.delete(node.inode, parent: Node.rootInode, name: node.name)
             summary.removed.append(.init(path: node.name, inode: node.inode, item: node.item, studipID: node.studipID))
         }
         try editor.finish()
         try updateLinkTargets()
+        try TagView.sync(&editor, now: now)
         try HighlightCounts.recountTopLevel(db)
         try db.run(
             """

@@ -60,7 +60,7 @@ extension MetadataStore {
             var info = NodeInfo(
                 node: node, description: "", webURL: "", document: nil, highlight: nil, user: UserState())
             switch node.item {
-            case .root, .ongoing, .semester:
+            case .root, .ongoing, .semester, .tagView, .tag, .tagLink:
                 break
             case .course, .courseLink:
                 if let row = try db.row(QuerySQL.courseInfo, [node.studipID]) {

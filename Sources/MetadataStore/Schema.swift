@@ -9,7 +9,52 @@ enum Schema {
         migrator.registerMigration("v1", migrate: createVersion1)
         migrator.registerMigration("v2: departures", migrate: addDepartures)
         migrator.registerMigration("v3: search index", migrate: addSearchIndex)
+        migrator.registerMigration("v4: tag view", migrate: addTagView)
         return migrator
+    }
+
+    /// The item kinds of the tag view (``TagView``), and its links (one per tag of an item) exempt from the
+    /// one-placement index. SQLite cannot change a CHECK constraint, so `node` is rebuilt the documented way (new
+    /// table, copy, drop, rename; GRDB's default `.deferred` foreign-key checks turn them off meanwhile and check
+    /// them at the end), keeping its AUTOINCREMENT counter: inodes of deleted nodes are never handed out again.
+    /// The view itself is built by the next refresh or tag change.
+    private static func addTagView(_ db: Database) throws {
+        let columns =
+            "inode, parent, name, base_name, kind, item_kind, studip_id, course_id, size, mtime, symlink_target, "
+            + "created, highlighted_below"
+        try db.execute(
+            sql: """
+                CREATE TABLE node_v4 (
+                    inode INTEGER PRIMARY KEY AUTOINCREMENT,
+                    parent INTEGER REFERENCES node(inode) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    base_name TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('directory', 'file', 'symlink')),
+                    item_kind TEXT NOT NULL
+                        CHECK (item_kind IN ('root', 'semester', 'ongoing', 'course', 'courseLink', 'folder',
+                                             'document', 'tagView', 'tag', 'tagLink')),
+                    studip_id TEXT,
+                    course_id TEXT REFERENCES course(id) ON DELETE CASCADE,
+                    size INTEGER NOT NULL DEFAULT 0,
+                    mtime REAL NOT NULL,
+                    symlink_target TEXT,
+                    created REAL NOT NULL,
+                    highlighted_below INTEGER NOT NULL DEFAULT 0,
+                    CHECK ((parent IS NULL) = (item_kind = 'root'))
+                );
+                INSERT INTO node_v4 (\(columns)) SELECT \(columns) FROM node;
+                UPDATE sqlite_sequence
+                SET seq = MAX(seq, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'node'), 0))
+                WHERE name = 'node_v4';
+                DROP TABLE node;
+                ALTER TABLE node_v4 RENAME TO node;
+                CREATE UNIQUE INDEX node_name ON node(parent, name);
+                CREATE INDEX node_parent ON node(parent);
+                CREATE INDEX node_item ON node(item_kind, studip_id);
+                CREATE UNIQUE INDEX node_single_placement ON node(studip_id, item_kind)
+                    WHERE item_kind NOT IN ('courseLink', 'tagLink');
+                CREATE INDEX node_course ON node(course_id);
+                """)
     }
 
     /// Folders and documents Stud.IP removed, and since when: their cached bytes and the user's tags, rating and

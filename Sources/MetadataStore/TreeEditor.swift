@@ -71,8 +71,14 @@ struct TreeEditor {
     /// Names every waiting node: the first free candidate of its base name, oldest first.
     mutating func finish() throws {
         for directory in pendingDirectories.sorted() {
+            // A tag link to a document numbers its duplicates like the document: before the extension.
             let rows = try db.rows(
-                "SELECT inode, name, base_name, item_kind, created, studip_id FROM node WHERE parent = ?",
+                """
+                SELECT inode, name, base_name, created, studip_id,
+                    item_kind = 'document' OR (item_kind = 'tagLink'
+                        AND EXISTS (SELECT 1 FROM document WHERE document.id = node.studip_id)) AS is_document
+                FROM node WHERE parent = ?
+                """,
                 [directory])
             var taken = Set<String>()
             var waiting: [(inode: Int64, base: String, isDocument: Bool, created: Double, id: String)] = []
@@ -82,7 +88,7 @@ struct TreeEditor {
                     waiting.append(
                         (
                             try row.decode(forColumn: "inode"), try row.decode(forColumn: "base_name"),
-                            try row.decode(String.self, forColumn: "item_kind") == ItemKind.document.rawValue,
+                            try row.bool("is_document"),
                             try row.decode(forColumn: "created"),
                             try row.decode(String?.self, forColumn: "studip_id") ?? ""
                         ))

@@ -24,6 +24,12 @@ public enum ItemKind: String, Sendable, Hashable, CaseIterable {
     case folder
     /// A Stud.IP file-ref.
     case document
+    /// The top-level folder `Tags` (``TagView``): there while any item in the tree carries a tag.
+    case tagView
+    /// One folder per tag in use below `Tags`; its `studipID` is the tag itself (the name is sanitized).
+    case tag
+    /// A symlink in a tag folder to a tagged document, folder or course; its `studipID` is the target's.
+    case tagLink
 }
 
 /// The highlight of a document (`user.campusfs.highlight`, DESIGN.md §1.4).
@@ -45,8 +51,8 @@ public struct Node: Sendable, Hashable {
     public var name: String
     public var kind: NodeKind
     public var item: ItemKind
-    /// The Stud.IP id of the semester, course (also for course links), folder or document; nil for root and
-    /// `Ongoing`.
+    /// The Stud.IP id of the semester, course (also for course links), folder or document (also for tag links); the
+    /// tag for tag folders; nil for root, `Ongoing` and `Tags`.
     public var studipID: String?
     /// The course the node belongs to (course directories, links, folders and documents).
     public var courseID: String?

@@ -3,7 +3,8 @@ import GRDB
 import StudIPModel
 
 /// Who owns a piece of user state: the Stud.IP item, never the inode or path, so that it survives renames, moves
-/// and refreshes. Course links share their course's state.
+/// and refreshes. Course links share their course's state; the tag view is not an item (its links are followed
+/// before the kernel asks for `user.*` attributes, which it never does on a symlink).
 struct UserKey {
     var item: ItemKind
     var id: String
@@ -11,7 +12,7 @@ struct UserKey {
     init?(node: Node) {
         guard let id = node.studipID else { return nil }
         switch node.item {
-        case .root, .ongoing: return nil
+        case .root, .ongoing, .tagView, .tag, .tagLink: return nil
         case .courseLink: item = .course
         default: item = node.item
         }
@@ -54,8 +55,10 @@ extension MetadataStore {
     /// extended attribute value larger than this (`XATTR_SIZE_MAX`), so more could be stored but never read back.
     public static let maxTagBytes = 65_536
 
-    /// Replaces the tags (`user.xdg.tags`): trimmed, empty ones dropped, duplicates kept once, order kept.
-    public func setTags(_ tags: [String], inode: Int64) throws(StoreError) {
+    /// Replaces the tags (`user.xdg.tags`): trimmed, empty ones dropped, duplicates kept once, order kept. Returns
+    /// what changed in the tag view, for the kernel's caches.
+    @discardableResult
+    public func setTags(_ tags: [String], inode: Int64) throws(StoreError) -> RefreshSummary {
         var cleaned: [String] = []
         var seen = Set<String>()
         for tag in tags {
@@ -68,8 +71,9 @@ extension MetadataStore {
         }
         let bytes = cleaned.reduce(max(0, cleaned.count - 1)) { $0 + $1.utf8.count }
         guard bytes <= Self.maxTagBytes else { throw .tagsTooLong(bytes: bytes, limit: Self.maxTagBytes) }
-        try write("setting tags on inode \(inode)") { db in
+        return try write("setting tags on inode \(inode)") { db in
             let key = try Self.userKey(inode, db)
+            let before = try key.state(db).tags
             try db.run("DELETE FROM user_tag WHERE item_kind = ? AND studip_id = ?", [key.item.rawValue, key.id])
             for (position, tag) in cleaned.enumerated() {
                 try db.run(
@@ -79,6 +83,11 @@ extension MetadataStore {
             if key.item == .document, let course = try Node.fetch(inode, db)?.courseID {
                 try SearchSQL.indexMetadata(course: course, document: inode, db)
             }
+            var editor = TreeEditor(db: db)
+            try TagView.sync(&editor, now: Date(), tags: Set(before + cleaned))
+            var summary = RefreshSummary()
+            editor.record(into: &summary)
+            return summary
         }
     }
 

@@ -14,7 +14,8 @@ struct TagCommand: ParsableCommand {
         discussion: """
             PATH is a path inside the mount, or relative to the tree's root. Tags are yours: they survive refreshes, \
             remounts and renames on Stud.IP. While the profile is mounted, the change goes through the mount (the \
-            same as setfattr -n user.xdg.tags); otherwise straight into the metadata cache.
+            same as setfattr -n user.xdg.tags); otherwise straight into the metadata cache. In the mount, the \
+            folder Tags holds a folder per tag with a link to each tagged item (ls ~/Uni/Tags/exam).
 
             Examples:
               campusfs tag ~/Uni/"WS 2026-27"/*/Vorlesungsfolien/*.pdf +exam

@@ -461,6 +461,10 @@ struct DaemonTests {
             #expect(try await shell(tags).stdout == "exam,week 3")
             #expect(try await setup.campusfs(["tags"]).lines == ["exam (1)", "week 3 (1)"])
             #expect(try await setup.campusfs(["tags", "exam"]).lines == [Self.slides])
+            // The tag view follows at once, through the daemon's mount.
+            let view = try await shell(
+                "ls \(setup.path("Tags")) && readlink \(setup.path("Tags/exam/Kapitel 1 - Einleitung.pdf"))")
+            #expect(view.lines == ["exam", "week 3", "../../" + Self.slides], "\(view.stderr)")
 
             let folder = Self.course + "/Vorlesungsfolien"
             let pin = try await setup.campusfs(["pin", setup.mountpoint + "/" + folder], timeout: 60)
@@ -487,6 +491,7 @@ struct DaemonTests {
             #expect(unpin.status == 0, "\(unpin.stderr)")
             #expect(try await setup.mount().status == 0)
             #expect(try await shell(tags).stdout == "week 3")
+            #expect(try await shell("ls \(setup.path("Tags"))").lines == ["week 3"], "untagged on the store alone")
             let pinned = try await shell("getfattr -n user.campusfs.pinned \(setup.path(folder))")
             #expect(pinned.stderr.contains("No such attribute"), "\(pinned.stderr)")
         }
