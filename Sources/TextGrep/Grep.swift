@@ -1,3 +1,4 @@
+import Glibc
 import MetadataStore
 
 /// grep's flags that change what is selected and printed.
@@ -101,9 +102,14 @@ public final class Grep {
 
     /// The lines of one page or part: selection, context and output.
     private func searchPart(_ text: UnsafeBufferPointer<UInt8>, label: String, part: String?) -> Int {
+        // Most pages of a scan have no match: one regexec call settles them, before any splitting into lines.
+        if !options.invertMatch && matcher.firstMatch(in: text, from: 0) == nil { return 0 }
         var lines: [Range<Int>] = []
         var start = 0
-        for index in 0..<text.count where text[index] == UInt8(ascii: "\n") {
+        while start < text.count, let base = text.baseAddress,
+            let newline = memchr(base + start, Int32(UInt8(ascii: "\n")), text.count - start)
+        {
+            let index = base.distance(to: newline.assumingMemoryBound(to: UInt8.self))
             lines.append(start..<index)
             start = index + 1
         }
@@ -115,10 +121,10 @@ public final class Grep {
         var selected = 0
         var lastPrinted: Int?
         var afterLeft = 0
+        let matching = matcher.matchingLines(in: text, lines: lines)
         for (index, range) in lines.enumerated() {
             let line = UnsafeBufferPointer(rebasing: text[range])
-            let matches = matcher.firstMatch(in: line, from: 0) != nil
-            guard matches != options.invertMatch else {
+            guard matching[index] != options.invertMatch else {
                 if printsLines, afterLeft > 0 {
                     printLine(line, number: index + 1, label: label, part: part, selected: false)
                     lastPrinted = index

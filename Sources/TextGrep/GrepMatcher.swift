@@ -49,6 +49,28 @@ public final class GrepMatcher {
         return best
     }
 
+    /// Which of `lines` (ranges of `text` between newlines) match. One search over the whole text finds the next
+    /// line with a match, far fewer `regexec` calls than one per line; that line is then confirmed alone, because
+    /// a class such as `\s` may match across a newline.
+    func matchingLines(in text: UnsafeBufferPointer<UInt8>, lines: [Range<Int>]) -> [Bool] {
+        var matching = [Bool](repeating: false, count: lines.count)
+        var position = 0
+        while position <= text.count, let match = firstMatch(in: text, from: position) {
+            // The last line starting at or before the match.
+            var low = 0
+            var high = lines.count
+            while low < high {
+                let middle = (low + high) / 2
+                if lines[middle].lowerBound <= match.lowerBound { low = middle + 1 } else { high = middle }
+            }
+            guard low > 0, match.lowerBound <= lines[low - 1].upperBound else { break }
+            let line = lines[low - 1]
+            matching[low - 1] = firstMatch(in: UnsafeBufferPointer(rebasing: text[line]), from: 0) != nil
+            position = line.upperBound + 1
+        }
+        return matching
+    }
+
     /// Every non-empty match, left to right (what `--color` paints).
     func allMatches(in line: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
         var matches: [Range<Int>] = []

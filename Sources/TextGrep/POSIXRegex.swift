@@ -13,7 +13,8 @@ final class POSIXRegex {
         _ = Self.utf8Locale
         // Compiled before `handle` is set: a class whose init throws after that runs its deinit.
         let compiled = UnsafeMutablePointer<regex_t>.allocate(capacity: 1)
-        let flags = (extended ? REG_EXTENDED : 0) | (ignoreCase ? REG_ICASE : 0)
+        // REG_NEWLINE: `^`, `$`, `.` and `[^…]` keep to lines, so a whole page can be searched in one call.
+        let flags = REG_NEWLINE | (extended ? REG_EXTENDED : 0) | (ignoreCase ? REG_ICASE : 0)
         let result = regcomp(compiled, pattern, flags)
         guard result == 0 else {
             var message = [CChar](repeating: 0, count: 256)
@@ -30,8 +31,9 @@ final class POSIXRegex {
         handle.deallocate()
     }
 
-    /// The leftmost-longest match in `line[start..<end]` (byte offsets), where `^` matches only at offset 0 and
-    /// `$` only at `end` unless `endIsLineEnd` is false. Nil when there is none.
+    /// The leftmost-longest match in `line[start..<end]` (byte offsets), where `^` matches only at offset 0 or
+    /// after a newline, `$` only before a newline or at `end` unless `endIsLineEnd` is false. Nil when there is
+    /// none.
     func firstMatch(in line: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, endIsLineEnd: Bool = true)
         -> Range<Int>?
     {
