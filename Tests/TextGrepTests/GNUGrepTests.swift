@@ -38,6 +38,7 @@ import Testing
         (["--color=always", "-i"], "übung"), (["--color=always", "-C1", "-n", "-H"], "Rekursion"),
         (["--color=always", "-c", "-H"], "und"), (["--color=always", "-l"], "und"), (["--color=always"], "x*"),
         (["--color=always", "-w"], "foo"), (["--color=always", "-v"], "und"),
+        (["-w", "-E"], "foo(-ba)?"), (["--color=always", "-w", "-E"], "foo(-ba)?"),
     ]
 
     @Test(arguments: cases)
