@@ -11,6 +11,8 @@ public struct GrepScopeDocument: Sendable, Hashable {
         case missing
         /// Extraction failed or the type has no text (images, archives): nothing to search.
         case failed
+        /// Not extracted and never will be: the user may not download it.
+        case locked
     }
 
     public var documentID: String
@@ -29,10 +31,13 @@ extension MetadataStore {
             try db.rows(GrepSQL.scope, [inode]).map { row in
                 let extracted: Bool = try row.decode(atIndex: 4)
                 let failed: Bool = try row.decode(atIndex: 5)
+                let downloadable: Bool = try row.decode(atIndex: 6)
+                let text: GrepScopeDocument.Text =
+                    extracted ? (failed ? .failed : .stored) : (downloadable ? .missing : .locked)
                 return GrepScopeDocument(
                     documentID: try row.decode(atIndex: 0), relativePath: try row.decode(atIndex: 1),
                     name: try row.decode(atIndex: 2), partKind: TextPartKind(storedValue: try row.decode(atIndex: 3)),
-                    text: !extracted ? .missing : failed ? .failed : .stored)
+                    text: text)
             }
         }
     }
@@ -45,8 +50,9 @@ enum GrepSQL {
             UNION ALL
             SELECT n.inode, ltrim(b.path || '/' || n.name, '/') FROM node n JOIN below b ON n.parent = b.inode
         )
-        SELECT n.studip_id, b.path, n.name, e.part_kind, e.document_id IS NOT NULL, e.failure IS NOT NULL
-        FROM below b JOIN node n ON n.inode = b.inode
+        SELECT n.studip_id, b.path, n.name, e.part_kind, e.document_id IS NOT NULL, e.failure IS NOT NULL,
+               d.downloadable
+        FROM below b JOIN node n ON n.inode = b.inode JOIN document d ON d.inode = n.inode
         LEFT JOIN search_extraction e ON e.document_id = n.studip_id
         WHERE n.item_kind = 'document'
         ORDER BY b.path

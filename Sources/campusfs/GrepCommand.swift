@@ -204,7 +204,7 @@ struct GrepCommand: ParsableCommand {
             for document in try store.grepScope(below: node.inode) where isIncluded(document.name) {
                 switch document.text {
                 case .missing: notSearched += 1
-                case .failed: break
+                case .failed, .locked: break
                 case .stored:
                     let label = Self.label(argument, document.relativePath)
                     if let candidates, !candidates.contains(document.documentID) {

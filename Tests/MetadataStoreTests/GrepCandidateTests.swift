@@ -81,13 +81,15 @@ import TextGrep
     }
 
     @Test func scopeListsDocumentsBelowAPathWithTheirTextState() throws {
+        var locked = document("e", in: "g", "e.pdf")
+        locked.isDownloadable = false
         let store = try MetadataStore.withCourse(
             content(
                 info101,
                 folders: [folder("f", in: root(info101), "Folien"), folder("g", in: "f", "Alt")],
                 documents: [
                     document("a", in: "f", "a.pdf"), document("b", in: "g", "b.txt"),
-                    document("c", in: "g", "c.png"), document("d", in: root(info101), "d.txt"),
+                    document("c", in: "g", "c.png"), document("d", in: root(info101), "d.txt"), locked,
                 ]))
         try store.indexContent(
             documentID: "a", version: DocumentVersion(fileID: "file-a", size: 1000), partKind: .page,
@@ -96,11 +98,11 @@ import TextGrep
             documentID: "c", version: DocumentVersion(fileID: "file-c", size: 1000), reason: "an image")
         let folien = try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien").inode
         let scope = try store.grepScope(below: folien)
-        #expect(scope.map(\.relativePath) == ["Alt/b.txt", "Alt/c.png", "a.pdf"])
-        #expect(scope.map(\.text) == [.missing, .failed, .stored])
-        #expect(scope.map(\.partKind) == [nil, nil, .page])
+        #expect(scope.map(\.relativePath) == ["Alt/b.txt", "Alt/c.png", "Alt/e.pdf", "a.pdf"])
+        #expect(scope.map(\.text) == [.missing, .failed, .locked, .stored])
+        #expect(scope.map(\.partKind) == [nil, nil, nil, .page])
         let single = try store.grepScope(below: try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/a.pdf").inode)
         #expect(single.map(\.relativePath) == [""])
-        #expect(try store.grepScope(below: Node.rootInode).count == 4)
+        #expect(try store.grepScope(below: Node.rootInode).count == 5)
     }
 }
