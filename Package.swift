@@ -76,6 +76,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // grep over the index's stored text (issue 16): glibc's POSIX regex, grep's output, the index's words.
+        .systemLibrary(name: "CWctype"),
+        .target(name: "TextGrep", dependencies: ["CWctype", "MetadataStore"]),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
             name: "CampusFS",
@@ -102,7 +105,7 @@ let package = Package(
             name: "campusfs",
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
-                "ContentIndexing", "StudIPSimulator", "CXattr", "SystemSupport",
+                "ContentIndexing", "StudIPSimulator", "CXattr", "SystemSupport", "TextGrep",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -158,6 +161,7 @@ let package = Package(
             name: "MetadataStoreTests",
             dependencies: [
                 "MetadataStore", "NamingRules", "StudIPKit", "StudIPModel", "StudIPSimulator", "TestSupport",
+                "TextGrep",
             ]
         ),
         .testTarget(
@@ -171,6 +175,10 @@ let package = Package(
         .testTarget(
             name: "TextExtractionTests",
             dependencies: ["TextExtraction", "StudIPSimulator", "SystemSupport"]
+        ),
+        .testTarget(
+            name: "TextGrepTests",
+            dependencies: ["TextGrep", "MetadataStore", "TestSupport"]
         ),
         .testTarget(
             name: "StudIPSimulatorTests",

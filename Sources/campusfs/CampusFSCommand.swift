@@ -25,7 +25,7 @@ struct CampusFSCommand: AsyncParsableCommand {
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, LoginCommand.self, RefreshCommand.self,
             ListCommand.self, TreeCommand.self, NewCommand.self, TagCommand.self, TagsCommand.self, PinCommand.self,
-            UnpinCommand.self, CacheCommand.self, IndexCommand.self, DemoCommand.self,
+            UnpinCommand.self, CacheCommand.self, IndexCommand.self, GrepCommand.self, DemoCommand.self,
         ])
 
     /// Parses and runs like ArgumentParser does, but with the exit codes of DESIGN.md §1.1: a usage error is 1.
@@ -37,8 +37,9 @@ struct CampusFSCommand: AsyncParsableCommand {
                     + "when `campusfs mount` or `campusfs login` asks")
             Foundation.exit(1)
         }
+        let arguments = GrepCommand.normalized(Array(CommandLine.arguments.dropFirst()))
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             do throws(CLIError) {
                 try Paths().checkRuntime()
             } catch {
@@ -53,7 +54,8 @@ struct CampusFSCommand: AsyncParsableCommand {
         } catch {
             if exitCode(for: error) == .validationFailure {
                 printError(fullMessage(for: error))
-                Foundation.exit(1)
+                // grep's callers read 1 as "nothing found"; its usage errors are 2, as in grep.
+                Foundation.exit(arguments.first == GrepCommand.configuration.commandName ? 2 : 1)
             }
             exit(withError: error)
         }

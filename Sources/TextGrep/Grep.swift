@@ -1,0 +1,190 @@
+import Glibc
+import MetadataStore
+
+/// grep's flags that change what is selected and printed.
+public struct GrepOptions: Sendable, Hashable {
+    /// What is printed: lines (with context), a count per document, names of documents with or without a selected
+    /// line, or nothing.
+    public enum Output: Sendable, Hashable {
+        case lines, count, filesWithMatches, filesWithoutMatch, quiet
+    }
+
+    public var ignoreCase = false
+    public var wordRegexp = false
+    public var fixedStrings = false
+    public var extendedRegexp = false
+    public var invertMatch = false
+    public var lineNumbers = false
+    /// Lines of context; nil when not asked for (then no `--` separators either, as in grep).
+    public var before: Int?
+    public var after: Int?
+    public var output = Output.lines
+    public var color = false
+    public var withFileName = true
+
+    public init() {}
+}
+
+/// One document's stored text: what `campusfs grep` searches.
+public struct GrepDocument: Sendable {
+    /// What the output calls it: the path as the user named it (``GrepOptions/withFileName``).
+    public var label: String
+    public var partKind: TextPartKind?
+    public var parts: [(number: Int?, text: String)]
+
+    public init(label: String, partKind: TextPartKind?, parts: [(number: Int?, text: String)]) {
+        self.label = label
+        self.partKind = partKind
+        self.parts = parts
+    }
+}
+
+/// grep over documents, one after the other, printing as GNU grep does (`path:page 3:12:line`, `-` for context
+/// lines, `--` between groups, GNU's default colours) through `write`.
+public final class Grep {
+    public let options: GrepOptions
+    private let matcher: GrepMatcher
+    private let write: (String) -> Void
+    /// Whether any line was selected so far: grep's exit status.
+    public private(set) var selectedAny = false
+    /// Whether a line has been printed, so the next group not adjacent to it starts with `--`.
+    private var printedLine = false
+
+    public init(pattern: String, options: GrepOptions, write: @escaping (String) -> Void) throws(GrepError) {
+        self.options = options
+        matcher = try GrepMatcher(pattern: pattern, options: options)
+        self.write = write
+    }
+
+    /// True once nothing further can change the output or the exit status (`-q` after a selected line).
+    public var isFinished: Bool { options.output == .quiet && selectedAny }
+
+    /// Searches one document and prints what its flags say; returns how many lines it selected.
+    @discardableResult
+    public func search(_ document: GrepDocument) -> Int {
+        var selected = 0
+        // Only lines and counts need every page; for the rest one selected line settles the document.
+        let firstSettles = options.output != .lines && options.output != .count
+        for part in document.parts {
+            let bytes = Array(part.text.utf8)
+            selected += bytes.withUnsafeBufferPointer { text in
+                searchPart(text, label: document.label, part: partLabel(document.partKind, part.number))
+            }
+            if selected > 0 && firstSettles { break }
+        }
+        if selected > 0 { selectedAny = true }
+        finish(document.label, selected: selected)
+        return selected
+    }
+
+    /// A document the index shows has no line that matches (without `-v`): only `-c` and `-L` print it.
+    public func skipUnmatched(label: String) {
+        finish(label, selected: 0)
+    }
+
+    private func finish(_ label: String, selected: Int) {
+        switch options.output {
+        case .count:
+            write(
+                options.withFileName
+                    ? colored(label, .fileName) + colored(":", .separator) + "\(selected)\n" : "\(selected)\n")
+        case .filesWithMatches where selected > 0, .filesWithoutMatch where selected == 0:
+            write(colored(label, .fileName) + "\n")
+        default:
+            break
+        }
+    }
+
+    private func partLabel(_ kind: TextPartKind?, _ number: Int?) -> String? {
+        guard let kind, let number else { return nil }
+        return "\(kind.rawValue) \(number)"
+    }
+
+    /// The lines of one page or part: selection, context and output.
+    private func searchPart(_ text: UnsafeBufferPointer<UInt8>, label: String, part: String?) -> Int {
+        // Most pages of a scan have no match: one regexec call settles them, before any splitting into lines.
+        if !options.invertMatch && matcher.firstMatch(in: text, from: 0) == nil { return 0 }
+        var lines: [Range<Int>] = []
+        var start = 0
+        while start < text.count, let base = text.baseAddress,
+            let newline = memchr(base + start, Int32(UInt8(ascii: "\n")), text.count - start)
+        {
+            let index = base.distance(to: newline.assumingMemoryBound(to: UInt8.self))
+            lines.append(start..<index)
+            start = index + 1
+        }
+        // As in a file: text after the last newline is a line, an empty one after it is not.
+        if start < text.count { lines.append(start..<text.count) }
+        let printsLines = options.output == .lines
+        let before = options.before ?? 0
+        let after = options.after ?? 0
+        var selected = 0
+        var lastPrinted: Int?
+        var afterLeft = 0
+        let matching = matcher.matchingLines(in: text, lines: lines)
+        for (index, range) in lines.enumerated() {
+            let line = UnsafeBufferPointer(rebasing: text[range])
+            guard matching[index] != options.invertMatch else {
+                if printsLines, afterLeft > 0 {
+                    printLine(line, number: index + 1, label: label, part: part, selected: false)
+                    lastPrinted = index
+                    afterLeft -= 1
+                }
+                continue
+            }
+            selected += 1
+            guard printsLines else {
+                if options.output != .count { return selected }
+                continue
+            }
+            let first = max(lastPrinted.map { $0 + 1 } ?? 0, index - before)
+            if printedLine, options.before != nil || options.after != nil, lastPrinted.map({ $0 + 1 }) != first {
+                write(colored("--", .separator) + "\n")
+            }
+            for contextIndex in first..<index {
+                let context = lines[contextIndex]
+                printLine(
+                    UnsafeBufferPointer(rebasing: text[context]), number: contextIndex + 1, label: label, part: part,
+                    selected: false)
+            }
+            printLine(line, number: index + 1, label: label, part: part, selected: true)
+            lastPrinted = index
+            afterLeft = after
+        }
+        return selected
+    }
+
+    private func printLine(
+        _ line: UnsafeBufferPointer<UInt8>, number: Int, label: String, part: String?, selected: Bool
+    ) {
+        printedLine = true
+        let separator = colored(selected ? ":" : "-", .separator)
+        var output = ""
+        if options.withFileName { output += colored(label, .fileName) + separator }
+        if let part { output += colored(part, .lineNumber) + separator }
+        if options.lineNumbers { output += colored(String(number), .lineNumber) + separator }
+        guard options.color else {
+            write(output + String(decoding: line, as: UTF8.self) + "\n")
+            return
+        }
+        var position = 0
+        for match in matcher.allMatches(in: line) {
+            output += String(decoding: UnsafeBufferPointer(rebasing: line[position..<match.lowerBound]), as: UTF8.self)
+            output += colored(String(decoding: UnsafeBufferPointer(rebasing: line[match]), as: UTF8.self), .match)
+            position = match.upperBound
+        }
+        write(output + String(decoding: UnsafeBufferPointer(rebasing: line[position...]), as: UTF8.self) + "\n")
+    }
+
+    /// GNU grep's default `GREP_COLORS`: `fn=35`, `ln=32`, `se=36`, `ms=01;31`.
+    private enum Color: String {
+        case fileName = "35"
+        case lineNumber = "32"
+        case separator = "36"
+        case match = "01;31"
+    }
+
+    private func colored(_ text: String, _ color: Color) -> String {
+        options.color ? "\u{1B}[\(color.rawValue)m\u{1B}[K\(text)\u{1B}[m\u{1B}[K" : text
+    }
+}
