@@ -19,14 +19,20 @@ struct CampusFSCommand: AsyncParsableCommand {
               CAMPUSFS_PASSWORD=… campusfs refresh --server https://studip.example.org/studip --username jdoe
               campusfs tree --paths
               campusfs ls -l "WS 2026-27/INF-101 Einführung in die Informatik"
+              campusfs search 'b-baum OR suchbaum'
 
-            Exit codes: 0 ok, 1 usage, 2 login failed, 3 network, 4 other.
+            Exit codes: 0 ok, 1 usage, 2 login failed, 3 network, 4 other; `search` exits as grep does: 0 found, 1 \
+            nothing found, 2 error.
             """,
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, LoginCommand.self, RefreshCommand.self,
             ListCommand.self, TreeCommand.self, NewCommand.self, TagCommand.self, TagsCommand.self, PinCommand.self,
-            UnpinCommand.self, CacheCommand.self, DemoCommand.self,
+            UnpinCommand.self, CacheCommand.self, SearchCommand.self, DemoCommand.self,
         ])
+
+    /// Commands whose exit status follows grep's (0 found, 1 nothing found, 2 error), usage errors included, so that
+    /// scripts can tell "nothing" from "failed".
+    static let grepLikeCommands = [SearchCommand.self].compactMap { $0.configuration.commandName }
 
     /// Parses and runs like ArgumentParser does, but with the exit codes of DESIGN.md §1.1: a usage error is 1.
     static func main() async {
@@ -37,13 +43,14 @@ struct CampusFSCommand: AsyncParsableCommand {
                     + "when `campusfs mount` or `campusfs login` asks")
             Foundation.exit(1)
         }
+        let grepLike = CommandLine.arguments.dropFirst().first.map(grepLikeCommands.contains) == true
         do {
             var command = try parseAsRoot()
             do throws(CLIError) {
                 try Paths().checkRuntime()
             } catch {
                 printError("campusfs: \(error)")
-                Foundation.exit(error.exitCode)
+                Foundation.exit(grepLike ? 2 : error.exitCode)
             }
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
@@ -53,7 +60,7 @@ struct CampusFSCommand: AsyncParsableCommand {
         } catch {
             if exitCode(for: error) == .validationFailure {
                 printError(fullMessage(for: error))
-                Foundation.exit(1)
+                Foundation.exit(grepLike ? 2 : 1)
             }
             exit(withError: error)
         }
