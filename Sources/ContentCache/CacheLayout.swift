@@ -122,6 +122,15 @@ struct CacheLayout: Sendable {
         return (entries, garbage)
     }
 
+    /// One document's completed entry, as ``scan()`` would find it, reading only its sidecar and its blob's metadata.
+    func entry(documentID: String) -> (entry: CacheEntry, lastAccess: timespec)? {
+        guard let key = try? Self.key(for: documentID),
+            let entry = validEntry(sidecar: sidecarPath(key: key), name: key + ".json"),
+            let lastAccess = blobTime(entry)
+        else { return nil }
+        return (entry, lastAccess)
+    }
+
     static func date(_ time: timespec) -> Date {
         Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
     }

@@ -534,6 +534,16 @@ extension ContentCache {
         return CacheInventory(copies: copies, downloading: [:], limit: limit)
     }
 
+    /// The completed copy of one document in `directory`, nil when there is none: what ``inventory(directory:limit:)``
+    /// says about it, without reading every sidecar (`campusfs search` asks about a few documents of a cache that
+    /// may hold thousands). A daemon may be serving `directory`: sidecars are renamed into place, never rewritten.
+    public static func cachedCopy(of documentID: String, directory: String) -> CacheInventory.Copy? {
+        let layout = CacheLayout(existing: directory)
+        return layout.entry(documentID: documentID).map {
+            layout.copy($0.entry, lastUsed: CacheLayout.date($0.lastAccess))
+        }
+    }
+
     /// ``clean(_:)`` on `directory`, which no daemon may be serving; also removes what a crash left behind, as a
     /// daemon's start does.
     public static func clean(directory: String, _ request: CleanRequest) throws(ContentCacheError) -> CleanResult {

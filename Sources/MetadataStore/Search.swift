@@ -6,7 +6,7 @@ import StudIPModel
 public struct SearchFilters: Sendable, Hashable {
     /// A course's Stud.IP id, number or title (case-insensitive, whole).
     public var course: String?
-    /// A semester's Stud.IP id or title (case-insensitive), e.g. `WS 2026/27`.
+    /// A semester's Stud.IP id or title (case-insensitive), e.g. `WS 2026/27`, or its folder's name, `WS 2026-27`.
     public var semester: String?
     /// A tag of the document (case-insensitive).
     public var tag: String?
@@ -285,7 +285,8 @@ enum SearchSQL {
         (:course IS NULL OR c.id = :course OR c.number = :course COLLATE NOCASE OR c.title = :course COLLATE NOCASE)
         AND (:semester IS NULL OR EXISTS (
             SELECT 1 FROM json_each(c.semester_ids) j JOIN semester s ON s.id = j.value
-            WHERE s.id = :semester OR s.title = :semester COLLATE NOCASE))
+            WHERE s.id = :semester OR s.title = :semester COLLATE NOCASE
+              OR replace(s.title, '/', '-') = :semester COLLATE NOCASE))
         AND (:tag IS NULL OR EXISTS (
             SELECT 1 FROM user_tag t WHERE t.item_kind = 'document' AND t.studip_id = d.id
               AND t.tag = :tag COLLATE NOCASE))

@@ -2,7 +2,8 @@ import Foundation
 
 /// A user's search text turned into an FTS5 expression that SQLite always accepts: words, `"phrases"`, `prefix*`
 /// and the operators `AND`, `OR`, `NOT` (upper case, as FTS5 spells them). Every term is quoted, so that
-/// punctuation, column filters (`title:`), `NEAR` and stray quotes are only text; an unclosed quote runs to the end.
+/// punctuation, column filters (`title:`), `NEAR` and `^` are only text. An unclosed quote is an error: the user
+/// most likely meant a phrase that ends earlier, and a search that silently ran it to the end would look wrong.
 /// Parentheses are read as spaces: terms group by FTS5's precedence (NOT, then AND, then OR).
 ///
 /// German spellings: the tokenizer's `remove_diacritics 2` makes `Übung` the token `ubung`; each term is also
@@ -19,8 +20,13 @@ struct SearchQuery {
     let expression: String
 
     init(_ text: String) throws(StoreError) {
+        let (words, quoteIsOpen) = Self.split(text)
+        guard !quoteIsOpen else {
+            throw .invalidQuery(
+                query: text, reason: "a quote is not closed; end the phrase with \" or remove the quote")
+        }
         var items: [Item] = []
-        for (word, isPhrase) in Self.split(text) {
+        for (word, isPhrase) in words {
             if !isPhrase, let op = ["AND": Item.and, "OR": .or, "NOT": .not][word] {
                 items.append(op)
             } else if let term = Self.term(word, prefixAllowed: !isPhrase) {
@@ -60,8 +66,8 @@ struct SearchQuery {
         return terms.isEmpty ? nil : terms.joined(separator: " AND ")
     }
 
-    /// Words and phrases of `text`, by spaces, parentheses and double quotes.
-    private static func split(_ text: String) -> [(String, isPhrase: Bool)] {
+    /// Words and phrases of `text`, by spaces, parentheses and double quotes, and whether a quote is left open.
+    private static func split(_ text: String) -> ([(String, isPhrase: Bool)], quoteIsOpen: Bool) {
         var result: [(String, isPhrase: Bool)] = []
         var current = ""
         var inPhrase = false
@@ -80,7 +86,7 @@ struct SearchQuery {
             }
         }
         flush()
-        return result
+        return (result, inPhrase)
     }
 
     /// One quoted term (with its other spellings, OR-ed), or nil when it has nothing the tokenizer keeps.

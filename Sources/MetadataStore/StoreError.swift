@@ -20,7 +20,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidTag(String)
     /// The tags together would not fit in one extended attribute value.
     case tagsTooLong(bytes: Int, limit: Int)
-    /// A search text with nothing to search for, or one that starts with NOT.
+    /// A search text with nothing to search for, one that starts with NOT, or one with a quote left open.
     case invalidQuery(query: String, reason: String)
 
     public var description: String {

@@ -19,14 +19,22 @@ struct CampusFSCommand: AsyncParsableCommand {
               CAMPUSFS_PASSWORD=… campusfs refresh --server https://studip.example.org/studip --username jdoe
               campusfs tree --paths
               campusfs ls -l "WS 2026-27/INF-101 Einführung in die Informatik"
+              campusfs search 'b-baum OR suchbaum'
 
-            Exit codes: 0 ok, 1 usage, 2 login failed, 3 network, 4 other.
+            Exit codes: 0 ok, 1 usage, 2 login failed, 3 network, 4 other; `search` and `grep` exit as grep does: \
+            0 found, 1 nothing found, 2 error.
             """,
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, LoginCommand.self, RefreshCommand.self,
             ListCommand.self, TreeCommand.self, NewCommand.self, TagCommand.self, TagsCommand.self, PinCommand.self,
-            UnpinCommand.self, CacheCommand.self, IndexCommand.self, GrepCommand.self, DemoCommand.self,
+            UnpinCommand.self, CacheCommand.self, IndexCommand.self, SearchCommand.self, GrepCommand.self,
+            DemoCommand.self,
         ])
+
+    /// Commands whose exit status follows grep's (0 found, 1 nothing found, 2 error), usage errors included, so that
+    /// scripts can tell "nothing" from "failed".
+    static let grepLikeCommands = [SearchCommand.configuration.commandName, GrepCommand.configuration.commandName]
+        .compactMap { $0 }
 
     /// Parses and runs like ArgumentParser does, but with the exit codes of DESIGN.md §1.1: a usage error is 1.
     static func main() async {
@@ -38,13 +46,14 @@ struct CampusFSCommand: AsyncParsableCommand {
             Foundation.exit(1)
         }
         let arguments = GrepCommand.normalized(Array(CommandLine.arguments.dropFirst()))
+        let grepLike = arguments.first.map(grepLikeCommands.contains) == true
         do {
             var command = try parseAsRoot(arguments)
             do throws(CLIError) {
                 try Paths().checkRuntime()
             } catch {
                 printError("campusfs: \(error)")
-                Foundation.exit(error.exitCode)
+                Foundation.exit(grepLike ? 2 : error.exitCode)
             }
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
@@ -54,8 +63,7 @@ struct CampusFSCommand: AsyncParsableCommand {
         } catch {
             if exitCode(for: error) == .validationFailure {
                 printError(fullMessage(for: error))
-                // grep's callers read 1 as "nothing found"; its usage errors are 2, as in grep.
-                Foundation.exit(arguments.first == GrepCommand.configuration.commandName ? 2 : 1)
+                Foundation.exit(grepLike ? 2 : 1)
             }
             exit(withError: error)
         }
