@@ -187,6 +187,15 @@ private struct OverviewRefresh {
                 list.append(try CourseRecord(row: row).course)
                 continue
             }
+            // It departs with everything in it, as what vanishes from a course does: its cached bytes, tags and
+            // pins wait out the removal grace (a course may leave the overview by mistake, or for a semester).
+            try db.run(
+                """
+                INSERT OR IGNORE INTO departed (item_kind, studip_id, since)
+                SELECT item_kind, studip_id, ? FROM node
+                WHERE course_id = ? AND item_kind IN ('course', 'folder', 'document')
+                """,
+                [now.timeIntervalSince1970, id])
             if let inode = try row.decode(Int64?.self, forColumn: "inode") {
                 summary.removed.append(
                     .init(path: try Paths.path(of: inode, db) ?? "", inode: inode, item: .course, studipID: id))

@@ -57,6 +57,25 @@ import Testing
         #expect(few.sweepingRemovals.isEmpty)
     }
 
+    /// A course that leaves the overview (the user left it, or the server listed it by mistake) departs with its
+    /// folders and documents: their cached bytes are not orphans before the grace period ends, and their tags
+    /// come back with the course.
+    @Test func aCourseLeavingTheOverviewDepartsWithItsContent() throws {
+        let store = try MetadataStore.withCourse(content(documents))
+        try store.setTags(["exam"], inode: store.inode(course + "/Folien/Folie 3.pdf"))
+        let later = now + day
+        _ = try store.applyOverview(overview([]), options: TreeOptions(), now: later)
+        let departed = try store.departed(before: .distantFuture)
+        #expect(Set(departed.map(\.studipID)) == Set(["f", info101.id] + documents.map(\.id)))
+        #expect(departed.allSatisfy { $0.since == later })
+        #expect(try store.knownDocumentIDs().isSuperset(of: documents.map(\.id)), "cached bytes are not orphans")
+
+        _ = try store.applyOverview(overview([info101]), options: TreeOptions(), now: later + 1)
+        _ = try store.applyCourse(content(documents), now: later + 2)
+        #expect(try store.departed(before: .distantFuture).map(\.item) == [], "back: nothing departed")
+        #expect(try store.userState(inode: store.inode(course + "/Folien/Folie 3.pdf")).tags == ["exam"])
+    }
+
     @Test func hidingACourseIsNotADeparture() throws {
         let store = try MetadataStore.withCourse(content(documents))
         _ = try store.applyOverview(
