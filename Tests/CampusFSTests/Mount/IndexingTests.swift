@@ -27,7 +27,7 @@ struct IndexingTests {
             {
                 return index
             }
-            try await Task.sleep(for: .milliseconds(200))
+            try await Task.sleep(for: .milliseconds(500))
         }
     }
 
