@@ -163,7 +163,8 @@ public struct IndexStatus: Codable, Sendable, Hashable {
     public var waiting: Int
     public var failed: Int
     public var textBytes: Int64
-    public var indexBytes: Int64
+    /// Measured by `campusfs index` only (it reads every page of the index); nil in `status`.
+    public var indexBytes: Int64?
 
     public init(_ statistics: IndexStatistics, waiting: Int) {
         documents = statistics.documents

@@ -338,7 +338,7 @@ public final class CampusDaemon: Sendable {
                     return .failure(error.description, exitCode: 4)
                 }
             }
-            guard let index = await indexStatus() else {
+            guard let index = await indexStatus(measuringSize: true) else {
                 return .failure("the search index cannot be read (see the daemon's log)", exitCode: 4)
             }
             return ControlResponse(index: index)
@@ -356,8 +356,10 @@ public final class CampusDaemon: Sendable {
         }
     }
 
-    private func indexStatus() async -> IndexStatus? {
-        let statistics = try? await store.run { store throws(StoreError) in try store.indexStatistics() }
+    private func indexStatus(measuringSize: Bool = false) async -> IndexStatus? {
+        let statistics = try? await store.run { store throws(StoreError) in
+            try store.indexStatistics(measuringSize: measuringSize)
+        }
         return statistics.map { IndexStatus($0, waiting: indexer.waiting) }
     }
 

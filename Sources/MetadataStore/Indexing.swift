@@ -23,12 +23,12 @@ public struct IndexStatistics: Sendable, Hashable, Codable {
     public var documents: Int
     /// Documents in the tree whose current or an older version failed to extract (``failures()`` says why).
     public var failed: Int
-    /// Bytes of extracted text (UTF-8).
+    /// Bytes of extracted text (UTF-8) of the documents in the tree.
     public var textBytes: Int64
-    /// Bytes the index's tables take in the database (full-text index included).
-    public var indexBytes: Int64
+    /// Bytes the index's tables take in the database (full-text index included); nil when not measured.
+    public var indexBytes: Int64?
 
-    public init(documents: Int = 0, failed: Int = 0, textBytes: Int64 = 0, indexBytes: Int64 = 0) {
+    public init(documents: Int = 0, failed: Int = 0, textBytes: Int64 = 0, indexBytes: Int64? = nil) {
         self.documents = documents
         self.failed = failed
         self.textBytes = textBytes
@@ -59,7 +59,9 @@ extension MetadataStore {
         }
     }
 
-    public func indexStatistics() throws(StoreError) -> IndexStatistics {
+    /// Counts from one pass over the extraction rows; with `measuringSize`, also the index's bytes on disk, which
+    /// reads every page of its tables (`dbstat`): for `campusfs index`, not for every `status`.
+    public func indexStatistics(measuringSize: Bool = false) throws(StoreError) -> IndexStatistics {
         try read("measuring the search index") { db in
             var statistics = IndexStatistics()
             if let row = try db.row(IndexingSQL.counts) {
@@ -67,7 +69,7 @@ extension MetadataStore {
                 statistics.failed = try row.decode(atIndex: 1)
                 statistics.textBytes = try row.decode(atIndex: 2)
             }
-            statistics.indexBytes = try IndexingSQL.indexBytes(db)
+            if measuringSize { statistics.indexBytes = try IndexingSQL.indexBytes(db) }
             return statistics
         }
     }
@@ -111,7 +113,7 @@ enum IndexingSQL {
 
     static let counts = """
         SELECT count(*) FILTER (WHERE e.failure IS NULL), count(*) FILTER (WHERE e.failure IS NOT NULL),
-               COALESCE((SELECT sum(length(CAST(text AS BLOB))) FROM search_part), 0)
+               COALESCE(sum(e.text_bytes), 0)
         FROM search_extraction e JOIN document d ON d.id = e.document_id
         """
 
@@ -120,19 +122,13 @@ enum IndexingSQL {
         WHERE e.failure IS NOT NULL ORDER BY d.inode
         """
 
-    /// The pages of the index's tables (`dbstat`, which Debian's SQLite has); nil-safe where it is missing: then
-    /// the text's bytes are the best figure there is.
-    static func indexBytes(_ db: Database) throws -> Int64 {
-        do {
-            return try Int64.fetchOne(
-                db,
-                sql: """
-                    SELECT COALESCE(sum(pgsize), 0) FROM dbstat
-                    WHERE name LIKE 'search\\_%' ESCAPE '\\' OR name LIKE 'sqlite_autoindex_search\\_%' ESCAPE '\\'
-                    """) ?? 0
-        } catch {
-            return try Int64.fetchOne(db, sql: "SELECT COALESCE(sum(length(CAST(text AS BLOB))), 0) FROM search_part")
-                ?? 0
-        }
+    /// The pages of the index's tables (`dbstat`, which Debian's SQLite has); nil where an SQLite lacks it.
+    static func indexBytes(_ db: Database) throws -> Int64? {
+        try? Int64.fetchOne(
+            db,
+            sql: """
+                SELECT COALESCE(sum(pgsize), 0) FROM dbstat
+                WHERE name LIKE 'search\\_%' ESCAPE '\\' OR name LIKE 'sqlite_autoindex_search\\_%' ESCAPE '\\'
+                """)
     }
 }

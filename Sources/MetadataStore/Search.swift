@@ -128,7 +128,9 @@ extension MetadataStore {
         now: Date = Date()
     ) throws(StoreError) {
         try write("indexing the text of document \(documentID)") { db in
-            try SearchSQL.replaceExtraction(documentID, version, partKind: partKind, failure: nil, now: now, db)
+            try SearchSQL.replaceExtraction(
+                documentID, version, partKind: partKind, textBytes: parts.reduce(0) { $0 + $1.text.utf8.count },
+                failure: nil, now: now, db)
             for part in parts {
                 try db.run(
                     "INSERT INTO search_part (document_id, number, text) VALUES (?, ?, ?)",
@@ -143,7 +145,8 @@ extension MetadataStore {
         documentID: String, version: DocumentVersion, reason: String, now: Date = Date()
     ) throws(StoreError) {
         try write("recording the failed extraction of document \(documentID)") { db in
-            try SearchSQL.replaceExtraction(documentID, version, partKind: nil, failure: reason, now: now, db)
+            try SearchSQL.replaceExtraction(
+                documentID, version, partKind: nil, textBytes: 0, failure: reason, now: now, db)
         }
     }
 
@@ -263,17 +266,20 @@ enum SearchSQL {
     }
 
     static func replaceExtraction(
-        _ documentID: String, _ version: DocumentVersion, partKind: TextPartKind?, failure: String?, now: Date,
-        _ db: Database
+        _ documentID: String, _ version: DocumentVersion, partKind: TextPartKind?, textBytes: Int, failure: String?,
+        now: Date, _ db: Database
     ) throws {
         // The cascade to search_part runs its delete trigger, which takes the text out of search_content.
         try db.run("DELETE FROM search_extraction WHERE document_id = ?", [documentID])
         try db.run(
             """
-            INSERT INTO search_extraction (document_id, file_id, size, indexed_at, part_kind, failure)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO search_extraction (document_id, file_id, size, indexed_at, part_kind, text_bytes, failure)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """,
-            [documentID, version.fileID, version.size, now.timeIntervalSince1970, partKind?.rawValue, failure])
+            [
+                documentID, version.fileID, version.size, now.timeIntervalSince1970, partKind?.rawValue, textBytes,
+                failure,
+            ])
     }
 
     static func filterArguments(_ filters: SearchFilters) -> StatementArguments {

@@ -32,6 +32,8 @@ extension Schema {
                     indexed_at REAL NOT NULL,
                     -- What the numbered parts are: 'page', 'slide' or 'sheet'; NULL for text without parts.
                     part_kind TEXT,
+                    -- UTF-8 bytes of the stored text, so that status needs no pass over it.
+                    text_bytes INTEGER NOT NULL DEFAULT 0,
                     -- Why extraction failed for this version; NULL when its text is in search_part.
                     failure TEXT
                 );

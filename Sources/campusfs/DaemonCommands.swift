@@ -97,7 +97,7 @@ struct StatusCommand: AsyncParsableCommand {
             --json prints one object: {"mounted", "profile", "mountpoint", "server", "serverDetail", "api", \
             "lastRefresh", "lastRefreshError", "failedCourses", "cacheBytes", "cacheLimit", "cachedDocuments", \
             "downloadsInFlight", "cacheDiskShortage" (only while the cache's disk is too full), "index" ({"documents", \
-            "waiting", "failed", "textBytes", "indexBytes"}, as `campusfs index --json`), "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" (the mountpoint) when \
+            "waiting", "failed", "textBytes"}; `campusfs index --json` adds "indexBytes"), "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" (the mountpoint) when \
             the profile's daemon was killed and left its mount behind; `campusfs unmount` clears that.
             """)
 

@@ -64,7 +64,9 @@ struct IndexCommand: ParsableCommand {
         var parts = ["\(status.documents) documents searchable"]
         if status.waiting > 0 { parts.append("\(status.waiting) waiting") }
         if status.failed > 0 { parts.append("\(status.failed) without text (campusfs index --failed)") }
-        parts.append("\(ByteText.format(status.textBytes)) of text, \(ByteText.format(status.indexBytes)) on disk")
+        parts.append(
+            "\(ByteText.format(status.textBytes)) of text"
+                + (status.indexBytes.map { ", \(ByteText.format($0)) on disk" } ?? ""))
         return parts.joined(separator: ", ")
     }
 }
@@ -80,7 +82,7 @@ extension UserTree {
         }
         do throws(StoreError) {
             let waiting = ContentIndexer.unindexed(in: cacheInventory(), subjects: try store.indexingSubjects()).count
-            return IndexStatus(try store.indexStatistics(), waiting: waiting)
+            return IndexStatus(try store.indexStatistics(measuringSize: true), waiting: waiting)
         } catch {
             throw .other(error.description)
         }
