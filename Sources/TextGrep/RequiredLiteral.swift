@@ -7,7 +7,7 @@ struct RequiredLiteral {
     /// The UTF-8 bytes to find; with ``ignoreCase`` ASCII only, letters in lower case.
     let bytes: [UInt8]
     let ignoreCase: Bool
-    /// Horspool's shift for each byte under the needle's last position.
+    /// With ``ignoreCase``: Horspool's shift for each byte under the needle's last position.
     private let shift: [Int]
 
     /// The longest run of literal characters in the pattern (``IndexWords/parse(_:extended:)``'s atoms), or the
@@ -52,10 +52,10 @@ struct RequiredLiteral {
         guard !longest.isEmpty else { return nil }
         bytes = longest
         ignoreCase = options.ignoreCase
-        var shift = [Int](repeating: longest.count, count: 256)
-        for (index, byte) in longest.dropLast().enumerated() {
+        var shift = [Int](repeating: longest.count, count: options.ignoreCase ? 256 : 0)
+        for (index, byte) in longest.dropLast().enumerated() where options.ignoreCase {
             shift[Int(byte)] = longest.count - 1 - index
-            if options.ignoreCase { shift[Int(Self.upper(byte))] = longest.count - 1 - index }
+            shift[Int(Self.upper(byte))] = longest.count - 1 - index
         }
         self.shift = shift
     }
@@ -72,13 +72,12 @@ struct RequiredLiteral {
         return scalars.count == 1 || !(first.isASCII && !first.properties.isAlphabetic && !("0"..."9").contains(first))
     }
 
-    /// The offset of the first occurrence at or after `start`: Boyer–Moore–Horspool (Glibc's `memmem` is not
-    /// visible to Swift), with ASCII letters folded to lower case under ``ignoreCase``.
+    /// The offset of the first occurrence at or after `start`. Case-sensitive: `memchr` (vectorised) for the first
+    /// byte, then `memcmp`, faster than Horspool for every word measured (docs/search.md); Glibc's `memmem` is not
+    /// visible to Swift. With ``ignoreCase``: Boyer–Moore–Horspool, ASCII letters folded to lower case.
     func firstOccurrence(in text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         guard let base = text.baseAddress, start + bytes.count <= text.count else { return nil }
-        // Horspool shifts by at most the needle's length: a short one is found faster by `memchr` (vectorised)
-        // for its first byte.
-        if !ignoreCase && bytes.count <= 3 {
+        if !ignoreCase {
             var position = start
             while position + bytes.count <= text.count,
                 let found = memchr(base + position, Int32(bytes[0]), text.count - bytes.count + 1 - position)
@@ -92,18 +91,12 @@ struct RequiredLiteral {
         return bytes.withUnsafeBufferPointer { needle -> Int? in
             shift.withUnsafeBufferPointer { shift -> Int? in
                 let last = needle.count - 1
-                let fold = ignoreCase
                 var position = start
                 while position + last < text.count {
                     let byte = base[position + last]
-                    if (fold ? Self.lower(byte) : byte) == needle[last] {
+                    if Self.lower(byte) == needle[last] {
                         var index = last - 1
-                        while index >= 0,
-                            (fold ? Self.lower(base[position + index]) : base[position + index])
-                                == needle[index]
-                        {
-                            index -= 1
-                        }
+                        while index >= 0, Self.lower(base[position + index]) == needle[index] { index -= 1 }
                         if index < 0 { return position }
                     }
                     position += shift[Int(byte)]
