@@ -30,9 +30,10 @@ public struct GrepDocument: Sendable {
     /// What the output calls it: the path as the user named it (``GrepOptions/withFileName``).
     public var label: String
     public var partKind: TextPartKind?
-    public var parts: [(number: Int?, text: String)]
+    /// Each part's UTF-8 bytes (``MetadataStore/storedUTF8(documentID:)``), searched in place.
+    public var parts: [(number: Int?, text: [UInt8])]
 
-    public init(label: String, partKind: TextPartKind?, parts: [(number: Int?, text: String)]) {
+    public init(label: String, partKind: TextPartKind?, parts: [(number: Int?, text: [UInt8])]) {
         self.label = label
         self.partKind = partKind
         self.parts = parts
@@ -66,8 +67,7 @@ public final class Grep {
         // Only lines and counts need every page; for the rest one selected line settles the document.
         let firstSettles = options.output != .lines && options.output != .count
         for part in document.parts {
-            let bytes = Array(part.text.utf8)
-            selected += bytes.withUnsafeBufferPointer { text in
+            selected += part.text.withUnsafeBufferPointer { text in
                 searchPart(text, label: document.label, part: partLabel(document.partKind, part.number))
             }
             if selected > 0 && firstSettles { break }
@@ -102,8 +102,8 @@ public final class Grep {
 
     /// The lines of one page or part: selection, context and output.
     private func searchPart(_ text: UnsafeBufferPointer<UInt8>, label: String, part: String?) -> Int {
-        // Most pages of a scan have no match: one regexec call settles them, before any splitting into lines.
-        if !options.invertMatch && matcher.firstMatch(in: text, from: 0) == nil { return 0 }
+        // Most pages of a scan have no match: settled before any splitting into lines.
+        if !options.invertMatch && matcher.nextMatchingLine(in: text, from: 0) == nil { return 0 }
         var lines: [Range<Int>] = []
         var start = 0
         while start < text.count, let base = text.baseAddress,

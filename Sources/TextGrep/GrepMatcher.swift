@@ -6,6 +6,7 @@ import Glibc
 public final class GrepMatcher {
     private let regexes: [POSIXRegex]
     private let wholeWords: Bool
+    private let required: RequiredLiteral?
 
     public init(pattern: String, options: GrepOptions) throws(GrepError) {
         var regexes: [POSIXRegex] = []
@@ -18,6 +19,7 @@ public final class GrepMatcher {
         }
         self.regexes = regexes
         wholeWords = options.wordRegexp
+        required = RequiredLiteral(pattern: pattern, options: options)
     }
 
     /// `text` as a BRE that matches exactly it.
@@ -49,26 +51,48 @@ public final class GrepMatcher {
         return best
     }
 
-    /// Which of `lines` (ranges of `text` between newlines) match. One search over the whole text finds the next
-    /// line with a match, far fewer `regexec` calls than one per line; that line is then confirmed alone, because
-    /// a class such as `\s` may match across a newline.
+    /// Which of `lines` (ranges of `text` between newlines, in order) match.
     func matchingLines(in text: UnsafeBufferPointer<UInt8>, lines: [Range<Int>]) -> [Bool] {
         var matching = [Bool](repeating: false, count: lines.count)
         var position = 0
-        while position <= text.count, let match = firstMatch(in: text, from: position) {
-            // The last line starting at or before the match.
-            var low = 0
-            var high = lines.count
-            while low < high {
-                let middle = (low + high) / 2
-                if lines[middle].lowerBound <= match.lowerBound { low = middle + 1 } else { high = middle }
-            }
-            guard low > 0, match.lowerBound <= lines[low - 1].upperBound else { break }
-            let line = lines[low - 1]
-            matching[low - 1] = firstMatch(in: UnsafeBufferPointer(rebasing: text[line]), from: 0) != nil
+        var low = 0
+        while let line = nextMatchingLine(in: text, from: position) {
+            while low < lines.count, lines[low].lowerBound < line.lowerBound { low += 1 }
+            if low < lines.count { matching[low] = true }
             position = line.upperBound + 1
         }
         return matching
+    }
+
+    /// The next line at or after `start` (a line's first byte) that has a match, without its newline. A line is
+    /// confirmed alone, because a class such as `\s` may match across a newline. Only lines that contain the
+    /// required literal are given to `regexec`; without one, one search over the rest of the text finds the next
+    /// candidate line, far fewer `regexec` calls than one per line.
+    func nextMatchingLine(in text: UnsafeBufferPointer<UInt8>, from start: Int) -> Range<Int>? {
+        var position = start
+        while position <= text.count {
+            let candidate =
+                required.map { $0.firstOccurrence(in: text, from: position) }
+                ?? firstMatch(in: text, from: position)?.lowerBound
+            // A match after the last newline, at the end: the empty line that is not one (as in a file).
+            guard let candidate, candidate < text.count || text.last != UInt8(ascii: "\n") else { return nil }
+            let line = Self.line(in: text, around: candidate, from: position)
+            if firstMatch(in: UnsafeBufferPointer(rebasing: text[line]), from: 0) != nil { return line }
+            position = line.upperBound + 1
+        }
+        return nil
+    }
+
+    /// The line (without its newline) that holds `offset`, starting no earlier than `start`.
+    private static func line(in text: UnsafeBufferPointer<UInt8>, around offset: Int, from start: Int) -> Range<Int> {
+        guard let base = text.baseAddress else { return 0..<0 }
+        var lower = offset
+        while lower > start, base[lower - 1] != UInt8(ascii: "\n") { lower -= 1 }
+        var upper = text.count
+        if offset < text.count, let newline = memchr(base + offset, Int32(UInt8(ascii: "\n")), text.count - offset) {
+            upper = base.distance(to: newline.assumingMemoryBound(to: UInt8.self))
+        }
+        return lower..<upper
     }
 
     /// Every non-empty match, left to right (what `--color` paints).

@@ -210,7 +210,7 @@ struct GrepCommand: ParsableCommand {
                     if let candidates, !candidates.contains(document.documentID) {
                         grep.skipUnmatched(label: label)
                     } else {
-                        let parts = try store.storedText(documentID: document.documentID)
+                        let parts = try store.storedUTF8(documentID: document.documentID)
                         grep.search(GrepDocument(label: label, partKind: document.partKind, parts: parts))
                     }
                 }

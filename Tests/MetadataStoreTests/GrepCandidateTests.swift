@@ -49,7 +49,7 @@ import TextGrep
             let grep = try Grep(pattern: pattern, options: options) { _ in }
             let selected = Set(
                 Self.lines.indices.filter {
-                    grep.search(GrepDocument(label: "", partKind: nil, parts: [(nil, Self.lines[$0])])) > 0
+                    grep.search(GrepDocument(label: "", partKind: nil, parts: [(nil, Array(Self.lines[$0].utf8))])) > 0
                 }.map { "d\($0)" })
             let words = IndexWords.required(pattern: pattern, options: options)
             guard !words.isEmpty else { continue }

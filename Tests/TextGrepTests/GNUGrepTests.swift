@@ -54,6 +54,90 @@ import Testing
         #expect(ours.status == gnu.status, "grep \(flags) '\(pattern)'")
     }
 
+    /// Text for the required-literal prefilter: lines that hold the literal only in another case, with umlauts,
+    /// inside a word, split across lines; and characters `REG_ICASE` folds to ASCII letters (Kelvin sign, long s,
+    /// dotted and dotless i).
+    static let prefilterText = """
+        Der Wurzelknoten eines B-Baums
+        WURZELKNOTEN und wurzelknoten
+        Wurzel
+        knoten
+        Teilbaum ohne Wurzel-Knoten
+        Grüße aus GRÜSSE und grüsse
+        200 \u{212A}elvin und 3 \u{017F}tra\u{00DF}e, \u{0130}nformatik, \u{0131}nfo
+        Seite 12/40
+        Seite 3/4 von
+        a.b A.B axb ax\u{301}b
+        Baumschule Baum baum BAUM
+
+        """
+
+    static let prefilterCases: [([String], String)] = [
+        ([], "Wurzelknoten"), (["-i"], "wurzelknoten"), (["-ci"], "WURZELKNOTEN"), (["-cv"], "Wurzel"),
+        (["-vi"], "wurzel"), (["-w"], "Wurzel"), (["-iw"], "baum"), (["-cw"], "Baum"), (["-n", "-C1"], "knoten"),
+        (["-i", "-A1", "-n"], "wurzel-knoten"), (["-i"], "grüße"), (["-i"], "GRÜSSE"), (["-i"], "kelvin"),
+        (["-i"], "STRASSE"), (["-i"], "straße"), (["-i"], "INFORMATIK"), (["-i"], "info"),
+        (["-E", "-c"], "[0-9]+/[0-9]+$"),
+        (["-E", "-n"], "[0-9]+/[0-9]+ von"), (["-F"], "a.b"), (["-iF"], "a.b"), ([], "a.b"), ([], "ax*b"),
+        ([], "a.\u{301}b"), (["-E"], "Baum+schule"), (["-c"], "Baum\\|Wurzel"), (["-L"], "Wurzelknoten"),
+        (["-l"], "wurzelknoten"), (["-L", "-i"], "nichtda"), (["--color=always", "-i"], "baum"),
+    ]
+
+    /// The prefilter must never drop a line GNU grep selects, nor change counts, `-v`, `-L` or context.
+    @Test(arguments: prefilterCases)
+    func prefilterSelectsWhatGNUGrepSelects(flags: [String], pattern: String) async throws {
+        let file = try Self.write(Self.prefilterText)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let gnu = try await Self.gnuGrep(flags, pattern, file)
+        let ours = try Self.engine(flags, pattern, text: Self.prefilterText, label: file)
+        #expect(ours.output == gnu.output, "grep \(flags) '\(pattern)'")
+        #expect(ours.status == gnu.status, "grep \(flags) '\(pattern)'")
+    }
+
+    /// The literal a line must contain before `regexec` sees it: the longest certain run; with `-i` ASCII only and
+    /// without `i`, `k`, `s`; none where a match need not contain one.
+    @Test(
+        arguments: [
+            ([], "Wurzelknoten", "Wurzelknoten"), (["-i"], "WurzelKnoten", "wurzel"), (["-i"], "Übungsblatt", "blatt"),
+            (["-E"], "[0-9]+/[0-9]+$", "/"), ([], "x fo*bar", "x f"), (["-E"], "Baum+schule", "schule"),
+            (["-F"], "a.b*[c]", "a.b*[c]"), ([], "a\\.b", "a.b"), ([], "a.\u{301}b", "a"), (["-w"], "Baum", "Baum"),
+            (["-v"], "Baum", "Baum"), (["-E"], "Baum|Wurzel", nil), ([], "Baum\nWurzel", nil), ([], ".*", nil),
+            (["-i"], "ſ", nil), (["-E"], "(Baum)+", nil),
+        ] as [([String], String, String?)])
+    func requiredLiteral(flags: [String], pattern: String, literal: String?) {
+        let required = RequiredLiteral(pattern: pattern, options: Self.options(flags))
+        #expect(required.map { String(decoding: $0.bytes, as: UTF8.self) } == literal, "\(flags) '\(pattern)'")
+    }
+
+    /// Horspool's search finds what a naive search finds, at every start, with and without folding.
+    @Test func literalSearchFindsEveryOccurrence() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("abAB\n".utf8)
+        for ignoreCase in [false, true] {
+            var options = GrepOptions()
+            options.ignoreCase = ignoreCase
+            for _ in 0..<200 {
+                let needle = String(
+                    decoding: (0..<Int.random(in: 1...3, using: &generator)).map { _ in
+                        alphabet[Int.random(in: 0..<4, using: &generator)]
+                    }, as: UTF8.self)
+                let text = (0..<Int.random(in: 0...40, using: &generator)).map { _ in
+                    alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
+                }
+                let required = try #require(RequiredLiteral(pattern: needle, options: options))
+                let folded = ignoreCase ? Array(needle.lowercased().utf8) : Array(needle.utf8)
+                let haystack = ignoreCase ? Array(String(decoding: text, as: UTF8.self).lowercased().utf8) : text
+                for start in 0...text.count {
+                    let expected = (start..<max(start, text.count - folded.count + 1)).first {
+                        Array(haystack[$0..<($0 + folded.count)]) == folded
+                    }
+                    let found = text.withUnsafeBufferPointer { required.firstOccurrence(in: $0, from: start) }
+                    #expect(found == expected, "'\(needle)' in \(text) from \(start)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: [([], "a\\(b"), ([], "[abc"), (["-E"], "a(b"), (["-E"], "x{2,1}"), ([], "a\\{1")])
     func invalidPatternsAreErrorsLikeInGNUGrep(flags: [String], pattern: String) async throws {
         let file = try Self.write(Self.text)
@@ -65,8 +149,9 @@ import Testing
 
     /// Pages: `path:page N:line`, -n counts within the page, context and `--` never run across pages.
     @Test func pagesSlidesAndSheetsLabelTheirLines() throws {
-        let parts: [(number: Int?, text: String)] = [
-            (1, "Titel\nB-Baum\nEnde\n"), (2, "Einleitung\nB-Baum hier\n"), (3, "nichts\n"),
+        let parts: [(number: Int?, text: [UInt8])] = [
+            (1, Array("Titel\nB-Baum\nEnde\n".utf8)), (2, Array("Einleitung\nB-Baum hier\n".utf8)),
+            (3, Array("nichts\n".utf8)),
         ]
         var options = GrepOptions()
         options.lineNumbers = true
@@ -86,7 +171,7 @@ import Testing
         output = ""
         let slides = try Grep(pattern: "hier", options: GrepOptions()) { output += $0 }
         slides.search(GrepDocument(label: "a.pptx", partKind: .slide, parts: parts))
-        slides.search(GrepDocument(label: "b.txt", partKind: nil, parts: [(nil, "hier\n")]))
+        slides.search(GrepDocument(label: "b.txt", partKind: nil, parts: [(nil, Array("hier\n".utf8))]))
         #expect(output == "a.pptx:slide 2:B-Baum hier\nb.txt:hier\n")
         #expect(slides.selectedAny)
     }
@@ -134,7 +219,7 @@ import Testing
     {
         var output = ""
         let grep = try Grep(pattern: pattern, options: options(flags)) { output += $0 }
-        grep.search(GrepDocument(label: label, partKind: nil, parts: [(nil, text)]))
+        grep.search(GrepDocument(label: label, partKind: nil, parts: [(nil, Array(text.utf8))]))
         return (output, grep.selectedAny ? 0 : 1)
     }
 
