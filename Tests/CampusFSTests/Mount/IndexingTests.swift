@@ -14,21 +14,26 @@ struct IndexingTests {
     static let slides = DaemonTests.slides
     static let diagram = course + "/Übungsblätter/diagramm.png"
 
-    /// `campusfs index --json`, polled until nothing waits (the daemon's queue, or the cache against the store).
+    /// `campusfs index --json` once the store holds `documents` extractions (text or failure) and nothing waits.
+    /// The store is polled in this process, not through a command per poll: a test that fails should fail, and a
+    /// few hundred children in a row are what Foundation's `Process` is least reliable with.
     static func settledIndex(_ setup: Setup, documents: Int) async throws -> [String: Int] {
+        let store = try MetadataStore(path: setup.cli.database().path)
         let deadline = ContinuousClock.now + .seconds(60)
-        while true {
+        while ContinuousClock.now < deadline {
+            let statistics = try store.indexStatistics()
+            if statistics.documents + statistics.failed >= documents { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        var index: [String: Int] = [:]
+        for _ in 0..<20 {
             let result = try await setup.campusfs(["index", "--json"], timeout: 20)
             #expect(result.status == 0, "\(result.stderr)")
-            let index = (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Int]) ?? [:]
-            if index["waiting"] == 0,
-                (index["documents"] ?? 0) + (index["failed"] ?? 0) >= documents
-                    || ContinuousClock.now > deadline
-            {
-                return index
-            }
+            index = (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Int]) ?? [:]
+            if index["waiting"] == 0 { break }
             try await Task.sleep(for: .milliseconds(500))
         }
+        return index
     }
 
     /// The daemon's store, opened beside it (WAL).
