@@ -89,10 +89,11 @@ public final class ContentIndexer: Sendable {
     }
 
     /// Queues the cached copies the index lacks, most recently used first (what a student searches for first), and
-    /// returns how many.
+    /// returns how many. The store work runs where the store's always does (``MetadataStore/run(_:)``), not on the
+    /// indexer's thread, where it would wait behind every extraction already queued.
     @discardableResult
     public func enqueueUnindexed(in inventory: CacheInventory) async throws(StoreError) -> Int {
-        let copies = try await worker.run { [store] () throws(StoreError) in
+        let copies = try await store.run { store throws(StoreError) in
             Self.unindexed(in: inventory, subjects: try store.indexingSubjects())
         }
         for copy in copies { enqueue(copy) }
@@ -100,8 +101,9 @@ public final class ContentIndexer: Sendable {
     }
 
     /// Drops all extracted text and queues every cached copy again (`campusfs index --rebuild`); returns how many.
+    /// An extraction running meanwhile stores its text after the drop, and the queueing then skips that document.
     public func rebuild(from inventory: CacheInventory) async throws(StoreError) -> Int {
-        try await worker.run { [store] () throws(StoreError) in try store.forgetExtractions() }
+        try await store.run { store throws(StoreError) in try store.forgetExtractions() }
         return try await enqueueUnindexed(in: inventory)
     }
 

@@ -5,7 +5,7 @@ import GRDB
 public struct GrepScopeDocument: Sendable, Hashable {
     /// Whether the index holds the document's text.
     public enum Text: Sendable, Hashable {
-        /// Extracted: ``MetadataStore/storedText(documentID:)`` reads it.
+        /// Extracted: ``MetadataStore/storedUTF8(documentID:)`` reads it.
         case stored
         /// Nothing extracted: never downloaded, or not indexed yet.
         case missing

@@ -165,7 +165,7 @@ extension MetadataStore {
 
     /// Documents in the tree with a stored page or slide containing every word, each as the start of a token
     /// (case, accents and `ue`/`ü` spellings ignored): the only ones a grep for a pattern with these literal words
-    /// needs to read. A literal that starts inside a word cannot use the index (read ``storedText(documentID:)``).
+    /// needs to read. A literal that starts inside a word cannot use the index (read ``storedUTF8(documentID:)``).
     public func candidateDocuments(containingAll words: [String]) throws(StoreError) -> [IndexedDocument] {
         guard let expression = SearchQuery.allPrefixes(words) else { return [] }
         return try read("finding documents that contain \(words.joined(separator: ", "))") { db in
@@ -178,13 +178,9 @@ extension MetadataStore {
         }
     }
 
-    /// The stored text of the document, in page or slide order; empty when none is stored.
-    public func storedText(documentID: String) throws(StoreError) -> [(number: Int?, text: String)] {
-        try storedUTF8(documentID: documentID).map { ($0.number, String(decoding: $0.text, as: UTF8.self)) }
-    }
-
-    /// ``storedText(documentID:)`` as the UTF-8 bytes SQLite holds: copied from the statement's row without
-    /// building (and validating) a String per page, which took a quarter of a `campusfs grep` scan.
+    /// The stored text of the document, in page or slide order (empty when none is stored), as the UTF-8 bytes
+    /// SQLite holds: copied from the statement's row without building (and validating) a String per page, which
+    /// took a quarter of a `campusfs grep` scan.
     public func storedUTF8(documentID: String) throws(StoreError) -> [(number: Int?, text: [UInt8])] {
         try read("reading the stored text of document \(documentID)") { db in
             var parts: [(number: Int?, text: [UInt8])] = []

@@ -100,12 +100,11 @@ extension UserTree {
         do throws(StoreError) {
             try store.forgetExtractions()
             let copies = ContentIndexer.unindexed(in: cacheInventory(), subjects: try store.indexingSubjects())
-            let progress = isatty(STDERR_FILENO) == 1
+            var line = Self.progressLine()
             for (done, copy) in copies.enumerated() {
-                if progress { FileHandle.standardError.write(Data("\rindexing \(done + 1) of \(copies.count)".utf8)) }
+                line?.show("indexing \(done + 1) of \(copies.count)", final: done + 1 == copies.count)
                 _ = try ContentIndexer.index(copy, store: store)
             }
-            if progress, !copies.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
         } catch {
             throw .other(error.description)
         }
@@ -115,14 +114,19 @@ extension UserTree {
     /// Polls the daemon until its queue is empty (at once without a mount: the rebuild ran in this process).
     func waitForIndexing(from status: IndexStatus) throws(CLIError) -> IndexStatus {
         var status = status
-        let progress = isatty(STDERR_FILENO) == 1
+        var line = Self.progressLine()
         while mountpoint != nil, status.waiting > 0 {
-            if progress { FileHandle.standardError.write(Data("\r\(status.waiting) documents waiting   ".utf8)) }
+            line?.show("\(status.waiting) documents waiting", final: false)
             usleep(200_000)
             status = try indexStatus()
         }
-        if progress, mountpoint != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if mountpoint != nil { line?.show("", final: false) }
         return status
+    }
+
+    /// Progress on a terminal only: `campusfs index` in a script prints its result and nothing else.
+    private static func progressLine() -> ProgressLine? {
+        isatty(STDERR_FILENO) == 1 ? ProgressLine(terminal: true) : nil
     }
 
     private func cacheInventory() -> CacheInventory {

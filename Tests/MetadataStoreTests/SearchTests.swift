@@ -221,3 +221,10 @@ import Testing
         #expect(try ids(reopened, "blatt") == ["a"])
     }
 }
+
+extension MetadataStore {
+    /// ``storedUTF8(documentID:)`` decoded, for assertions.
+    func storedText(documentID: String) throws -> [(number: Int?, text: String)] {
+        try storedUTF8(documentID: documentID).map { ($0.number, String(decoding: $0.text, as: UTF8.self)) }
+    }
+}
