@@ -109,7 +109,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The Stud.IP installations `campusfs login` offers (docs/universities.md).
+            resources: [.copy("Resources/universities.json")]
         ),
 
         // The Stud.IP simulator: a product of its own (tests, benchmarks, `campusfs demo`).
@@ -169,6 +171,8 @@ let package = Package(
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
                 "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "SystemSupport", "TestSupport",
+                // The CLI's own pieces that need no subprocess (the list of universities).
+                "campusfs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
