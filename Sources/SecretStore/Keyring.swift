@@ -102,7 +102,10 @@ struct Keyring {
 
     /// A GHashTable of strings, as libsecret takes attributes; the caller unrefs it, which frees the copies.
     private static func table(_ pairs: [String: String]) -> OpaquePointer {
-        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
+        // GLib aborts the process itself when it cannot allocate: never nil.
+        guard let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free) else {
+            fatalError("g_hash_table_new_full returned NULL")
+        }
         for (name, value) in pairs {
             g_hash_table_insert(table, g_strdup(name), g_strdup(value))
         }

@@ -7,14 +7,24 @@ import Testing
 /// The store against a real GNOME Keyring on the test process's own session bus, checked with libsecret's own
 /// client (`secret-tool`), and its file fallback on an environment without a bus. Each test has profiles of its own,
 /// since they share the keyring.
-@Suite struct SecretStoreTests {
+@Suite final class SecretStoreTests: Sendable {
     static let server = "https://studip.example.org/studip"
     let profile = "uni-\(UUID())"
     let otherProfile = "other-\(UUID())"
+    /// The test's fallback files; the keyring's are the session's.
+    let directory: URL
+
+    init() throws {
+        directory = URL(fileURLWithPath: try temporaryDirectory("campusfs-secrets"))
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
 
     @Test func savesLoadsAndDeletesThroughTheKeyring() async throws {
         let session = try await KeyringSession.processWide()
-        let fallback = try temporaryDirectory().appendingPathComponent("secrets")
+        let fallback = directory.appendingPathComponent("secrets")
         let store = SecretStore(fallbackFile: fallback, environment: session.environment)
         let key = SecretKey(profile: profile, server: Self.server, kind: .password)
 
@@ -26,7 +36,7 @@ import Testing
         #expect(try await blocking { try store.save("battery staple", for: key) } == .keyring)
         #expect(try await session.lookup(profile: profile, server: Self.server, kind: "password") == "battery staple")
 
-        #expect(try await blocking { try store.deleteAll(profile: profile) } == 1)
+        #expect(try await blocking { try store.deleteAll(profile: self.profile) } == 1)
         #expect(try await session.lookup(profile: profile, server: Self.server, kind: "password") == nil)
         #expect(try await blocking { try store.load(key) } == nil)
     }
@@ -34,7 +44,7 @@ import Testing
     @Test func deleteAllLeavesOtherProfilesAlone() async throws {
         let session = try await KeyringSession.processWide()
         let store = SecretStore(
-            fallbackFile: try temporaryDirectory().appendingPathComponent("secrets"), environment: session.environment)
+            fallbackFile: directory.appendingPathComponent("secrets"), environment: session.environment)
         let (profile, otherProfile) = (profile, otherProfile)
         try await blocking {
             _ = try store.save("uni-pw", for: SecretKey(profile: profile, server: Self.server, kind: .password))
@@ -42,17 +52,17 @@ import Testing
             _ = try store.save("other-pw", for: SecretKey(profile: otherProfile, server: Self.server, kind: .password))
         }
 
-        #expect(try await blocking { try store.deleteAll(profile: profile) } == 2)
+        #expect(try await blocking { try store.deleteAll(profile: self.profile) } == 2)
         #expect(try await session.lookup(profile: profile, server: Self.server, kind: "password") == nil)
         #expect(try await session.lookup(profile: profile, server: Self.server, kind: "oauth2-tokens") == nil)
         #expect(try await session.lookup(profile: otherProfile, server: Self.server, kind: "password") == "other-pw")
-        try await blocking { try store.deleteAll(profile: otherProfile) }
+        try await blocking { try store.deleteAll(profile: self.otherProfile) }
     }
 
     @Test func keyringFilesOnDiskHoldNoPlainSecret() async throws {
         let session = try await KeyringSession.processWide()
         let store = SecretStore(
-            fallbackFile: try temporaryDirectory().appendingPathComponent("secrets"), environment: session.environment)
+            fallbackFile: directory.appendingPathComponent("secrets"), environment: session.environment)
         let secret = "plain-text-canary-\(UUID())"
         let key = SecretKey(profile: profile, server: Self.server, kind: .password)
         #expect(try await blocking { try store.save(secret, for: key) } == .keyring)
@@ -70,20 +80,20 @@ import Testing
         let secret = Self.awkwardSecret
         let key = SecretKey(profile: profile, server: Self.server, kind: .oauth2Tokens)
         let keyring = SecretStore(
-            fallbackFile: try temporaryDirectory().appendingPathComponent("secrets"), environment: session.environment)
+            fallbackFile: directory.appendingPathComponent("secrets"), environment: session.environment)
         #expect(try await blocking { try keyring.save(secret, for: key) } == .keyring)
         #expect(try await session.lookup(profile: profile, server: Self.server, kind: "oauth2-tokens") == secret)
         #expect(try await blocking { try keyring.load(key) } == secret)
         try await blocking { try keyring.deleteAll(profile: key.profile) }
 
         let file = SecretStore(
-            fallbackFile: try temporaryDirectory().appendingPathComponent("secrets"), environment: [:])
+            fallbackFile: directory.appendingPathComponent("file/secrets"), environment: [:])
         #expect(try await blocking { try file.save(secret, for: key) } != .keyring)
         #expect(try await blocking { try file.load(key) } == secret)
     }
 
     @Test func withoutABusTheSecretGoesToAPrivateFile() async throws {
-        let home = try temporaryDirectory()
+        let home = directory
         let fallback = home.appendingPathComponent("data/campusfs/secrets")
         // No DBUS_SESSION_BUS_ADDRESS: the store must not ask D-Bus (which could autolaunch a bus) at all.
         let store = SecretStore(fallbackFile: fallback, environment: ["HOME": home.path, "PATH": "/usr/bin:/bin"])
@@ -118,12 +128,6 @@ import Testing
 /// Runs a store call (which blocks on D-Bus or the disk) on the blocking pool, never on the test's task.
 private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await BlockingPool.shared.run(body)
-}
-
-private func temporaryDirectory() throws -> URL {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("campusfs-secrets-\(UUID())")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory
 }
 
 private func mode(of url: URL) throws -> mode_t {

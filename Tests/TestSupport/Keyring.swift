@@ -78,13 +78,14 @@ public final class KeyringSession: Sendable {
             throw KeyringSessionError(reason: "cannot create \(runtime.path): \(error)")
         }
         // The first line of stdin is the unlock password; the shell then waits for stdin's end (``stop()``, or
-        // this process's end), after which dbus-run-session ends the bus, and the keyring daemon, which
-        // daemonizes, leaves with it.
+        // this process's end), removes the session's HOME, and dbus-run-session ends the bus; the keyring daemon,
+        // which daemonizes, leaves with its bus.
         let script = """
             IFS= read -r password
             printf %s "$password" | gnome-keyring-daemon --unlock --components=secrets >/dev/null || exit 1
             echo "$DBUS_SESSION_BUS_ADDRESS"
-            exec cat >/dev/null
+            cat >/dev/null
+            rm -rf "$HOME"
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-run-session")
