@@ -1,4 +1,5 @@
-import CLibSecret
+// Internal: the modules that import SecretStore never load glib's headers (a 5 MB Clang module).
+internal import CLibSecret
 
 /// Why a keyring call did not give an answer.
 enum KeyringFailure: Error {
@@ -52,9 +53,11 @@ struct Keyring {
         defer { g_list_free_full(items, g_object_unref) }
         guard let first = items?.pointee.data else { return nil }
         let item = first.assumingMemoryBound(to: SecretItem.self)
-        guard secret_item_get_locked(item) == 0, let value = secret_item_get_secret(item) else {
+        guard secret_item_get_locked(item) == 0 else {
             throw .failed(operation: "read the secret", message: "its collection stayed locked")
         }
+        // No secret on an unlocked item: it was deleted between the search and the read.
+        guard let value = secret_item_get_secret(item) else { return nil }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         var length = 0
         guard let bytes = secret_value_get(value, &length) else { return nil }

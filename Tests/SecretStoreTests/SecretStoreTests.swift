@@ -104,6 +104,7 @@ import Testing
         #expect(location == .file(path: fallback.path))
         #expect(try mode(of: fallback) == 0o600)
         #expect(try mode(of: fallback.deletingLastPathComponent()) == 0o700)
+        #expect(try mode(of: home.appendingPathComponent("data")) == 0o700)
         let warning = try #require(SecretStore.warning(location))
         #expect(warning.contains(fallback.path))
         #expect(!warning.contains("\n"))
@@ -115,6 +116,18 @@ import Testing
         #expect(try await blocking { try store.load(key) } == nil)
         #expect(try await blocking { try store.load(other) } == "other-pw")
         #expect(try mode(of: fallback) == 0o600)
+    }
+
+    @Test func aDirectoryOthersCouldReadIsMadePrivate() async throws {
+        // `$XDG_DATA_HOME/campusfs` may exist already (the profiles' stores live there), made with the umask's 0755.
+        let shared = directory.appendingPathComponent("campusfs")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: false)
+        chmod(shared.path, 0o755)
+        let store = SecretStore(fallbackFile: shared.appendingPathComponent("secrets"), environment: [:])
+        let key = SecretKey(profile: profile, server: Self.server, kind: .password)
+        _ = try await blocking { try store.save("pw", for: key) }
+        #expect(try mode(of: shared) == 0o700)
+        #expect(try mode(of: shared.appendingPathComponent("secrets")) == 0o600)
     }
 
     /// Newlines, quotes, several scripts and emoji (no NUL), 4 KiB in all (an OAuth2 token pair's JSON is ~2 KiB).
