@@ -32,6 +32,9 @@ import Testing
         #expect(try await session.lookup(profile: profile, server: Self.server, kind: "password") == "correct horse")
         #expect(try await blocking { try store.load(key) } == "correct horse")
         #expect(!FileManager.default.fileExists(atPath: fallback.path))
+        let search = try await shell("secret-tool search --all application campusfs profile \(quoted(profile)) 2>&1")
+        #expect(search.lines.contains("label = CampusFS \(profile) (studip.example.org)"), "\(search.stdout)")
+        #expect(search.lines.contains("schema = org.campusfs.Secret"), "\(search.stdout)")
 
         #expect(try await blocking { try store.save("battery staple", for: key) } == .keyring)
         #expect(try await session.lookup(profile: profile, server: Self.server, kind: "password") == "battery staple")
