@@ -18,6 +18,8 @@ struct Keyring {
 
     /// Opens the service, runs `body` and lets the service go.
     static func withService<T>(_ body: (Keyring) throws(KeyringFailure) -> T) throws(KeyringFailure) -> T {
+        // GLib reads the process's environment, not the caller's, and would try to autolaunch a bus without it.
+        guard let address = g_getenv("DBUS_SESSION_BUS_ADDRESS"), address.pointee != 0 else { throw .absent }
         var error: UnsafeMutablePointer<GError>?
         guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
             // A bus that is gone (a stale address from an ended session) has no keyring on it.
