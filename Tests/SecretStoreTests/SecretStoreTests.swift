@@ -44,6 +44,20 @@ import Testing
         #expect(try await blocking { try store.load(key) } == nil)
     }
 
+    @Test func aSecretSavedToTheKeyringLeavesNoCopyInTheFile() async throws {
+        let session = try await KeyringSession.processWide()
+        let fallback = directory.appendingPathComponent("secrets")
+        let key = SecretKey(profile: profile, server: Self.server, kind: .password)
+        let withoutBus = SecretStore(fallbackFile: fallback, environment: [:])
+        #expect(try await blocking { try withoutBus.save("old-pw", for: key) } == .file(path: fallback.path))
+
+        let withBus = SecretStore(fallbackFile: fallback, environment: session.environment)
+        #expect(try await blocking { try withBus.save("new-pw", for: key) } == .keyring)
+        #expect(try await blocking { try withoutBus.load(key) } == nil)
+        #expect(try !String(contentsOf: fallback, encoding: .utf8).contains("old-pw"))
+        try await blocking { try withBus.deleteAll(profile: self.profile) }
+    }
+
     @Test func deleteAllLeavesOtherProfilesAlone() async throws {
         let session = try await KeyringSession.processWide()
         let store = SecretStore(
