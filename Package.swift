@@ -79,6 +79,9 @@ let package = Package(
         // grep over the index's stored text (issue 16): glibc's POSIX regex, grep's output, the index's words.
         .systemLibrary(name: "CWctype"),
         .target(name: "TextGrep", dependencies: ["CWctype", "MetadataStore"]),
+        // The login's secrets in the desktop's keyring (libsecret), or a 0600 file without one (docs/secrets.md).
+        .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        .target(name: "SecretStore", dependencies: ["CLibSecret"]),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
             name: "CampusFS",
@@ -179,6 +182,10 @@ let package = Package(
         .testTarget(
             name: "TextExtractionTests",
             dependencies: ["TextExtraction", "StudIPSimulator", "SystemSupport"]
+        ),
+        .testTarget(
+            name: "SecretStoreTests",
+            dependencies: ["SecretStore", "SystemSupport", "TestSupport"]
         ),
         .testTarget(
             name: "TextGrepTests",
