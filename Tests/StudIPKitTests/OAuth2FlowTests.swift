@@ -12,11 +12,14 @@ import Testing
 /// page and lands on the loopback listener, the code becomes tokens, the tokens list courses.
 @Suite("OAuth2 authorization code with PKCE and the loopback redirect")
 struct OAuth2FlowTests {
-    /// The browser: follows no redirect by itself, so the test sees the one to the loopback listener.
-    static let browser = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-        configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(30)))
-    )
+    /// The browser: follows no redirect by itself, so the test sees the one to the loopback listener; a refused
+    /// connection fails at once (the stopped listener).
+    static let browser: HTTPClient = {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(30)))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 
     /// Agrees on the authorize page as `user` (POST of the page's form) and returns where it redirects.
     static func agree(_ url: String, user: String = "test_autor", approve: Bool = true) async throws -> String {
