@@ -9,16 +9,16 @@ struct ExecutableTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/debug/studip-sim")
 
-    /// Starts the simulator and returns it with the first line it printed, read on a thread of its own: on Linux
+    /// Starts the simulator and returns it with the first `lines` lines it printed, read on a thread of its own: on Linux
     /// Swift's tasks run on the same dispatch worker threads as `DispatchQueue.global()`, so a read blocking one
     /// of those would starve the other tests' in-process servers.
-    private func launch(_ arguments: [String]) async throws -> (Process, String) {
+    private func launch(_ arguments: [String], lines: Int = 1) async throws -> (Process, [String]) {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try launchBlocking(arguments) }) }.start()
+            Thread { continuation.resume(with: Result { try launchBlocking(arguments, lines: lines) }) }.start()
         }
     }
 
-    private func launchBlocking(_ arguments: [String]) throws -> (Process, String) {
+    private func launchBlocking(_ arguments: [String], lines: Int) throws -> (Process, [String]) {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
@@ -26,11 +26,16 @@ struct ExecutableTests {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line.append(byte)
+        var printed: [String] = []
+        for _ in 0..<lines {
+            var line = Data()
+            while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8)
+            {
+                line.append(byte)
+            }
+            printed.append(String(decoding: line, as: UTF8.self))
         }
-        return (process, String(decoding: line, as: UTF8.self))
+        return (process, printed)
     }
 
     /// Waits up to `seconds` for the process to exit; kills it (and fails) if it does not.
@@ -48,7 +53,8 @@ struct ExecutableTests {
 
     @Test(arguments: [SIGTERM, SIGINT])
     func printsItsURLServesAndStopsOnSignal(signal: Int32) async throws {
-        let (process, baseURL) = try await launch(["--dataset", "small", "--port", "0", "--flavour", "6.x"])
+        let (process, printed) = try await launch(["--dataset", "small", "--port", "0", "--flavour", "6.x"])
+        let baseURL = printed[0]
         #expect(baseURL.hasPrefix("http://127.0.0.1:"))
 
         let semesters = try await HTTP.get("\(baseURL)/jsonapi.php/v1/semesters", headers: [HTTP.jsonAPIAccept])
@@ -59,6 +65,20 @@ struct ExecutableTests {
         #expect(stats["total"] as? Int == 2)
 
         kill(process.processIdentifier, signal)
+        #expect(try await waitForExit(process) == 0)
+    }
+
+    @Test func singleSignOnPrintsTheIdentityProvidersURLSecond() async throws {
+        let (process, printed) = try await launch(["--dataset", "small", "--sso", "consent"], lines: 2)
+        let (baseURL, identityProvider) = (printed[0], printed[1])
+        #expect(identityProvider.hasPrefix("http://127.0.0.1:"))
+        #expect(identityProvider != baseURL)
+        let login = try? await HTTP.get("\(baseURL)/index.php?again=yes")
+        #expect(login?.text.contains("sso=shib") == true)
+        let stale = try? await HTTP.get("\(identityProvider)/idp/profile/SAML2/Redirect/SSO?execution=e1s1")
+        #expect(stale?.status == 400, "the IdP answers, and without its session the request is stale")
+        #expect(stale?.text.contains("Stale Request") == true)
+        kill(process.processIdentifier, SIGTERM)
         #expect(try await waitForExit(process) == 0)
     }
 

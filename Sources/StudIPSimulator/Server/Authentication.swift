@@ -21,8 +21,18 @@ final class Authenticator: Sendable {
         var expires: Date
     }
 
+    /// The tokens the login page binds to a pre-login session: `security_token` stays for the session,
+    /// `login_ticket` is replaced by every rendering of the page, so only the latest page's ticket counts.
+    struct PreLogin: Sendable {
+        var securityToken: String
+        var loginTicket: String
+    }
+
     private struct State: Sendable {
+        /// Session id → user id.
         var sessions: [String: String] = [:]
+        /// Pre-login session id → the tokens of the login page it was last shown.
+        var preLogins: [String: PreLogin] = [:]
         var accessTokens: [String: AccessToken] = [:]
         /// Refresh token → user id. Refresh tokens rotate: each is accepted once.
         var refreshTokens: [String: String] = [:]
@@ -60,6 +70,53 @@ final class Authenticator: Sendable {
         let id = Self.randomToken(bytes: 16)
         state.withLock { $0.sessions[id] = user.id }
         return id
+    }
+
+    /// The pre-login session a login page is rendered for: the cookie's one when it is still a pre-login
+    /// session, else a new one; either way with a fresh `login_ticket`.
+    func preLogin(reusing id: String?) -> (id: String, tokens: PreLogin) {
+        let ticket = Self.randomToken(bytes: 16)
+        return state.withLock { state in
+            if let id, var tokens = state.preLogins[id] {
+                tokens.loginTicket = ticket
+                state.preLogins[id] = tokens
+                return (id, tokens)
+            }
+            let id = Self.randomToken(bytes: 16)
+            let tokens = PreLogin(securityToken: Self.randomToken(bytes: 12), loginTicket: ticket)
+            state.preLogins[id] = tokens
+            return (id, tokens)
+        }
+    }
+
+    /// Whether a login POST carries the tokens of the last login page shown to its pre-login session.
+    func preLoginMatches(_ id: String?, securityToken: String?, loginTicket: String?) -> Bool {
+        guard let id, let tokens = state.withLock({ $0.preLogins[id] }) else { return false }
+        return tokens.securityToken == securityToken && tokens.loginTicket == loginTicket
+    }
+
+    /// Ends a pre-login session and starts the logged-in one under a new id (as PHP's
+    /// `session_regenerate_id` after a login), so the pre-login id never authenticates.
+    func completeLogin(preLogin id: String, user: User) -> String {
+        _ = state.withLock { $0.preLogins.removeValue(forKey: id) }
+        return startSession(for: user)
+    }
+
+    /// Ends every web session and pre-login session, as a server restart with a wiped session store would.
+    func expireSessions() {
+        state.withLock {
+            $0.sessions.removeAll()
+            $0.preLogins.removeAll()
+        }
+    }
+
+    /// Revokes every access token, refresh token and unredeemed code (an administrator revoking all grants).
+    func revokeTokens() {
+        state.withLock {
+            $0.accessTokens.removeAll()
+            $0.refreshTokens.removeAll()
+            $0.codes.removeAll()
+        }
     }
 
     func issueCode(_ code: AuthorizationCode) -> String {
@@ -130,7 +187,7 @@ final class Authenticator: Sendable {
         return nil
     }
 
-    private static func randomToken(bytes: Int) -> String {
+    static func randomToken(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }

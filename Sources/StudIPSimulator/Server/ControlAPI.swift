@@ -5,13 +5,15 @@ import Foundation
 /// | route | does |
 /// |---|---|
 /// | `GET /__sim/stats`, `POST /__sim/stats/reset` | request counters (`total`, per `routes`), the most API requests in flight at once (`max_in_flight`), downloads in progress and completed, external-host requests |
-/// | `GET`/`PUT /__sim/settings` | `latency_ms`, `bandwidth_bytes_per_second` (null = unlimited), `access_token_lifetime_s` |
+/// | `GET`/`PUT /__sim/settings` | `latency_ms`, `bandwidth_bytes_per_second` (null = unlimited), `access_token_lifetime_s`, `basic_auth_reaches_php` (false: Basic authenticates nobody, as PHP behind FastCGI without `CGIPassAuth`) |
 /// | `GET`/`POST`/`DELETE /__sim/faults` | `{"status": 503}`, `{"reset_after_bytes": K}`, `{"stall_ms": N}` or `{"body": "…"}` (200 with that body), with optional `path` (substring), `method`, `count`, `share` |
 /// | `POST /__sim/documents`, `PATCH`/`DELETE /__sim/documents/{id}` | add; rename (`name`), move (`folder_id`), new version (`new_version`, `size`, `text`, `via`); delete |
 /// | `GET /__sim/documents/{id}/content` | the bytes a download of that document must produce |
 /// | `POST /__sim/folders`, `PATCH`/`DELETE /__sim/folders/{id}` | add (`parent_id`, `name`, `folder_type`); rename, move (`parent_id`); delete with contents |
 /// | `POST /__sim/courses` | add a course (`title`, `number`, `semester_ids`, `members` {username: permission}, `files_tool` false = files tool off) with its root folder |
-/// | `POST /__sim/oauth2/expire` | expire every access token now |
+/// | `POST /__sim/oauth2/expire` | expire every access token now (refresh tokens still work) |
+/// | `POST /__sim/oauth2/revoke` | revoke every access token, refresh token and unredeemed code |
+/// | `POST /__sim/sessions/expire` | end every Stud.IP web session (and pre-login session) and every SP session; the IdP's login stays, as a real IdP's does |
 ///
 /// Changes bump dates like Stud.IP 5.0.7 (captured in `fixtures-5.0.7-more`, Parts 2 and 3), each at least one
 /// second after the document's previous change. `via` says how a new version was uploaded (default `web`):
@@ -28,6 +30,8 @@ struct ControlAPI: Sendable {
     let faults: FaultInjector
     let authenticator: Authenticator
     let settings: SettingsBox
+    /// The SP whose sessions `sessions/expire` ends; nil without single sign-on.
+    var serviceProvider: ServiceProvider? = nil
 
     private struct Failure: Error {
         let status: Int
@@ -85,6 +89,13 @@ struct ControlAPI: Sendable {
         case ("POST", "oauth2", 2) where id == "expire":
             authenticator.expireAccessTokens()
             return reply(["expired": true])
+        case ("POST", "oauth2", 2) where id == "revoke":
+            authenticator.revokeTokens()
+            return reply(["revoked": true])
+        case ("POST", "sessions", 2) where id == "expire":
+            authenticator.expireSessions()
+            serviceProvider?.expireSessions()
+            return reply(["expired": true])
         default:
             throw Failure(status: 404, message: "no control route \(method) /__sim/\(segments.joined(separator: "/"))")
         }
@@ -122,6 +133,7 @@ struct ControlAPI: Sendable {
             "latency_ms": .int(settings.latencyMilliseconds),
             "bandwidth_bytes_per_second": settings.bandwidthBytesPerSecond.map(JSON.int) ?? .null,
             "access_token_lifetime_s": .int(settings.accessTokenLifetimeSeconds),
+            "basic_auth_reaches_php": .bool(settings.basicAuthReachesPHP),
         ]
     }
 
@@ -130,11 +142,13 @@ struct ControlAPI: Sendable {
         let lifetime = try int(input, "access_token_lifetime_s")
         let bandwidth = try int(input, "bandwidth_bytes_per_second")
         let clearBandwidth = input["bandwidth_bytes_per_second"] == .null
+        let basicAuth = try bool(input, "basic_auth_reaches_php")
         return settings.update { settings in
             if let latency { settings.latencyMilliseconds = max(0, latency) }
             if let lifetime { settings.accessTokenLifetimeSeconds = lifetime }
             if let bandwidth { settings.bandwidthBytesPerSecond = bandwidth > 0 ? bandwidth : nil }
             if clearBandwidth { settings.bandwidthBytesPerSecond = nil }
+            if let basicAuth { settings.basicAuthReachesPHP = basicAuth }
         }
     }
 

@@ -96,8 +96,7 @@ struct FileIndex: Sendable {
         for name in directory.order {
             let isDirectory = if case .document = directory.entries[name] { false } else { true }
             let href = Self.escape(name) + (isDirectory ? "/" : "")
-            let text = name.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            html += "<a href=\"\(href)\">\(text)\(isDirectory ? "/" : "")</a>\n"
+            html += "<a href=\"\(href)\">\(HTML.escape(name))\(isDirectory ? "/" : "")</a>\n"
         }
         html += "</pre></body></html>\n"
         return .text(html, status: 200, contentType: "text/html; charset=utf-8", route: "files")

@@ -6,8 +6,9 @@ import NIOCore
 /// hands the request to the API it belongs to.
 ///
 /// `<base>/jsonapi.php/v1/…` → ``JSONAPIHandler``, `<base>/api.php/…` → ``LegacyRESTHandler`` (404 on 6.x),
-/// `<base>/dispatch.php/…` → ``WebRoutes``; `/__sim/…` → ``ControlAPI`` (never counted, never faulted);
-/// `/__files/…` → ``FileIndex`` (the benchmark's plain HTTP baseline: counted, delayed, never faulted).
+/// `<base>/dispatch.php/…` and `<base>/index.php` → ``WebRoutes``; `/__sim/…` → ``ControlAPI`` (never counted,
+/// never faulted); `/__files/…` → ``FileIndex`` (the benchmark's plain HTTP baseline: counted, delayed, never
+/// faulted); `/Shibboleth.sso/…` → ``ServiceProvider`` when single sign-on is configured (counted, never faulted).
 struct InstallationResponder: HTTPResponder {
     typealias Context = BasicRequestContext
 
@@ -19,6 +20,7 @@ struct InstallationResponder: HTTPResponder {
     let flavour: Flavour
     let basePath: String
     let clients: [OAuth2Client]
+    let serviceProvider: ServiceProvider?
     let addresses: PortCollector
 
     private enum API {
@@ -35,7 +37,8 @@ struct InstallationResponder: HTTPResponder {
 
         if path == "/__sim" || path.hasPrefix("/__sim/") {
             let control = ControlAPI(
-                store: store, statistics: statistics, faults: faults, authenticator: authenticator, settings: settings)
+                store: store, statistics: statistics, faults: faults, authenticator: authenticator, settings: settings,
+                serviceProvider: serviceProvider)
             let segments = path.split(separator: "/").dropFirst().map { Self.decode($0) }
             let response = control.handle(method: request.method.rawValue, segments: segments, body: bodyData)
             return Streamer(statistics: statistics, settings: settings).response(response, bodyFault: nil)
@@ -46,6 +49,18 @@ struct InstallationResponder: HTTPResponder {
             if latency > 0 { try await Task.sleep(for: .milliseconds(latency)) }
             let segments = path.split(separator: "/").dropFirst().map { Self.decode($0) }
             let response = FileIndex(university: store.snapshot()).respond(to: segments)
+            statistics.count(route: response.route)
+            return Streamer(statistics: statistics, settings: settings).response(response, bodyFault: nil)
+        }
+
+        let origin = "http://127.0.0.1:\(await addresses.installation ?? 0)"
+        if let serviceProvider, path.hasPrefix("/Shibboleth.sso/") {
+            let segments = path.split(separator: "/").map { Self.decode($0) }
+            let response = serviceProvider.handle(
+                SimRequest(
+                    method: request.method.rawValue, segments: segments, query: query, headers: headers,
+                    body: bodyData),
+                origin: origin, identityProvider: "http://127.0.0.1:\(await addresses.identityProvider ?? 0)")
             statistics.count(route: response.route)
             return Streamer(statistics: statistics, settings: settings).response(response, bodyFault: nil)
         }
@@ -87,19 +102,20 @@ struct InstallationResponder: HTTPResponder {
         if latency > 0 { try await Task.sleep(for: .milliseconds(latency)) }
 
         let university = store.snapshot()
-        let schemes: Set<Authenticator.Scheme> =
+        var schemes: Set<Authenticator.Scheme> =
             switch api {
             case .jsonAPI: flavour.hasOAuth2 ? [.basic, .cookie, .bearer] : [.basic, .cookie]
             case .legacyREST: [.basic, .cookie]
             case .web: [.cookie]
             }
+        if !settings.get().basicAuthReachesPHP { schemes.remove(.basic) }
         let simRequest = SimRequest(
             method: request.method.rawValue, segments: segments, query: query, headers: headers, body: bodyData,
             user: authenticator.user(headers: headers, schemes: schemes, in: university),
             hasTrailingSlash: trailingSlash)
         let simContext = SimContext(
             university: university, flavour: flavour, basePath: basePath,
-            baseURL: "http://127.0.0.1:\(await addresses.installation ?? 0)\(basePath)",
+            baseURL: origin + basePath,
             externalBaseURL: "http://127.0.0.1:\(await addresses.external ?? 0)",
             mutate: { [store] change in try store.mutate(change) })
 
@@ -111,7 +127,8 @@ struct InstallationResponder: HTTPResponder {
             response = await LegacyRESTHandler().handle(simRequest, context: simContext)
         case .web:
             let web = WebRoutes(
-                authenticator: authenticator, clients: clients, settings: { [settings] in settings.get() })
+                authenticator: authenticator, clients: clients, settings: { [settings] in settings.get() },
+                serviceProvider: serviceProvider, origin: origin)
             response =
                 web.handle(simRequest, context: simContext)
                 ?? .text("Not Found", status: 404, route: "web unknown")
@@ -134,7 +151,7 @@ struct InstallationResponder: HTTPResponder {
             guard flavour.hasLegacyREST else { return nil }
             return (.legacyREST, Array(segments.dropFirst()), trailingSlash)
         }
-        if segments.first == "dispatch.php" {
+        if segments.first == "dispatch.php" || segments == ["index.php"] {
             return (.web, segments, trailingSlash)
         }
         return nil

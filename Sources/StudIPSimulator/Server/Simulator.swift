@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -14,16 +15,19 @@ public struct SimulatorConfiguration: Sendable {
     public var basePath: String = ""
     public var settings = SimulatorSettings()
     public var oauth2Clients = [OAuth2Client(id: "campusfs")]
+    /// A Shibboleth SP on the installation and an IdP on a third listener; nil = no single sign-on.
+    public var singleSignOn: SingleSignOnConfiguration?
 
     public init(
         dataset: Dataset, flavour: Flavour = .v50, port: Int = 0, basePath: String = "",
-        settings: SimulatorSettings = SimulatorSettings()
+        settings: SimulatorSettings = SimulatorSettings(), singleSignOn: SingleSignOnConfiguration? = nil
     ) {
         self.dataset = dataset
         self.flavour = flavour
         self.port = port
         self.basePath = basePath
         self.settings = settings
+        self.singleSignOn = singleSignOn
     }
 }
 
@@ -40,7 +44,8 @@ public enum SimulatorError: Error, CustomStringConvertible {
     }
 }
 
-/// A running simulated Stud.IP: the installation on one loopback port, "elsewhere" hosting on a second.
+/// A running simulated Stud.IP: the installation on one loopback port, "elsewhere" hosting on a second, and
+/// with single sign-on an IdP on a third.
 ///
 /// ```swift
 /// let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507))
@@ -52,6 +57,8 @@ public final class Simulator: Sendable {
     public let baseURL: String
     /// The second listener that serves documents hosted elsewhere.
     public let externalBaseURL: String
+    /// The IdP's origin (`http://127.0.0.1:PORT`, its SSO profile under `/idp/…`) when single sign-on is configured.
+    public let identityProviderURL: String?
     /// The control API (`/__sim`), always at the root of the installation's host, whatever the base path.
     public var controlURL: String { String(baseURL.dropLast(basePathLength)) + "/__sim" }
     private let basePathLength: Int
@@ -65,12 +72,14 @@ public final class Simulator: Sendable {
     private let runner: Task<Void, any Error>
 
     private init(
-        baseURL: String, externalBaseURL: String, basePathLength: Int, flavour: Flavour, store: UniversityStore,
+        baseURL: String, externalBaseURL: String, identityProviderURL: String?, basePathLength: Int, flavour: Flavour,
+        store: UniversityStore,
         statistics: Statistics,
         faults: FaultInjector, authenticator: Authenticator, settings: SettingsBox, runner: Task<Void, any Error>
     ) {
         self.baseURL = baseURL
         self.externalBaseURL = externalBaseURL
+        self.identityProviderURL = identityProviderURL
         self.basePathLength = basePathLength
         self.flavour = flavour
         self.store = store
@@ -81,7 +90,7 @@ public final class Simulator: Sendable {
         self.runner = runner
     }
 
-    /// Loads the dataset, binds both listeners and returns once they accept connections.
+    /// Loads the dataset, binds the listeners and returns once they accept connections.
     public static func start(_ configuration: SimulatorConfiguration) async throws -> Simulator {
         let base = configuration.basePath
         guard base.isEmpty || (base.hasPrefix("/") && !base.hasSuffix("/")) else {
@@ -95,7 +104,18 @@ public final class Simulator: Sendable {
         var logger = Logger(label: "studip-sim")
         logger.logLevel = .critical
 
-        let ports = PortCollector()
+        let ports = PortCollector(needsIdentityProvider: configuration.singleSignOn != nil)
+        let key = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        let serviceProvider = configuration.singleSignOn.map { _ in ServiceProvider(key: key) }
+        let identityProvider = configuration.singleSignOn.map { sso in
+            Application(
+                responder: IdentityProviderResponder(
+                    identityProvider: IdentityProvider(configuration: sso, key: key, store: store),
+                    statistics: statistics, settings: settings, addresses: ports),
+                configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { await ports.set(\.identityProvider, $0.localAddress?.port) },
+                logger: logger)
+        }
         let external = Application(
             responder: ExternalHost(store: store, statistics: statistics, settings: settings),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -105,7 +125,7 @@ public final class Simulator: Sendable {
             responder: InstallationResponder(
                 store: store, statistics: statistics, faults: faults, authenticator: authenticator, settings: settings,
                 flavour: configuration.flavour, basePath: base, clients: configuration.oauth2Clients,
-                addresses: ports),
+                serviceProvider: serviceProvider, addresses: ports),
             configuration: .init(address: .hostname("127.0.0.1", port: configuration.port)),
             onServerRunning: { await ports.set(\.installation, $0.localAddress?.port) },
             logger: logger)
@@ -114,20 +134,22 @@ public final class Simulator: Sendable {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try await external.run() }
                 group.addTask { try await installation.run() }
+                if let identityProvider { group.addTask { try await identityProvider.run() } }
             }
         }
-        guard let (port, externalPort) = await ports.waitForBoth(orFailureOf: runner) else {
+        guard let (port, externalPort, identityProviderPort) = await ports.waitForAll(orFailureOf: runner) else {
             runner.cancel()
             throw SimulatorError.bindFailed(port: configuration.port)
         }
         return Simulator(
             baseURL: "http://127.0.0.1:\(port)\(base)", externalBaseURL: "http://127.0.0.1:\(externalPort)",
+            identityProviderURL: identityProviderPort.map { "http://127.0.0.1:\($0)" },
             basePathLength: base.count,
             flavour: configuration.flavour, store: store, statistics: statistics, faults: faults,
             authenticator: authenticator, settings: settings, runner: runner)
     }
 
-    /// Closes both listeners and waits until they are gone.
+    /// Closes the listeners and waits until they are gone.
     public func stop() async {
         runner.cancel()
         _ = try? await runner.value
@@ -163,13 +185,15 @@ final class SettingsBox: Sendable {
     }
 }
 
-/// Collects the ports both listeners bound, so `start` returns only when both accept connections.
+/// Collects the ports the listeners bound, so `start` returns only when all accept connections.
 actor PortCollector {
     struct Ports {
         var installation: Int?
         var external: Int?
+        var identityProvider: Int?
     }
 
+    private let needsIdentityProvider: Bool
     private var ports = Ports()
     private var failed = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
@@ -182,17 +206,25 @@ actor PortCollector {
 
     var installation: Int? { ports.installation }
     var external: Int? { ports.external }
+    var identityProvider: Int? { ports.identityProvider }
 
-    /// Both ports, or nil when a listener failed to bind (its task ended before it reported a port).
-    func waitForBoth(orFailureOf runner: Task<Void, any Error>) async -> (Int, Int)? {
+    init(needsIdentityProvider: Bool) {
+        self.needsIdentityProvider = needsIdentityProvider
+    }
+
+    /// The ports (the IdP's only when it runs), or nil when a listener failed to bind (its task ended before
+    /// it reported a port).
+    func waitForAll(orFailureOf runner: Task<Void, any Error>) async -> (Int, Int, Int?)? {
         let watcher = Task {
             _ = try? await runner.value
             self.markFailed()
         }
         defer { watcher.cancel() }
         while !failed {
-            if let installation = ports.installation, let external = ports.external {
-                return (installation, external)
+            if let installation = ports.installation, let external = ports.external,
+                !needsIdentityProvider || ports.identityProvider != nil
+            {
+                return (installation, external, ports.identityProvider)
             }
             await withCheckedContinuation { waiters.append($0) }
         }

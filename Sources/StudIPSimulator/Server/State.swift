@@ -33,13 +33,18 @@ public struct SimulatorSettings: Sendable, Equatable {
     public var bandwidthBytesPerSecond: Int?
     /// OAuth2 access-token lifetime (Stud.IP: 1 h).
     public var accessTokenLifetimeSeconds: Int = 3600
+    /// false models PHP behind FastCGI without `CGIPassAuth`: the `Authorization: Basic` header never reaches
+    /// Stud.IP, so Basic authenticates nobody while the web form, cookies and Bearer tokens still work.
+    public var basicAuthReachesPHP = true
 
     public init(
-        latencyMilliseconds: Int = 0, bandwidthBytesPerSecond: Int? = nil, accessTokenLifetimeSeconds: Int = 3600
+        latencyMilliseconds: Int = 0, bandwidthBytesPerSecond: Int? = nil, accessTokenLifetimeSeconds: Int = 3600,
+        basicAuthReachesPHP: Bool = true
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.bandwidthBytesPerSecond = bandwidthBytesPerSecond
         self.accessTokenLifetimeSeconds = accessTokenLifetimeSeconds
+        self.basicAuthReachesPHP = basicAuthReachesPHP
     }
 }
 

@@ -17,8 +17,10 @@ public struct OAuth2Client: Sendable, Hashable {
     }
 }
 
-/// The parts of Stud.IP's web UI a client touches: the login form (session cookie) and the OAuth2
-/// authorization-code endpoints of API.md §4.4 (`dispatch.php/api/oauth2/{authorize,token}`).
+/// The parts of Stud.IP's web UI a client touches: the login form at `index.php?again=yes` (pre-login session,
+/// `security_token` and `login_ticket`, a new session id on success), its single sign-on entry
+/// (`&sso=shib`, through ``ServiceProvider``), `dispatch.php/start`, and the OAuth2 authorization-code
+/// endpoints of API.md §4.4 (`dispatch.php/api/oauth2/{authorize,token}`).
 ///
 /// The authorize page is a plain HTML form; a test completes it without a browser by POSTing
 /// `username`, `password` and `approve=1` to the same URL, which answers 302 to the redirect URI with `code`.
@@ -26,11 +28,26 @@ struct WebRoutes: Sendable {
     let authenticator: Authenticator
     let clients: [OAuth2Client]
     let settings: @Sendable () -> SimulatorSettings
+    /// nil when single sign-on is not configured.
+    let serviceProvider: ServiceProvider?
+    /// The installation's scheme, host and port (the SP's handlers live there, outside the base path).
+    let origin: String
 
     func handle(_ request: SimRequest, context: SimContext) -> SimResponse? {
         switch (request.method, request.segments) {
-        case ("POST", ["dispatch.php", "login"]):
+        case ("GET", ["index.php"]) where request.queryValue("sso") == "shib" && serviceProvider != nil:
+            return singleSignOn(request, context: context)
+        case ("GET", ["index.php"]):
+            return loginPage(request, context: context, error: nil, route: "web GET login page")
+        case ("POST", ["index.php"]):
             return login(request, context: context)
+        case ("GET", ["dispatch.php", "start"]):
+            guard let user = request.user else {
+                return SimResponse(
+                    status: 302, headers: [("Location", context.baseURL + "/index.php?again=yes")],
+                    route: "web GET start")
+            }
+            return .text(LoginPages.start(user: user), status: 200, route: "web GET start")
         case (_, ["dispatch.php", "api", "oauth2", "authorize"]) where context.flavour.hasOAuth2:
             return authorize(request, context: context)
         case ("POST", ["dispatch.php", "api", "oauth2", "token"]) where context.flavour.hasOAuth2:
@@ -42,22 +59,68 @@ struct WebRoutes: Sendable {
         }
     }
 
+    /// The login page for the cookie's pre-login session (a new one when it has none), with a fresh ticket.
+    private func loginPage(_ request: SimRequest, context: SimContext, error: String?, route: String) -> SimResponse {
+        let (id, tokens) = authenticator.preLogin(
+            reusing: Authenticator.cookie("Seminar_Session", in: request.header("cookie")))
+        let page = LoginPages.studIP(
+            action: context.baseURL + "/index.php?again=yes", tokens: tokens, error: error,
+            singleSignOn: serviceProvider.map { _ in context.baseURL + "/index.php?again=yes&sso=shib" })
+        return .text(
+            page, status: 200, headers: [("Set-Cookie", "Seminar_Session=\(id); path=/; HttpOnly")], route: route)
+    }
+
     private func login(_ request: SimRequest, context: SimContext) -> SimResponse {
+        let route = "web POST login"
         let form = FormEncoding.decode(request.body)
+        let preLogin = Authenticator.cookie("Seminar_Session", in: request.header("cookie"))
+        guard
+            let preLogin,
+            authenticator.preLoginMatches(
+                preLogin, securityToken: form["security_token"], loginTicket: form["login_ticket"])
+        else {
+            return loginPage(
+                request, context: context,
+                error: "Ungültiges oder abgelaufenes Sicherheitstoken. Bitte laden Sie die Seite neu und melden "
+                    + "Sie sich erneut an.", route: route)
+        }
         guard let user = context.university.user(named: form["loginname"] ?? ""), user.password == form["password"]
         else {
-            return .text(
-                #"<div class="messagebox messagebox_error">Bei der Anmeldung trat ein Fehler auf!</div>"#,
-                status: 200, route: "web POST login")
+            return loginPage(request, context: context, error: "Bei der Anmeldung trat ein Fehler auf!", route: route)
         }
-        let session = authenticator.startSession(for: user)
-        return SimResponse(
+        return sessionStarted(
+            authenticator.completeLogin(preLogin: preLogin, user: user), context: context, route: route)
+    }
+
+    /// `index.php?again=yes&sso=shib`: Stud.IP's Shibboleth auth plugin. Without an SP session it sends the
+    /// browser to the SP's login handler; with one it logs the mapped user in.
+    private func singleSignOn(_ request: SimRequest, context: SimContext) -> SimResponse {
+        let route = "web GET sso"
+        guard let serviceProvider,
+            let username = serviceProvider.username(cookies: request.header("cookie"), origin: origin)
+        else {
+            let target = context.baseURL + "/index.php?again=yes&sso=shib"
+            return SimResponse(
+                status: 302,
+                headers: [("Location", origin + "/Shibboleth.sso/Login?target=" + FormEncoding.encode(target))],
+                route: route)
+        }
+        guard let user = context.university.user(named: username) else {
+            return loginPage(
+                request, context: context, error: "Ihr Benutzername \(username) ist in Stud.IP nicht bekannt.",
+                route: route)
+        }
+        return sessionStarted(authenticator.startSession(for: user), context: context, route: route)
+    }
+
+    private func sessionStarted(_ session: String, context: SimContext, route: String) -> SimResponse {
+        SimResponse(
             status: 302,
             headers: [
                 ("Set-Cookie", "Seminar_Session=\(session); path=/; HttpOnly"),
-                ("Location", context.basePath + "/dispatch.php/start"),
+                ("Location", context.baseURL + "/dispatch.php/start"),
             ],
-            route: "web POST login")
+            route: route)
     }
 
     private func authorize(_ request: SimRequest, context: SimContext) -> SimResponse {

@@ -67,10 +67,12 @@ enum Scenario {
     }
 
     static func start(
-        flavour: Flavour = .v55, settings: SimulatorSettings = SimulatorSettings(), bigSize: Int = 2 << 20
+        flavour: Flavour = .v55, settings: SimulatorSettings = SimulatorSettings(), bigSize: Int = 2 << 20,
+        basePath: String = "", singleSignOn: SingleSignOnConfiguration? = nil
     ) async throws -> Simulator {
         try await Simulator.start(
             SimulatorConfiguration(
-                dataset: .custom(university(bigSize: bigSize)), flavour: flavour, settings: settings))
+                dataset: .custom(university(bigSize: bigSize)), flavour: flavour, basePath: basePath,
+                settings: settings, singleSignOn: singleSignOn))
     }
 }
