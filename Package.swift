@@ -48,6 +48,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // The OAuth2 loopback redirect's one-request server, and PKCE's SHA-256.
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -152,7 +155,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StudIPKitTests",
-            dependencies: ["StudIPKit", "StudIPModel", "StudIPWire", "StudIPSimulator", "TestSupport"]
+            dependencies: [
+                "StudIPKit", "StudIPModel", "StudIPWire", "StudIPSimulator", "TestSupport",
+                // The test browser of the OAuth2 flow.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         .testTarget(
             name: "ContentCacheTests",

@@ -48,7 +48,7 @@ public struct LoginCredentials: Codable, Sendable, Hashable, CustomStringConvert
             self.password = password
         case .bearer(let tokens, _):
             token = tokens.accessToken
-        case .webLogin, .sessionCookie:
+        case .webLogin, .sessionCookie, .singleSignOn:
             // Not what `campusfs login` finds (CredentialSource): a password or a token.
             break
         }

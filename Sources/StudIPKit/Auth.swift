@@ -26,7 +26,15 @@ func makeAuthenticator(_ credentials: Credentials, clientID: String) -> any Auth
     case .bearer(let tokens, let storage):
         return BearerAuthenticator(tokens: tokens, storage: storage, clientID: clientID)
     case .webLogin(let username, let password):
-        return WebLoginAuthenticator(username: username, password: password)
+        return SessionAuthenticator { transport async throws(StudIPError) in
+            try await WebLogin.logIn(username: username, password: password, transport: transport)
+        }
+    case .singleSignOn(let username, let password, let entry, let acceptsConsent):
+        return SessionAuthenticator { transport async throws(StudIPError) in
+            try await SingleSignOn.logIn(
+                username: username, password: password, entry: entry, acceptsConsent: acceptsConsent,
+                transport: transport)
+        }
     }
 }
 
@@ -106,7 +114,8 @@ actor BearerAuthenticator: Authenticator {
             what: "the OAuth2 token refresh")
     }
 
-    private static func requestTokens(
+    /// Sends a token request (refresh or code exchange) and reads the pair it answers.
+    static func requestTokens(
         _ request: HTTPRequest, transport: HTTPTransport
     ) async throws(StudIPError) -> OAuthTokens {
         let response = try await transport.send(request)
@@ -121,68 +130,5 @@ actor BearerAuthenticator: Authenticator {
         }
         let expiry = json["expires_in"]?.int.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
         return OAuthTokens(accessToken: access, refreshToken: refresh, expiresAt: expiry)
-    }
-}
-
-/// Logs in through the web form (`dispatch.php/login`) and sends the session cookie it sets; logs in again
-/// when a session expires.
-actor WebLoginAuthenticator: Authenticator {
-    private let username: String
-    private let password: String
-    private var cookie: String?
-    /// Requests that meet an expired session at the same time share one login.
-    private let loggingIn = SingleFlight<String, StudIPError>()
-
-    init(username: String, password: String) {
-        self.username = username
-        self.password = password
-    }
-
-    func headers(transport: HTTPTransport) async throws(StudIPError) -> [String: String] {
-        if let cookie { return Self.headers(cookie) }
-        return Self.headers(try await logIn(replacing: nil, transport: transport))
-    }
-
-    func renew(afterRejecting rejected: [String: String], transport: HTTPTransport) async throws(StudIPError) -> Bool {
-        guard let cookie, rejected == Self.headers(cookie) else { return true }
-        _ = try await logIn(replacing: cookie, transport: transport)
-        return true
-    }
-
-    private static func headers(_ cookie: String) -> [String: String] { ["Cookie": "Seminar_Session=\(cookie)"] }
-
-    /// Logs in unless another task already replaced `stale`; joins a login in progress.
-    private func logIn(replacing stale: String?, transport: HTTPTransport) async throws(StudIPError) -> String {
-        if let cookie, cookie != stale { return cookie }
-        let request = HTTPRequest(
-            method: .post, url: transport.installation.web(["login"]),
-            form: [("loginname", username), ("password", password)], what: "the web login")
-        let fresh = try await loggingIn.run { () async throws(StudIPError) in try await Self.session(request, transport)
-        }
-        cookie = fresh
-        return fresh
-    }
-
-    /// The login form answers with a redirect and the session cookie; a failed login shows the form again.
-    private static func session(_ request: HTTPRequest, _ transport: HTTPTransport) async throws(StudIPError) -> String
-    {
-        let response = try await transport.send(request)
-        let session = (response.headers["set-cookie"] ?? []).lazy.compactMap(Self.sessionCookie).first
-        guard let session else {
-            guard response.status < 500 else { throw .serverError(status: response.status, what: request.what) }
-            throw .authenticationFailed(server: transport.installation.serverName)
-        }
-        transport.logger.info("logged in through the web login form")
-        return session
-    }
-
-    /// `Seminar_Session=<value>; path=/; HttpOnly` → `<value>`.
-    private static func sessionCookie(_ header: String) -> String? {
-        let pair = header.split(separator: ";").first?.split(separator: "=", maxSplits: 1)
-        guard let pair, pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == "Seminar_Session" else {
-            return nil
-        }
-        let value = pair[1].trimmingCharacters(in: .whitespaces)
-        return value.isEmpty ? nil : value
     }
 }

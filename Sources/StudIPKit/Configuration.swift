@@ -72,9 +72,14 @@ public enum Credentials: Sendable, CustomStringConvertible, CustomDebugStringCon
     case bearer(OAuthTokens, storage: (any TokenStorage)? = nil)
     /// The value of a web session's `Seminar_Session` cookie (e.g. after a Shibboleth login in a browser).
     case sessionCookie(String)
-    /// Logs in through the web login form (`dispatch.php/login`) and uses the session cookie it sets; logs in
+    /// Logs in through the web login form (`index.php?again=yes`) and uses the session cookie it sets; logs in
     /// again when the session expires.
     case webLogin(username: String, password: String)
+    /// Logs in through the installation's single sign-on (a Shibboleth IdP's SAML form flow), starting at `entry`
+    /// (the login page's SSO link, e.g. `{base}/index.php?again=yes&sso=shib`), and uses the Stud.IP session it
+    /// ends in; logs in again when the session expires. `acceptsConsent` agrees to the IdP's attribute release
+    /// page when it asks; otherwise that page fails the login with ``StudIPError/consentRequired(provider:attributes:)``.
+    case singleSignOn(username: String, password: String, entry: String, acceptsConsent: Bool)
 
     public var description: String {
         switch self {
@@ -82,6 +87,7 @@ public enum Credentials: Sendable, CustomStringConvertible, CustomDebugStringCon
         case .bearer: "Bearer(<redacted>)"
         case .sessionCookie: "SessionCookie(<redacted>)"
         case .webLogin(let username, _): "WebLogin(\(username), password: <redacted>)"
+        case .singleSignOn(let username, _, let entry, _): "SingleSignOn(\(username) at \(entry), password: <redacted>)"
         }
     }
 

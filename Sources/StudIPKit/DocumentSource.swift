@@ -8,6 +8,10 @@ public protocol DocumentSource: Sendable {
     /// Which API this source speaks, for status lines ("JSON:API" / "legacy REST").
     var apiName: String { get }
 
+    /// The logged-in user's name ("Given Family"), from the probe `StudIP.connect` sent: for "Logged in as …"
+    /// without another request. nil when unknown.
+    var userFullName: String? { get }
+
     /// HTTP requests this source has sent so far (retries and token refreshes included), for
     /// `campusfs refresh` to report.
     var requestCount: Int { get }
@@ -27,4 +31,7 @@ public protocol DocumentSource: Sendable {
 extension DocumentSource {
     /// Sources without resources of their own (test fakes) have nothing to close.
     public func shutdown() async {}
+
+    /// Sources that never asked (test fakes) do not know it.
+    public var userFullName: String? { nil }
 }

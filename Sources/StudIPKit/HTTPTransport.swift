@@ -205,9 +205,10 @@ final class HTTPTransport: Sendable {
                 logger.debug(
                     "\(request.method.rawValue) \(request.url) → \(response.status)",
                     metadata: ["attempt": "\(attempt)", "duration": "\(ContinuousClock.now - started)"])
-                return .answered(response, response)
+                // A POST may have changed something (spent a login ticket or a refresh token): its answer stands.
+                return request.method == .post ? .final(response) : .answered(response, response)
             } catch {
-                return try failure(error, url: request.url)
+                return try failure(error, request: request)
             }
         }
         guard let outcome else { throw .cancelled }
@@ -215,26 +216,34 @@ final class HTTPTransport: Sendable {
     }
 
     /// Timeouts and broken connections are transient; a refused connection or an unknown host is not (the
-    /// server is down or the URL wrong: fail fast), and neither is cancellation.
-    private func failure(_ error: any Error, url: String) throws(StudIPError) -> Attempt<HTTPResponse> {
-        switch TransportFailure(error) {
+    /// server is down or the URL wrong: fail fast), and neither is cancellation. A POST is tried again only when
+    /// it never left (no connection in time): once sent, the server may have acted on it.
+    private func failure(_ error: any Error, request: HTTPRequest) throws(StudIPError) -> Attempt<HTTPResponse> {
+        let failure = TransportFailure(error)
+        let detail: String
+        switch failure {
         case .cancelled:
             throw .cancelled
         case .connectTimeout, .answerTimeout:
             if breaker.timedOut() {
                 logger.warning("\(installation.serverName) is not answering; pausing requests")
             }
-            return .failed("timed out after \(timeout)")
-        case .closedByServer:
-            return .failed("connection closed by the server")
+            detail = failure.detail(timeout: timeout)
         case .unreachable:
             throw .unreachable(server: installation.serverName, detail: TransportFailure.unreachableDetail)
-        case .plainHTTPOverTLS(let detail):
-            if url.hasPrefix("https:"), let wrong = Self.wrongScheme(url) { throw wrong }
-            return .failed(detail)
-        case .other(let detail):
-            return .failed(detail)
+        case .plainHTTPOverTLS(let description):
+            if request.url.hasPrefix("https:"), let wrong = Self.wrongScheme(request.url) { throw wrong }
+            return .failed(description)
+        case .closedByServer, .other:
+            detail = failure.detail(timeout: timeout)
         }
+        if request.method == .post, !failure.beforeSending {
+            throw .unreachable(
+                server: installation.serverName,
+                detail:
+                    "\(detail) after sending \(request.what); not sent again, because the server may have acted on it")
+        }
+        return .failed(detail)
     }
 
     private func chargeBudget() throws(StudIPError) {
@@ -292,6 +301,25 @@ enum TransportFailure {
     case plainHTTPOverTLS(String)
     /// Anything else, described for the user ("connection failed (…)").
     case other(String)
+
+    /// True when the request cannot have reached the server (no connection was made).
+    var beforeSending: Bool {
+        switch self {
+        case .connectTimeout, .unreachable, .plainHTTPOverTLS: true
+        case .cancelled, .answerTimeout, .closedByServer, .other: false
+        }
+    }
+
+    /// What went wrong, for an error message.
+    func detail(timeout: Duration) -> String {
+        switch self {
+        case .cancelled: "cancelled"
+        case .connectTimeout, .answerTimeout: "timed out after \(timeout)"
+        case .closedByServer: "connection closed by the server"
+        case .unreachable: Self.unreachableDetail
+        case .plainHTTPOverTLS(let detail), .other(let detail): detail
+        }
+    }
 
     /// The detail of ``unreachable`` for the user.
     static let unreachableDetail = "connection refused or host unknown"

@@ -29,6 +29,7 @@ final class JSONAPISource: DocumentSource {
     private let format: JSONAPIFormat
     /// The user the connection probe fetched; the first overview uses it instead of asking again.
     private let probedUser: Mutex<RemoteUser?>
+    let userFullName: String?
     /// Courses the last overview listed without a `folders` relationship: no file area for this user.
     private let coursesWithoutFiles = Mutex<Set<String>>([])
     /// Courses whose missing file area was logged already: once per source, not on every refresh.
@@ -42,6 +43,7 @@ final class JSONAPISource: DocumentSource {
         self.transport = transport
         format = JSONAPIFormat(installation: transport.installation)
         probedUser = Mutex(user)
+        userFullName = user.displayName
     }
 
     /// Asks `users/me`: a JSON:API answer proves the API exists and the credentials work.

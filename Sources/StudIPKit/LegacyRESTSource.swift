@@ -15,6 +15,7 @@ final class LegacyRESTSource: DocumentSource {
     let transport: HTTPTransport
     private let format: LegacyRESTFormat
     private let probedUser: Mutex<RemoteUser?>
+    let userFullName: String?
     /// User id → display name, learned from course listings (lecturers) for documents' `ownerName`.
     private let knownNames: Mutex<[String: String]>
 
@@ -22,6 +23,7 @@ final class LegacyRESTSource: DocumentSource {
         self.transport = transport
         format = LegacyRESTFormat(installation: transport.installation)
         probedUser = Mutex(user)
+        userFullName = user.displayName
         knownNames = Mutex([user.id: user.displayName])
     }
 

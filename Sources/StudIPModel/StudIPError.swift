@@ -1,7 +1,13 @@
 /// Why talking to Stud.IP failed, with what a user needs to act. Never contains credentials.
 public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// 401: wrong or expired credentials ("login needed").
-    case authenticationFailed(server: String)
+    /// 401: wrong or expired credentials ("login needed"). `message` is what a login page said, when it said
+    /// something ("The password you entered was incorrect.").
+    case authenticationFailed(server: String, message: String? = nil)
+    /// The identity provider wants the user to agree to releasing these attributes to Stud.IP once, in a browser
+    /// or by allowing it (`acceptsConsent`).
+    case consentRequired(provider: String, attributes: [String])
+    /// A login page asked for the password in a way that would expose it: to another origin, or over plain HTTP.
+    case unsafeLogin(server: String, detail: String)
     /// 403 for something the user may not see or download.
     case forbidden(what: String)
     /// 404 for something that should exist (the route, a course, a document).
@@ -34,8 +40,15 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
 
     private var message: String {
         switch self {
-        case .authenticationFailed(let server):
+        case .authenticationFailed(let server, nil):
             "login needed: \(server) did not accept the credentials (check username and password or token)"
+        case .authenticationFailed(let server, let said?):
+            "login needed: \(server) did not accept the credentials: \(said)"
+        case .consentRequired(let provider, let attributes):
+            "\(provider) asks you to agree once to sending \(attributes.joined(separator: ", ")) to Stud.IP; "
+                + "log in once in a browser and accept, or allow campusfs to accept it"
+        case .unsafeLogin(let server, let detail):
+            "the password was not sent: \(server) \(detail)"
         case .forbidden(let what): "access denied by Stud.IP: \(what)"
         case .notFound(let what): "not found on Stud.IP: \(what)"
         case .unreachable(let server, let detail): "cannot reach \(server): \(detail) (offline, or wrong URL?)"
@@ -67,7 +80,7 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server as a whole cannot be reached or refuses the login: not one item's problem.
     public var concernsTheServer: Bool {
         switch self {
-        case .authenticationFailed, .unreachable: true
+        case .authenticationFailed, .consentRequired, .unsafeLogin, .unreachable: true
         default: false
         }
     }
@@ -75,7 +88,7 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The exit code of DESIGN.md §1.1: 2 auth, 3 network, 4 other.
     public var exitCode: Int32 {
         switch self {
-        case .authenticationFailed: 2
+        case .authenticationFailed, .consentRequired, .unsafeLogin: 2
         case .unreachable, .apiUnavailable, .wrongScheme, .brokeOff: 3
         default: 4
         }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Fuzz targets for what CampusFS reads from a server: the JSON reader, both APIs' decoders and the naming rules.
+/// Fuzz targets for what CampusFS reads from a server: the JSON reader, both APIs' decoders, the naming rules and
+/// the login pages' HTML scanner.
 ///
 /// `campusfs-fuzz <target> [files or directories…]`. Built normally it replays the given inputs through the
 /// target (a regression run over a corpus: any broken property traps); built with
@@ -9,6 +10,7 @@ import Foundation
 @main
 enum FuzzMain {
     static let targets: [String: @Sendable (UnsafeBufferPointer<UInt8>) -> Void] = [
+        "html": HTMLTarget.run,
         "json": JSONTarget.run,
         "jsonapi": JSONAPITarget.run,
         "legacy": LegacyTarget.run,

@@ -1,0 +1,161 @@
+import Foundation
+import Logging
+import StudIPModel
+import StudIPWire
+
+/// What an installation offers for logging in, learned without credentials: for `campusfs login` to propose a
+/// method from any address the user pasted.
+public struct InstallationSurvey: Sendable, Hashable {
+    /// The installation's base URL, derived from the pasted address.
+    public var baseURL: String
+    /// `jsonapi.php/v1` answers (200 or 401).
+    public var jsonAPI: Bool
+    /// `api.php` answers (Stud.IP before 6).
+    public var legacyREST: Bool
+    /// The OAuth2 token endpoint exists (Stud.IP 5.2+).
+    public var oauth2: Bool
+    /// `index.php?again=yes` shows a login form with a password field.
+    public var webLoginForm: Bool
+    /// The login page's single sign-on links.
+    public var singleSignOn: [SSOEntry]
+    /// A phrase like "Stud.IP 6", "Stud.IP 5.2 or newer", "Stud.IP 4.5–5.1", "Stud.IP before 4.5".
+    public var generation: String
+
+    public init(
+        baseURL: String, jsonAPI: Bool, legacyREST: Bool, oauth2: Bool, webLoginForm: Bool, singleSignOn: [SSOEntry],
+        generation: String
+    ) {
+        self.baseURL = baseURL
+        self.jsonAPI = jsonAPI
+        self.legacyREST = legacyREST
+        self.oauth2 = oauth2
+        self.webLoginForm = webLoginForm
+        self.singleSignOn = singleSignOn
+        self.generation = generation
+    }
+}
+
+/// A single sign-on link of the login page, e.g. "Login für Hochschulangehörige (Shibboleth)".
+public struct SSOEntry: Sendable, Hashable {
+    public var label: String
+    /// Absolute: what ``Credentials/singleSignOn(username:password:entry:acceptsConsent:)`` starts at.
+    public var url: String
+
+    public init(label: String, url: String) {
+        self.label = label
+        self.url = url
+    }
+}
+
+/// The parts of ``StudIP/survey(_:logger:)`` that need no server.
+public enum LoginSurvey {
+    /// Path parts below which every Stud.IP address continues; the base URL ends before them.
+    static let scripts = [
+        "/dispatch.php", "/index.php", "/jsonapi.php", "/api.php", "/plugins.php", "/seminar_main.php",
+        "/sendfile.php",
+    ]
+
+    /// The base URL in any address of an installation: `https://host/studip/dispatch.php/my_courses?cid=x#y`
+    /// → `https://host/studip`. Query, fragment, credentials and trailing slashes go.
+    public static func baseURL(from pasted: String) throws(StudIPError) -> String {
+        var text = pasted.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !text.contains("://") { text = "https://" + text }
+        guard var components = URLComponents(string: text) else {
+            return try Installation(text).baseURL
+        }
+        components.query = nil
+        components.fragment = nil
+        var path = components.path
+        for script in scripts {
+            if let range = path.range(of: script + "/") ?? (path.hasSuffix(script) ? path.range(of: script) : nil) {
+                path = String(path[..<range.lowerBound])
+                break
+            }
+        }
+        while path.hasSuffix("/") { path.removeLast() }
+        components.path = path
+        return try Installation(components.string ?? text).baseURL
+    }
+
+    /// The generation the answering endpoints point to (API.md §1).
+    static func generation(jsonAPI: Bool, legacyREST: Bool, oauth2: Bool) -> String {
+        switch (jsonAPI, legacyREST, oauth2) {
+        case (true, false, _): "Stud.IP 6"
+        case (true, true, true): "Stud.IP 5.2 or newer"
+        case (true, true, false): "Stud.IP 4.5–5.1"
+        case (false, _, _): "Stud.IP before 4.5"
+        }
+    }
+}
+
+extension StudIP {
+    /// Asks the installation behind `pastedURL` (any of its addresses) which APIs and login methods it offers,
+    /// without credentials: five requests or so, none of them retried into a wait. Throws `.apiUnavailable` when
+    /// no Stud.IP answers there.
+    public static func survey(_ pastedURL: String, logger: Logger = Logger(label: "campusfs.studip"))
+        async throws(StudIPError) -> InstallationSurvey
+    {
+        let baseURL = try LoginSurvey.baseURL(from: pastedURL)
+        let installation = try Installation(baseURL)
+        var configuration = ClientConfiguration(baseURL: baseURL, credentials: .sessionCookie(""), logger: logger)
+        configuration.retry = RetryPolicy(attempts: 1)
+        configuration.requestTimeout = .seconds(15)
+        let transport = HTTPTransport(configuration: configuration, installation: installation)
+        let result: Result<InstallationSurvey, StudIPError>
+        do {
+            result = .success(try await survey(installation, transport: transport))
+        } catch {
+            result = .failure(error)
+        }
+        await transport.shutdown()
+        return try result.get()
+    }
+
+    private static func survey(_ installation: Installation, transport: HTTPTransport) async throws(StudIPError)
+        -> InstallationSurvey
+    {
+        func status(_ url: String, _ what: String, method: HTTPRequest.Method = .get) async throws(StudIPError) -> (
+            Int, HTTPResponse
+        ) {
+            let response = try await transport.send(
+                HTTPRequest(method: method, url: url, form: method == .post ? [] : nil, what: what))
+            return (response.status, response)
+        }
+        let (jsonStatus, jsonAnswer) = try await status(installation.jsonAPI(["users", "me"]), "the JSON:API probe")
+        let jsonAPI = jsonStatus == 401 || (jsonStatus == 200 && isJSON(jsonAnswer))
+        let (legacyStatus, legacyAnswer) = try await status(installation.legacy(["user"]), "the legacy REST probe")
+        let legacyREST = legacyStatus == 401 || (legacyStatus == 200 && isJSON(legacyAnswer))
+        let tokenURL = installation.web(["api", "oauth2", "token"])
+        var (tokenStatus, tokenAnswer) = try await status(tokenURL, "the OAuth2 probe")
+        if tokenStatus != 405 {
+            (tokenStatus, tokenAnswer) = try await status(tokenURL, "the OAuth2 probe", method: .post)
+        }
+        let oauth2 = tokenStatus == 405 || (tokenStatus == 400 && isJSON(tokenAnswer))
+
+        var browser = LoginBrowser(transport: transport)
+        let (page, pageURL) = try await browser.open(
+            installation.baseURL + "/index.php?again=yes", what: "the login page")
+        let html = page.status == 200 ? HTMLPage(page.body) : HTMLPage()
+        let entries = html.links.compactMap { link -> SSOEntry? in
+            guard link.href.contains("sso="), let url = Redirect.target(of: link.href, from: pageURL) else {
+                return nil
+            }
+            return SSOEntry(label: link.text, url: url)
+        }
+        guard jsonAPI || legacyREST || html.loginForm != nil else {
+            throw .apiUnavailable(
+                server: installation.serverName,
+                detail:
+                    "no Stud.IP answers there; use the address of a Stud.IP page, e.g. https://studip.example.org/studip"
+            )
+        }
+        return InstallationSurvey(
+            baseURL: installation.baseURL, jsonAPI: jsonAPI, legacyREST: legacyREST, oauth2: oauth2,
+            webLoginForm: html.loginForm != nil, singleSignOn: entries,
+            generation: LoginSurvey.generation(jsonAPI: jsonAPI, legacyREST: legacyREST, oauth2: oauth2))
+    }
+
+    private static func isJSON(_ response: HTTPResponse) -> Bool {
+        (response.header("content-type") ?? "").contains("json")
+    }
+}
