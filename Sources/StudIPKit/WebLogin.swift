@@ -36,7 +36,8 @@ struct LoginBrowser {
         }
     }
 
-    /// One request with the jar's cookies; stores the cookies of the answer.
+    /// One request with the jar's cookies; stores the cookies of the answer. An identity provider that cannot be
+    /// reached is named as itself, not as the installation.
     mutating func send(_ request: HTTPRequest) async throws(StudIPError) -> HTTPResponse {
         hops += 1
         guard hops <= Self.maxHops else {
@@ -44,7 +45,13 @@ struct LoginBrowser {
         }
         var request = request
         request.headers["Cookie"] = jar.header(for: request.url)
-        let response = try await transport.send(request)
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch .unreachable(let server, let detail) {
+            let own = transport.installation.isOwnOrigin(request.url)
+            throw .unreachable(server: own ? server : Origin(request.url)?.description ?? server, detail: detail)
+        }
         jar.store(response, from: request.url)
         return response
     }

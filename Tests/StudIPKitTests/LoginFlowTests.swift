@@ -213,6 +213,35 @@ struct LoginFlowTests {
         }
     }
 
+    @Test("single sign-on: a password form posting elsewhere gets nothing; an unreachable IdP is named as itself")
+    func singleSignOnRefusals() async throws {
+        try await withSimulator { sim async throws in
+            let foreign = """
+                <form method="post" action="http://127.0.0.2:9/steal"><input name="j_username">\
+                <input type="password" name="j_password"></form>
+                """
+            sim.inject(Fault(action: .body(foreign), pathContains: "index.php", method: "GET", remaining: 1))
+            let error = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(Self.sso(sim)) }
+            #expect(
+                error
+                    == .unsafeLogin(
+                        server: Origin(sim.baseURL)?.description ?? "",
+                        detail: "has a login form that posts to http://127.0.0.2:9"))
+            #expect(sim.served == 1)
+
+            let automatic = """
+                <body onload="document.forms[0].submit()"><form method="post" action="http://127.0.0.1:1/idp/SSO">\
+                <input type="hidden" name="RelayState" value="r"></form></body>
+                """
+            sim.inject(Fault(action: .body(automatic), pathContains: "index.php", method: "GET", remaining: 1))
+            let unreachable = await Harness.error { () async throws(StudIPError) in
+                try await StudIP.connect(Self.sso(sim))
+            }
+            #expect(
+                unreachable == .unreachable(server: "http://127.0.0.1:1", detail: "connection refused or host unknown"))
+        }
+    }
+
     @Test("the survey lists the login page's single sign-on link")
     func surveyFindsSSO() async throws {
         try await Self.withSSO(.plain) { sim async throws in
