@@ -85,6 +85,23 @@ struct LoginFlowTests {
         }
     }
 
+    @Test("a login POST whose connection breaks is not sent again")
+    func webLoginPostBrokenNotRetried() async throws {
+        try await withSimulator { sim async throws in
+            sim.inject(Fault(action: .resetAfterBytes(0), pathContains: "index.php", method: "POST"))
+            let error = await Harness.error { () async throws(StudIPError) in
+                try await StudIP.connect(Self.webLogin(sim))
+            }
+            guard case .unreachable(let server, let detail) = error else {
+                Issue.record("expected unreachable, got \(String(describing: error))")
+                return
+            }
+            #expect(server == sim.baseURL)
+            #expect(detail.contains("after sending the web login; not sent again"), "\(detail)")
+            #expect(sim.served == 2, "the login page and one POST: \(Self.routes(sim))")
+        }
+    }
+
     @Test("a login form that posts to another origin gets no password")
     func webLoginForeignAction() async throws {
         try await withSimulator { sim async throws in
