@@ -15,7 +15,7 @@ struct StudIPSim: AsyncParsableCommand {
             test_dozent and root@studip, password "testing". /__sim/… is the control API (see README). \
             The web login form is at <base>/index.php?again=yes.
 
-            With --sso, a Shibboleth IdP runs on a second free port: its URL is the second line of stdout, the \
+            With --sso, a Shibboleth IdP runs on a free port of its own: its URL is the second line of stdout, the \
             login page gets a "Login für Hochschulangehörige (Shibboleth)" button \
             (<base>/index.php?again=yes&sso=shib), and every user logs in there with "sso-" and their password \
             (test_autor: sso-testing). "consent" adds the IdP's attribute release page until a user accepts it \
