@@ -59,7 +59,7 @@ struct LoginBrowser {
     /// The form's action as an absolute URL (its page when missing).
     static func action(of form: HTMLForm, on page: String) throws(StudIPError) -> String {
         guard let target = Redirect.target(of: form.action ?? page, from: page) else {
-            throw .malformedResponse(what: "the login page", detail: "a form whose action is not a web address")
+            throw .malformedResponse(what: "a login page", detail: "a form whose action is not a web address")
         }
         return target
     }
@@ -88,8 +88,7 @@ enum WebLogin {
         guard installation.isOwnOrigin(target) else {
             throw .unsafeLogin(
                 server: installation.serverName,
-                detail:
-                    "has a login form that posts to \(Origin(target).map(String.init(describing:)) ?? "another site")")
+                detail: "has a login form that posts to \(Origin(target)?.description ?? "another site")")
         }
         transport.logger.debug("web login: sending the login form")
         let answer = try await browser.send(
@@ -100,17 +99,17 @@ enum WebLogin {
         switch answer.status {
         case 300..<400:
             guard let after, after != before else { throw .authenticationFailed(server: installation.serverName) }
-            transport.logger.info("logged in through the web login form")
-            return after
         case 200:
             let page = HTMLPage(answer.body)
-            guard page.loginForm == nil, let after else {
+            guard page.loginForm == nil, after != nil else {
                 throw .authenticationFailed(server: installation.serverName, message: page.errorMessage)
             }
-            return after
         default:
             throw transport.error(for: answer, what: "the web login")
         }
+        guard let after else { throw .authenticationFailed(server: installation.serverName) }
+        transport.logger.info("logged in through the web login form")
+        return after
     }
 
     /// The fields a browser sends when the user types into a login form and presses its first named button:

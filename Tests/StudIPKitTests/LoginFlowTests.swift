@@ -233,6 +233,16 @@ struct LoginFlowTests {
     @Test("single sign-on: a password form posting elsewhere gets nothing; an unreachable IdP is named as itself")
     func singleSignOnRefusals() async throws {
         try await withSimulator { sim async throws in
+            var elsewhere = Self.sso(sim)
+            elsewhere.credentials = .singleSignOn(
+                username: "test_autor", password: "sso-testing", entry: "http://127.0.0.2:9/sso", acceptsConsent: false)
+            let offSite = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(elsewhere) }
+            guard case .unsafeLogin = offSite else {
+                Issue.record("expected unsafeLogin, got \(String(describing: offSite))")
+                return
+            }
+            #expect(sim.served == 0)
+
             let foreign = """
                 <form method="post" action="http://127.0.0.2:9/steal"><input name="j_username">\
                 <input type="password" name="j_password"></form>
