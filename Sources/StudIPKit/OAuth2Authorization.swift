@@ -11,19 +11,21 @@ import StudIPWire
 /// (``LoopbackRedirect``, or pasted: ``code(fromPasted:)``), which ``exchange(code:logger:)`` turns into tokens.
 /// `state` ties the answer to this login, the verifier the code to this client.
 public struct OAuth2Authorization: Sendable {
-    public let baseURL: String
+    private let installation: Installation
     public let clientID: String
     public let redirectURI: String
     public let state: String
     let codeVerifier: String
 
     public init(baseURL: String, clientID: String, redirectURI: String) throws(StudIPError) {
-        self.baseURL = try Installation(baseURL).baseURL
+        installation = try Installation(baseURL)
         self.clientID = clientID
         self.redirectURI = redirectURI
         state = Self.randomToken(bytes: 16)
         codeVerifier = Self.randomToken(bytes: 32)
     }
+
+    public var baseURL: String { installation.baseURL }
 
     /// `BASE64URL(SHA256(verifier))`, without padding.
     var codeChallenge: String {
@@ -32,12 +34,12 @@ public struct OAuth2Authorization: Sendable {
 
     /// The page the user opens to agree.
     public var authorizeURL: String {
-        (try? Installation(baseURL))?.web(
+        installation.web(
             ["api", "oauth2", "authorize"],
             query: [
                 ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI), ("scope", "api"),
                 ("state", state), ("code_challenge", codeChallenge), ("code_challenge_method", "S256"),
-            ]) ?? baseURL
+            ])
     }
 
     /// The code in what a user pasted: the bare code, or the whole address the browser was sent to (then its
@@ -75,7 +77,6 @@ public struct OAuth2Authorization: Sendable {
     public func exchange(code: String, logger: Logger = Logger(label: "campusfs.studip")) async throws(StudIPError)
         -> OAuthTokens
     {
-        let installation = try Installation(baseURL)
         let transport = HTTPTransport(
             configuration: ClientConfiguration(
                 baseURL: baseURL, credentials: .sessionCookie(""), oauthClientID: clientID, logger: logger),

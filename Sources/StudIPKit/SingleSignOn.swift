@@ -27,8 +27,8 @@ enum SingleSignOn {
             throw .unsafeLogin(
                 server: installation.serverName,
                 detail:
-                    "is not where the single sign-on link \(Origin(entry).map(String.init(describing:)) ?? entry) starts"
-            )
+                    "is not where the single sign-on link points (\(Origin(entry)?.description ?? "not a web address")); "
+                    + "use the link on the installation's own login page")
         }
         var browser = LoginBrowser(transport: transport)
         var postedLogin = false

@@ -114,23 +114,24 @@ extension StudIP {
     private static func survey(_ installation: Installation, transport: HTTPTransport) async throws(StudIPError)
         -> InstallationSurvey
     {
-        func status(_ url: String, _ what: String, method: HTTPRequest.Method = .get) async throws(StudIPError) -> (
-            Int, HTTPResponse
-        ) {
-            let response = try await transport.send(
+        func probe(_ url: String, _ what: String, method: HTTPRequest.Method = .get) async throws(StudIPError)
+            -> HTTPResponse
+        {
+            try await transport.send(
                 HTTPRequest(method: method, url: url, form: method == .post ? [] : nil, what: what))
-            return (response.status, response)
         }
-        let (jsonStatus, jsonAnswer) = try await status(installation.jsonAPI(["users", "me"]), "the JSON:API probe")
-        let jsonAPI = jsonStatus == 401 || (jsonStatus == 200 && isJSON(jsonAnswer))
-        let (legacyStatus, legacyAnswer) = try await status(installation.legacy(["user"]), "the legacy REST probe")
-        let legacyREST = legacyStatus == 401 || (legacyStatus == 200 && isJSON(legacyAnswer))
+        /// An API answers an anonymous request with 401, or with JSON where it is public.
+        func answers(_ response: HTTPResponse) -> Bool {
+            response.status == 401 || (response.status == 200 && isJSON(response))
+        }
+        let jsonAPI = answers(try await probe(installation.jsonAPI(["users", "me"]), "the JSON:API probe"))
+        let legacyREST = answers(try await probe(installation.legacy(["user"]), "the legacy REST probe"))
         let tokenURL = installation.web(["api", "oauth2", "token"])
-        var (tokenStatus, tokenAnswer) = try await status(tokenURL, "the OAuth2 probe")
-        if tokenStatus != 405 {
-            (tokenStatus, tokenAnswer) = try await status(tokenURL, "the OAuth2 probe", method: .post)
+        var token = try await probe(tokenURL, "the OAuth2 probe")
+        if token.status != 405 {
+            token = try await probe(tokenURL, "the OAuth2 probe", method: .post)
         }
-        let oauth2 = tokenStatus == 405 || (tokenStatus == 400 && isJSON(tokenAnswer))
+        let oauth2 = token.status == 405 || (token.status == 400 && isJSON(token))
 
         var browser = LoginBrowser(transport: transport)
         let (page, pageURL) = try await browser.open(

@@ -36,7 +36,8 @@ struct LoginBrowser {
         }
     }
 
-    /// One request with the jar's cookies; stores the cookies of the answer.
+    /// One request with the jar's cookies; stores the cookies of the answer. An identity provider that cannot be
+    /// reached is named as itself, not as the installation.
     mutating func send(_ request: HTTPRequest) async throws(StudIPError) -> HTTPResponse {
         hops += 1
         guard hops <= Self.maxHops else {
@@ -44,7 +45,13 @@ struct LoginBrowser {
         }
         var request = request
         request.headers["Cookie"] = jar.header(for: request.url)
-        let response = try await transport.send(request)
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch .unreachable(let server, let detail) {
+            let own = transport.installation.isOwnOrigin(request.url)
+            throw .unreachable(server: own ? server : Origin(request.url)?.description ?? server, detail: detail)
+        }
         jar.store(response, from: request.url)
         return response
     }
@@ -52,7 +59,7 @@ struct LoginBrowser {
     /// The form's action as an absolute URL (its page when missing).
     static func action(of form: HTMLForm, on page: String) throws(StudIPError) -> String {
         guard let target = Redirect.target(of: form.action ?? page, from: page) else {
-            throw .malformedResponse(what: "the login page", detail: "a form whose action is not a web address")
+            throw .malformedResponse(what: "a login page", detail: "a form whose action is not a web address")
         }
         return target
     }
@@ -81,8 +88,7 @@ enum WebLogin {
         guard installation.isOwnOrigin(target) else {
             throw .unsafeLogin(
                 server: installation.serverName,
-                detail:
-                    "has a login form that posts to \(Origin(target).map(String.init(describing:)) ?? "another site")")
+                detail: "has a login form that posts to \(Origin(target)?.description ?? "another site")")
         }
         transport.logger.debug("web login: sending the login form")
         let answer = try await browser.send(
@@ -93,17 +99,17 @@ enum WebLogin {
         switch answer.status {
         case 300..<400:
             guard let after, after != before else { throw .authenticationFailed(server: installation.serverName) }
-            transport.logger.info("logged in through the web login form")
-            return after
         case 200:
             let page = HTMLPage(answer.body)
-            guard page.loginForm == nil, let after else {
+            guard page.loginForm == nil, after != nil else {
                 throw .authenticationFailed(server: installation.serverName, message: page.errorMessage)
             }
-            return after
         default:
             throw transport.error(for: answer, what: "the web login")
         }
+        guard let after else { throw .authenticationFailed(server: installation.serverName) }
+        transport.logger.info("logged in through the web login form")
+        return after
     }
 
     /// The fields a browser sends when the user types into a login form and presses its first named button:

@@ -85,6 +85,23 @@ struct LoginFlowTests {
         }
     }
 
+    @Test("a login POST whose connection breaks is not sent again")
+    func webLoginPostBrokenNotRetried() async throws {
+        try await withSimulator { sim async throws in
+            sim.inject(Fault(action: .resetAfterBytes(0), pathContains: "index.php", method: "POST"))
+            let error = await Harness.error { () async throws(StudIPError) in
+                try await StudIP.connect(Self.webLogin(sim))
+            }
+            guard case .unreachable(let server, let detail) = error else {
+                Issue.record("expected unreachable, got \(String(describing: error))")
+                return
+            }
+            #expect(server == sim.baseURL)
+            #expect(detail.contains("after sending the web login; not sent again"), "\(detail)")
+            #expect(sim.served == 2, "the login page and one POST: \(Self.routes(sim))")
+        }
+    }
+
     @Test("a login form that posts to another origin gets no password")
     func webLoginForeignAction() async throws {
         try await withSimulator { sim async throws in
@@ -210,6 +227,45 @@ struct LoginFlowTests {
                 #expect(courses.count == 5)
             }
             #expect(Self.routes(sim)["idp POST consent"] == 1)
+        }
+    }
+
+    @Test("single sign-on: a password form posting elsewhere gets nothing; an unreachable IdP is named as itself")
+    func singleSignOnRefusals() async throws {
+        try await withSimulator { sim async throws in
+            var elsewhere = Self.sso(sim)
+            elsewhere.credentials = .singleSignOn(
+                username: "test_autor", password: "sso-testing", entry: "http://127.0.0.2:9/sso", acceptsConsent: false)
+            let offSite = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(elsewhere) }
+            guard case .unsafeLogin = offSite else {
+                Issue.record("expected unsafeLogin, got \(String(describing: offSite))")
+                return
+            }
+            #expect(sim.served == 0)
+
+            let foreign = """
+                <form method="post" action="http://127.0.0.2:9/steal"><input name="j_username">\
+                <input type="password" name="j_password"></form>
+                """
+            sim.inject(Fault(action: .body(foreign), pathContains: "index.php", method: "GET", remaining: 1))
+            let error = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(Self.sso(sim)) }
+            #expect(
+                error
+                    == .unsafeLogin(
+                        server: Origin(sim.baseURL)?.description ?? "",
+                        detail: "has a login form that posts to http://127.0.0.2:9"))
+            #expect(sim.served == 1)
+
+            let automatic = """
+                <body onload="document.forms[0].submit()"><form method="post" action="http://127.0.0.1:1/idp/SSO">\
+                <input type="hidden" name="RelayState" value="r"></form></body>
+                """
+            sim.inject(Fault(action: .body(automatic), pathContains: "index.php", method: "GET", remaining: 1))
+            let unreachable = await Harness.error { () async throws(StudIPError) in
+                try await StudIP.connect(Self.sso(sim))
+            }
+            #expect(
+                unreachable == .unreachable(server: "http://127.0.0.1:1", detail: "connection refused or host unknown"))
         }
     }
 

@@ -1,11 +1,11 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-import StudIPKit
 import StudIPModel
 import TestSupport
 import Testing
 
+@testable import StudIPKit
 @testable import StudIPSimulator
 
 /// The OAuth2 authorization-code flow with PKCE end to end: a test browser agrees on the simulator's authorize
@@ -61,6 +61,8 @@ struct OAuth2FlowTests {
             #expect(authorize.path.hasSuffix("/dispatch.php/api/oauth2/authorize"))
             #expect(query["scope"] == "api")
             #expect(query["code_challenge_method"] == "S256")
+            #expect(authorization.codeVerifier.count == 43)
+            #expect(query["code_challenge"] == Authenticator.pkceChallenge(authorization.codeVerifier))
             #expect(query["state"] == authorization.state)
 
             async let code = redirect.code(state: authorization.state, timeout: .seconds(30))
