@@ -111,7 +111,7 @@ let package = Package(
             name: "campusfs",
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
-                "ContentIndexing", "StudIPSimulator", "CXattr", "SystemSupport", "TextGrep",
+                "ContentIndexing", "StudIPSimulator", "CXattr", "SecretStore", "SystemSupport", "TextGrep",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),

@@ -51,7 +51,8 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
     public var allowsCachedCopy: Bool {
         switch self {
         case _ where isOffline: true
-        case .downloadFailed(_, .serverError), .downloadFailed(_, .authenticationFailed): true
+        case .downloadFailed(_, .serverError): true
+        case .downloadFailed(_, let error) where error.isLoginFailure: true
         default: false
         }
     }
@@ -64,7 +65,8 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
         case _ where isOffline: ENETDOWN
         case .downloadFailed(_, .hostUnreachable): EHOSTUNREACH
         case .downloadFailed(_, .hostedElsewhere): EREMOTE
-        case .downloadFailed(_, .forbidden), .downloadFailed(_, .authenticationFailed): EACCES
+        case .downloadFailed(_, .forbidden): EACCES
+        case .downloadFailed(_, let error) where error.isLoginFailure: EACCES
         case .downloadFailed(_, .notFound): ENOENT
         case .downloadFailed(_, .brokeOff(_, _, let stalled)): stalled ? ETIMEDOUT : EIO
         case .downloadFailed(_, .serverError(429, _)): EAGAIN

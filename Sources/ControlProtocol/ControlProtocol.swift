@@ -28,38 +28,66 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     case progress(documents: [CacheDocument])
     /// Log in with these credentials from now on (`campusfs login` while mounted).
     case login(credentials: LoginCredentials)
+    /// Forget the login (`campusfs logout` while mounted): cached documents stay readable, nothing else is fetched
+    /// until the next `campusfs login`.
+    case logout
     /// How far the search index is; with `rebuild`, drop the extracted text and extract every cached document
     /// again (`campusfs index --rebuild`).
     case index(rebuild: Bool)
 }
 
-/// Credentials on their way from `campusfs login` to its daemon: only over the control socket (0600 in a 0700
-/// directory), never logged, never written anywhere.
+/// Credentials on their way to a daemon: from `campusfs login` over the control socket (0600 in a 0700 directory),
+/// and from `campusfs mount` through a pipe the daemon reads once at start — never in its environment or on its
+/// command line, never logged, never written anywhere.
 public struct LoginCredentials: Codable, Sendable, Hashable, CustomStringConvertible {
+    public enum Method: String, Codable, Sendable {
+        case basic, web
+        case singleSignOn = "sso"
+        case bearer
+        case sessionCookie = "session"
+    }
+
+    public var method: Method
     public var username: String?
-    public var password: String?
-    /// An OAuth2 access token (`CAMPUSFS_TOKEN`), instead of username and password.
-    public var token: String?
+    /// The password, or the session cookie's value.
+    public var secret: String?
+    /// Where single sign-on starts, and whether its consent page may be accepted.
+    public var entry: String?
+    public var acceptsConsent: Bool?
+    public var tokens: OAuthTokens?
 
     public init(_ credentials: Credentials) {
         switch credentials {
         case .basic(let username, let password):
-            self.username = username
-            self.password = password
+            (method, self.username, secret) = (.basic, username, password)
+        case .webLogin(let username, let password):
+            (method, self.username, secret) = (.web, username, password)
+        case .singleSignOn(let username, let password, let entry, let acceptsConsent):
+            (method, self.username, secret) = (.singleSignOn, username, password)
+            (self.entry, self.acceptsConsent) = (entry, acceptsConsent)
         case .bearer(let tokens, _):
-            token = tokens.accessToken
-        case .webLogin, .sessionCookie, .singleSignOn:
-            // Not what `campusfs login` finds (CredentialSource): a password or a token.
-            break
+            (method, self.tokens) = (.bearer, tokens)
+        case .sessionCookie(let value):
+            (method, secret) = (.sessionCookie, value)
         }
     }
 
-    public var credentials: Credentials {
-        if let token { return .bearer(OAuthTokens(accessToken: token, refreshToken: nil)) }
-        return .basic(username: username ?? "", password: password ?? "")
+    /// The credentials again; refreshed OAuth2 tokens go to `storage` (the daemon's keyring).
+    public func credentials(storage: (any TokenStorage)?) -> Credentials {
+        let (username, secret) = (username ?? "", secret ?? "")
+        switch method {
+        case .basic: return .basic(username: username, password: secret)
+        case .web: return .webLogin(username: username, password: secret)
+        case .singleSignOn:
+            return .singleSignOn(
+                username: username, password: secret, entry: entry ?? "", acceptsConsent: acceptsConsent ?? false)
+        case .bearer:
+            return .bearer(tokens ?? OAuthTokens(accessToken: "", refreshToken: nil), storage: storage)
+        case .sessionCookie: return .sessionCookie(secret)
+        }
     }
 
-    public var description: String { "LoginCredentials(\(username ?? "token"), <redacted>)" }
+    public var description: String { "LoginCredentials(\(method.rawValue), \(username ?? "-"), <redacted>)" }
 }
 
 /// The daemon's answer: exactly one of the payloads, or an error a user can act on.

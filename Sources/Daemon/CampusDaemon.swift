@@ -34,6 +34,8 @@ public struct DaemonConfiguration: Sendable {
     /// Where to find credentials again when the server refuses `client.credentials` (a password command); nil
     /// keeps those.
     public var credentialLookup: ServerLink.CredentialLookup?
+    /// Where refreshed OAuth2 tokens go (the keyring), also for tokens `campusfs login` hands over later.
+    public var tokenStorage: (any TokenStorage)?
     /// How long the cached bytes and the user's tags and pins of what Stud.IP removed are kept, in case it comes
     /// back (a listing that was empty by mistake).
     public var removalGrace: Duration = .seconds(7 * 86_400)
@@ -298,13 +300,17 @@ public final class CampusDaemon: Sendable {
             }
         case .login(let given):
             do throws(StudIPError) {
-                try await link.use(given.credentials)
+                try await link.use(given.credentials(storage: configuration.tokenStorage))
             } catch {
                 return .failure(error.description, exitCode: error.exitCode)
             }
             logger.info("new login accepted")
             // What changed while the login was refused shows without waiting for the poller.
             Task { [self] in _ = await refresh() }
+            return ControlResponse(status: await status())
+        case .logout:
+            await link.logOut()
+            logger.info("logged out")
             return ControlResponse(status: await status())
         case .cache:
             let inventory = await mount.fileSystem.cache.inventory()

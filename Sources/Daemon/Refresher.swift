@@ -99,7 +99,8 @@ public struct Refresher: Sendable {
                     }
                 case .failure(let error):
                     switch error {
-                    case .authenticationFailed, .unreachable, .budgetExhausted, .cancelled:
+                    case .authenticationFailed, .consentRequired, .unsafeLogin, .unreachable, .budgetExhausted,
+                        .cancelled:
                         serverError = serverError ?? error
                     default:
                         break

@@ -27,6 +27,8 @@ public actor ServerLink: DocumentDownloader {
     private var refused: [Credentials] = []
     /// Given by `campusfs login` while mounted; take precedence over `lookup` from then on.
     private var given: Credentials?
+    /// Set by `campusfs logout`: nothing reaches the server until `campusfs login` hands over new credentials.
+    private var loggedOut = false
     private let connecting = SingleFlight<any DocumentSource, StudIPError>()
     public private(set) var state: DaemonStatus.Server = .unknown
     /// What went wrong last, phrased for the user; nil while things work.
@@ -49,6 +51,7 @@ public actor ServerLink: DocumentDownloader {
     /// The connected source; connects first if needed (concurrent callers share one attempt). While the login is
     /// refused, only `retryingRefusedLogin` (a refresh) or new credentials reach the server.
     public func connected(retryingRefusedLogin: Bool = false) async throws(StudIPError) -> any DocumentSource {
+        if loggedOut { throw .authenticationFailed(server: configuration.baseURL) }
         if state == .loginNeeded, !connecting.isRunning {
             let current = await currentCredentials()
             if !retryingRefusedLogin, refused.contains(where: { $0.isSameLogin(as: current) }) {
@@ -81,14 +84,24 @@ public actor ServerLink: DocumentDownloader {
     /// old ones and connects with these at once, so the caller hears whether the server accepts them.
     public func use(_ newCredentials: Credentials) async throws(StudIPError) {
         given = newCredentials
+        loggedOut = false
         await disconnect()
         credentials = newCredentials
         do throws(StudIPError) {
             _ = try await connected(retryingRefusedLogin: true)
         } catch {
-            if case .authenticationFailed = error { given = nil }
+            if error.isLoginFailure { given = nil }
             throw error
         }
+    }
+
+    /// Forgets the login (`campusfs logout`): drops the connection and every credential held in memory.
+    public func logOut() async {
+        given = nil
+        loggedOut = true
+        await disconnect()
+        state = .loginNeeded
+        problem = "logged out with `campusfs logout`"
     }
 
     /// `campusfs login`'s credentials, else the lookup's current answer, else those the daemon started with. A
@@ -140,7 +153,7 @@ public actor ServerLink: DocumentDownloader {
         case .unreachable:
             state = .offline
             problem = error.description
-        case .authenticationFailed:
+        case _ where error.isLoginFailure:
             state = .loginNeeded
             if !refused.contains(where: { $0.isSameLogin(as: credentials) }) { refused.append(credentials) }
             problem = error.description
@@ -175,6 +188,11 @@ extension Credentials {
         case (.basic(let user, let password), .basic(let otherUser, let otherPassword)),
             (.webLogin(let user, let password), .webLogin(let otherUser, let otherPassword)):
             user == otherUser && password == otherPassword
+        case (
+            .singleSignOn(let user, let password, let entry, _),
+            .singleSignOn(let otherUser, let otherPassword, let otherEntry, _)
+        ):
+            user == otherUser && password == otherPassword && entry == otherEntry
         case (.bearer(let tokens, _), .bearer(let otherTokens, _)):
             tokens.accessToken == otherTokens.accessToken
                 || (tokens.refreshToken != nil && tokens.refreshToken == otherTokens.refreshToken)

@@ -97,7 +97,7 @@ actor BearerAuthenticator: Authenticator {
         guard tokens.accessToken == accessToken else { return }
         tokens = fresh
         do {
-            try storage?.save(fresh)
+            try await storage?.save(fresh)
             transport.logger.info("refreshed the OAuth2 access token")
         } catch {
             transport.logger.error(

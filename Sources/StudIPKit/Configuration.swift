@@ -119,5 +119,7 @@ public struct OAuthTokens: Sendable, Hashable, Codable, CustomStringConvertible,
 /// Where refreshed OAuth2 tokens go (the keyring, a 0600 file). Called after every refresh: the old refresh
 /// token is spent by then, so the new pair must survive a restart.
 public protocol TokenStorage: Sendable {
-    func save(_ tokens: OAuthTokens) throws
+    /// Async, because the place may be a D-Bus call away (the keyring) and a refresh must not block a thread of
+    /// Swift's cooperative pool while it waits.
+    func save(_ tokens: OAuthTokens) async throws
 }

@@ -47,6 +47,12 @@ public final class LoopbackRedirect: Sendable {
         }
     }
 
+    /// Takes callbacks for the login with this `state` from now on. Call it before the browser opens: a quick
+    /// browser comes back before ``code(state:timeout:)`` is called, and its callback then waits in the inbox.
+    public func expect(state: String) {
+        inbox.expect(state)
+    }
+
     /// Waits for the browser's redirect and returns the code, checked against the login's `state`
     /// (``OAuth2Authorization/state``); stops listening afterwards. A timeout or a refusal in the browser is
     /// `.authenticationFailed`, another state `.unsafeLogin`.

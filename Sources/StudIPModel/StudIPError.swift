@@ -80,7 +80,17 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server as a whole cannot be reached or refuses the login: not one item's problem.
     public var concernsTheServer: Bool {
         switch self {
-        case .authenticationFailed, .consentRequired, .unsafeLogin, .unreachable: true
+        case _ where isLoginFailure: true
+        case .unreachable: true
+        default: false
+        }
+    }
+
+    /// The login did not work — refused, waiting for consent on the identity provider's page, or stopped because
+    /// it would have sent the password elsewhere: "login needed", whatever the reason.
+    public var isLoginFailure: Bool {
+        switch self {
+        case .authenticationFailed, .consentRequired, .unsafeLogin: true
         default: false
         }
     }
@@ -88,7 +98,7 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The exit code of DESIGN.md §1.1: 2 auth, 3 network, 4 other.
     public var exitCode: Int32 {
         switch self {
-        case .authenticationFailed, .consentRequired, .unsafeLogin: 2
+        case _ where isLoginFailure: 2
         case .unreachable, .apiUnavailable, .wrongScheme, .brokeOff: 3
         default: 4
         }

@@ -62,8 +62,8 @@ extension ParsableCommand {
     }
 }
 
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+func printError(_ message: String, terminator: String = "\n") {
+    FileHandle.standardError.write(Data((message + terminator).utf8))
 }
 
 /// Prints a line and flushes it at once, also into a pipe or file: `demo` and `mount --foreground` say that the

@@ -25,7 +25,8 @@ struct CampusFSCommand: AsyncParsableCommand {
             0 found, 1 nothing found, 2 error.
             """,
         subcommands: [
-            MountCommand.self, UnmountCommand.self, StatusCommand.self, LoginCommand.self, RefreshCommand.self,
+            MountCommand.self, UnmountCommand.self, StatusCommand.self, LoginCommand.self, LogoutCommand.self,
+            RefreshCommand.self,
             ListCommand.self, TreeCommand.self, NewCommand.self, TagCommand.self, TagsCommand.self, PinCommand.self,
             UnpinCommand.self, CacheCommand.self, IndexCommand.self, SearchCommand.self, GrepCommand.self,
             DemoCommand.self,

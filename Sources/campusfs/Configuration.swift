@@ -8,9 +8,14 @@ import TOMLKit
 ///
 /// [profiles.uni]
 /// url = "https://studip.example.org/studip"   # the installation's base URL
+/// university = "Universität Beispiel"         # how messages name it (`campusfs login` writes it)
 /// username = "jdoe"
+/// login = "basic"                             # basic | web | sso | oauth2 (`campusfs login` finds out)
+/// sso_url = "https://…/index.php?again=yes&sso=shib"   # where single sign-on starts (login = "sso")
+/// sso_accept_consent = true                   # the identity provider may release attributes at every login
+/// oauth2_client_id = "12"                     # the installation's client id for CampusFS (login = "oauth2")
 /// api = "auto"                                # auto | jsonapi | rest
-/// password_command = "pass show studip"       # or CAMPUSFS_PASSWORD, or CAMPUSFS_TOKEN for OAuth2
+/// password_command = "pass show studip"       # else the keyring, CAMPUSFS_PASSWORD, or CAMPUSFS_TOKEN
 /// semesters = ["WS 2026/27"]                  # titles or ids; empty or missing: all
 /// hidden_courses = ["<course id>"]
 /// course_name = "{number} {title}"
@@ -71,6 +76,12 @@ struct ConfigFile: Decodable, Sendable {
         "profiles": "tables, one per profile, e.g. [profiles.uni]",
         "url": #"the installation's base URL in quotes, e.g. url = "https://studip.example.org/studip""#,
         "username": #"a string in quotes, e.g. username = "jdoe""#,
+        "university": #"a name in quotes, e.g. university = "Universität Beispiel""#,
+        "login": #"one of "basic", "web", "sso" or "oauth2" in quotes, e.g. login = "basic""#,
+        "sso_url":
+            #"the address single sign-on starts at, e.g. sso_url = "https://studip.example.org/index.php?again=yes&sso=shib""#,
+        "oauth2_client_id": #"the client id in quotes, e.g. oauth2_client_id = "12""#,
+        "sso_accept_consent": "true or false without quotes, e.g. sso_accept_consent = true",
         "api": #"one of "auto", "jsonapi" or "rest" in quotes, e.g. api = "auto""#,
         "password_command": #"a command in quotes, e.g. password_command = "pass show studip""#,
         "semesters": #"a list of semester titles or ids, e.g. semesters = ["WS 2026/27"]"#,
@@ -88,7 +99,12 @@ struct ConfigFile: Decodable, Sendable {
 /// One profile's settings as written in the file; every field optional, command-line options win.
 struct ProfileSettings: Decodable, Sendable {
     var url: String?
+    var university: String?
     var username: String?
+    var login: String?
+    var ssoURL: String?
+    var oauth2ClientID: String?
+    var ssoAcceptConsent: Bool?
     var api: String?
     var passwordCommand: String?
     var semesters: [String]?
@@ -100,7 +116,10 @@ struct ProfileSettings: Decodable, Sendable {
     var refreshTimeout: String?
 
     enum CodingKeys: String, CodingKey {
-        case url, username, api, semesters
+        case url, university, username, login, api, semesters
+        case ssoURL = "sso_url"
+        case oauth2ClientID = "oauth2_client_id"
+        case ssoAcceptConsent = "sso_accept_consent"
         case passwordCommand = "password_command"
         case hiddenCourses = "hidden_courses"
         case courseName = "course_name"
@@ -113,7 +132,8 @@ struct ProfileSettings: Decodable, Sendable {
     /// Every string set, with its key, so that all are checked alike.
     var values: [(key: String, value: String)] {
         let single: [(CodingKeys, String?)] = [
-            (.url, url), (.username, username), (.api, api), (.passwordCommand, passwordCommand),
+            (.url, url), (.university, university), (.username, username), (.login, login), (.ssoURL, ssoURL),
+            (.oauth2ClientID, oauth2ClientID), (.api, api), (.passwordCommand, passwordCommand),
             (.courseName, courseName), (.cacheLimit, cacheLimit), (.refreshInterval, refreshInterval),
             (.removalGrace, removalGrace), (.refreshTimeout, refreshTimeout),
         ]

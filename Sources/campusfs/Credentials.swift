@@ -1,91 +1,100 @@
 import Daemon
 import Foundation
+import SecretStore
 import StudIPKit
-import Synchronization
 import SystemSupport
 
-/// Finds the secret for a profile without ever taking it from the command line (DESIGN.md §1.1):
-/// `CAMPUSFS_TOKEN` (an OAuth2 access token), `CAMPUSFS_PASSWORD`, the output of `--password-command`, or, in a
-/// terminal, what the user types when asked.
+/// Finds the secret for a profile without ever taking it from the command line (DESIGN.md §1.1), from the first
+/// source that has one: `CAMPUSFS_TOKEN` (an OAuth2 access token), `CAMPUSFS_PASSWORD`, the output of
+/// `--password-command`, what `campusfs login` stored in the keyring, or, in a terminal, what the user types.
+///
+/// The profile's `login` says what a password is for: HTTP Basic, the web login form, or the single sign-on
+/// form; with `login = "oauth2"` the keyring holds the token pair. Everything here blocks (a password command, a
+/// D-Bus call, a prompt), so the async entry points run on ``BlockingPool``.
 enum CredentialSource {
+    /// The credentials `campusfs mount`, `refresh` and `login --check` use.
     static func resolve(
-        username: String?, passwordCommand: String?,
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        _ profile: Profile, environment: [String: String] = ProcessInfo.processInfo.environment,
         interactive: Bool = true
+    ) async throws(CLIError) -> Credentials {
+        try await BlockingPool.shared.run { () throws(CLIError) -> Credentials in
+            try find(profile, environment: environment, interactive: interactive)
+        }
+    }
+
+    /// The daemon's way to look the credentials up again after the server refused them: the same sources, never a
+    /// prompt (a daemon has no terminal; a foreground one must not block on it).
+    static func lookup(_ profile: Profile) -> ServerLink.CredentialLookup {
+        { () async throws(CredentialsUnavailable) -> Credentials in
+            do throws(CLIError) {
+                return try await resolve(profile, interactive: false)
+            } catch {
+                throw CredentialsUnavailable(error.description)
+            }
+        }
+    }
+
+    private static func find(
+        _ profile: Profile, environment: [String: String], interactive: Bool
     ) throws(CLIError) -> Credentials {
         if let token = environment["CAMPUSFS_TOKEN"], !token.isEmpty {
             return .bearer(OAuthTokens(accessToken: token, refreshToken: nil, expiresAt: nil))
         }
-        guard let username, !username.isEmpty else {
-            throw .usage("no username: pass --username NAME or set username in the profile")
+        if profile.login == .oauth2 {
+            guard let stored = try Secrets.load(.oauth2Tokens, of: profile) else {
+                throw .auth(
+                    "not logged in to \(profile.serverName): run `campusfs login\(profile.option)` "
+                        + "(it opens the browser), or set CAMPUSFS_TOKEN")
+            }
+            guard let tokens = try? JSONDecoder().decode(OAuthTokens.self, from: Data(stored.utf8)) else {
+                throw .auth(
+                    "the stored OAuth2 login of \"\(profile.name)\" is unreadable: run `campusfs login\(profile.option)`"
+                )
+            }
+            return .bearer(tokens, storage: KeyringTokenStorage(profile: profile))
+        }
+        guard let username = profile.username, !username.isEmpty else {
+            throw .usage(
+                "no username: run `campusfs login\(profile.option)`, pass --username NAME or set username in the profile"
+            )
         }
         if let password = environment["CAMPUSFS_PASSWORD"], !password.isEmpty {
+            return credentials(profile, username: username, password: password)
+        }
+        if let command = profile.passwordCommand {
+            return credentials(profile, username: username, password: try PasswordCommand.run(command))
+        }
+        if let password = try Secrets.load(.password, of: profile) {
+            return credentials(profile, username: username, password: password)
+        }
+        if interactive, let password = Terminal.askSecret("Password of \(username) at \(profile.serverName): ") {
+            return credentials(profile, username: username, password: password)
+        }
+        throw .auth(
+            "no password for \(username) at \(profile.serverName): run `campusfs login\(profile.option)` to store it "
+                + "in the keyring, or set CAMPUSFS_PASSWORD or password_command")
+    }
+
+    /// What a password means for the profile's login method.
+    static func credentials(_ profile: Profile, username: String, password: String) -> Credentials {
+        switch profile.login {
+        case .web:
+            return .webLogin(username: username, password: password)
+        case .sso:
+            return .singleSignOn(
+                username: username, password: password, entry: profile.ssoURL ?? profile.serverURL,
+                acceptsConsent: profile.acceptsConsent)
+        case .basic, .oauth2:
             return .basic(username: username, password: password)
         }
-        if let command = passwordCommand {
-            return .basic(username: username, password: try run(command))
-        }
-        if interactive, let password = ask(username) { return .basic(username: username, password: password) }
-        throw .usage(
-            "no password for \(username): set CAMPUSFS_PASSWORD, use --password-command CMD or password_command "
-                + "in the profile, or CAMPUSFS_TOKEN for OAuth2 (in a terminal, campusfs asks for it)")
     }
+}
 
-    /// The daemon's way to look the credentials up again after the server refused them: the same sources, never a
-    /// prompt (a daemon has no terminal, a foreground one must not block on it), and the password command on a
-    /// thread of its own, not the cooperative pool.
-    static func lookup(username: String?, passwordCommand: String?) -> ServerLink.CredentialLookup {
-        { () async throws(CredentialsUnavailable) -> Credentials in
-            let result = await withCheckedContinuation {
-                (continuation: CheckedContinuation<Result<Credentials, CLIError>, Never>) in
-                Thread {
-                    continuation.resume(
-                        returning: Result { () throws(CLIError) -> Credentials in
-                            try resolve(username: username, passwordCommand: passwordCommand, interactive: false)
-                        })
-                }.start()
-            }
-            switch result {
-            case .success(let credentials): return credentials
-            case .failure(let error): throw CredentialsUnavailable(error.description)
-            }
-        }
-    }
-
-    /// `campusfs mount` asks in the terminal when no other source has the password, and hands the answer to its
-    /// daemon in `CAMPUSFS_PASSWORD` (the daemon has no terminal; the environment is never on a command line).
-    static func askForTheDaemon(
-        username: String?, passwordCommand: String?, environment: [String: String] = ProcessInfo.processInfo.environment
-    ) {
-        guard passwordCommand == nil, environment["CAMPUSFS_TOKEN"] ?? "" == "",
-            environment["CAMPUSFS_PASSWORD"] ?? "" == "", let username, !username.isEmpty,
-            let password = ask(username)
-        else { return }
-        setenv("CAMPUSFS_PASSWORD", password, 1)
-    }
-
-    /// Asks for the password on the terminal without echoing it, as ssh and sudo do; nil without a terminal
-    /// (a script, a daemon) or when nothing was typed.
-    private static func ask(_ username: String) -> String? {
-        guard isatty(STDIN_FILENO) == 1 else { return nil }
-        var saved = termios()
-        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
-        var quiet = saved
-        quiet.c_lflag &= ~tcflag_t(ECHO)
-        // Echo goes off before the prompt shows: TCSAFLUSH drops what was typed before, and a quick answer
-        // (pasted, or a script on a pty) would be lost.
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
-        FileHandle.standardError.write(Data("Stud.IP password for \(username): ".utf8))
-        let line = readLine(strippingNewline: true)
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
-        FileHandle.standardError.write(Data("\n".utf8))
-        guard let line, !line.isEmpty else { return nil }
-        return line
-    }
-
+/// `password_command`: a program that prints the password (`pass show studip`, `secret-tool lookup …`).
+enum PasswordCommand {
     /// Runs the command with `/bin/sh -c` and takes the first line of its output. Its stderr is read alongside
     /// (a full pipe would stall it) and its first lines shown when it fails: an exit status alone says nothing.
-    private static func run(_ command: String) throws(CLIError) -> String {
+    static func run(_ command: String) throws(CLIError) -> String {
         let output: Subprocess.Output
         do throws(SubprocessError) {
             output = try Subprocess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", command], inheritingInput: true)
@@ -104,5 +113,51 @@ enum CredentialSource {
             .first.map(String.init) ?? ""
         guard !password.isEmpty else { throw .auth("password command printed nothing") }
         return password
+    }
+}
+
+/// The profile's secrets in the desktop's keyring (``SecretStore``), keyed by profile and server, so two profiles
+/// on one server, or one profile moved to another server, never see each other's.
+enum Secrets {
+    static func store(_ paths: Paths) -> SecretStore {
+        SecretStore(fallbackFile: paths.secretsFile)
+    }
+
+    static func key(_ kind: SecretKind, of profile: Profile) -> SecretKey {
+        SecretKey(profile: profile.name, server: profile.serverURL, kind: kind)
+    }
+
+    /// Blocks (D-Bus): call from ``BlockingPool``.
+    static func load(_ kind: SecretKind, of profile: Profile) throws(CLIError) -> String? {
+        do throws(SecretStoreError) {
+            return try store(profile.paths).load(key(kind, of: profile))
+        } catch {
+            throw .other(error.description)
+        }
+    }
+
+    /// Stores `secret`; returns the one-line warning to show when it went to the file instead of a keyring.
+    static func save(_ secret: String, _ kind: SecretKind, of profile: Profile) async throws(CLIError) -> String? {
+        let store = store(profile.paths)
+        let key = key(kind, of: profile)
+        let location = try await BlockingPool.shared.run { () throws(CLIError) -> SecretLocation in
+            do throws(SecretStoreError) {
+                return try store.save(secret, for: key)
+            } catch {
+                throw .other(error.description)
+            }
+        }
+        return SecretStore.warning(location)
+    }
+}
+
+/// Where a daemon puts the OAuth2 tokens it refreshes: Stud.IP accepts each refresh token once, so the new pair
+/// must reach the keyring before the old one is forgotten.
+struct KeyringTokenStorage: TokenStorage {
+    let profile: Profile
+
+    func save(_ tokens: OAuthTokens) async throws {
+        let data = try JSONEncoder().encode(tokens)
+        _ = try await Secrets.save(String(decoding: data, as: UTF8.self), .oauth2Tokens, of: profile)
     }
 }

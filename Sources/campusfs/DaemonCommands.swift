@@ -150,6 +150,9 @@ struct StatusCommand: AsyncParsableCommand {
             "server:       \(status.serverURL) — \(status.server.rawValue)" + (status.api.map { " (\($0))" } ?? ""),
         ]
         if let detail = status.serverDetail { lines.append("              \(detail)") }
+        if status.server == .loginNeeded {
+            lines.append("              run `campusfs login --profile \(status.profile)` to log in again (no remount)")
+        }
         lines.append("last refresh: " + (status.lastRefresh.map(format) ?? "never"))
         if let error = status.lastRefreshError { lines.append("              failed since: \(error)") }
         for course in status.failedCourses.prefix(10) { lines.append("              not read: \(course)") }

@@ -1,5 +1,7 @@
+import ControlProtocol
 import Foundation
 import Glibc
+import StudIPKit
 import SystemSupport
 
 /// Starts the daemon for `campusfs mount` and waits until it reports the mount ready or failed.
@@ -7,28 +9,38 @@ import SystemSupport
 /// The daemon is this executable again, started with `posix_spawn` — never `fork` after threads exist (notes/
 /// FUSE.md §1.6) — with standard input from `/dev/null`, its output appended to the profile's log and no other
 /// inherited descriptor but the readiness pipe; it then starts a session of its own (`setsid`), so closing the
-/// terminal does not end it. It inherits the environment, so `CAMPUSFS_PASSWORD` or `CAMPUSFS_TOKEN` reach it
-/// without ever being on a command line. It reports on file descriptor 3 with one line: `ok`, or
-/// `ok <exit code> <warning>` (mounted, with something to say) or `<exit code> <message>` (``ReadinessPipe``).
+/// terminal does not end it. The credentials this command found reach it through a pipe on file descriptor 4 that
+/// it reads once (``CredentialPipe``): never on a command line, and never in its environment, which
+/// `/proc/<pid>/environ` shows for as long as it runs and every child (`pdftotext`) inherits — so
+/// `CAMPUSFS_PASSWORD` and `CAMPUSFS_TOKEN` are left out of it. It reports on file descriptor 3 with one line:
+/// `ok`, or `ok <exit code> <warning>` (mounted, with something to say) or `<exit code> <message>`
+/// (``ReadinessPipe``).
 enum DaemonLauncher {
     /// How long the first mount of a profile may take: it fetches the whole tree before it is ready.
     static let readinessTimeout: Int32 = 600_000
 
     /// Returns the daemon's warning, if it mounted with one (the login refused, the server gone, courses missing).
-    static func launch(arguments: [String], log: URL) throws(CLIError) -> ReadinessPipe.Warning? {
-        var pipeEnds: [Int32] = [-1, -1]
-        guard pipe(&pipeEnds) == 0 else { throw .other("cannot create a pipe: \(errnoText())") }
-        let readEnd = pipeEnds[0]
-        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
-        // Never 3 itself: dup2 onto the same number would keep FD_CLOEXEC and the daemon would not see it.
-        let writeEnd = fcntl(pipeEnds[1], F_DUPFD_CLOEXEC, 10)
-        close(pipeEnds[1])
+    static func launch(arguments: [String], credentials: Data, log: URL) throws(CLIError) -> ReadinessPipe.Warning? {
+        let (readEnd, writeEnd) = try pipeAboveTen()
         defer { close(readEnd) }
-        guard writeEnd >= 0 else { throw .other("cannot create a pipe: \(errnoText())") }
+        let secret: (readEnd: Int32, writeEnd: Int32)
+        do throws(CLIError) {
+            secret = try pipeAboveTen()
+        } catch {
+            close(writeEnd)
+            throw error
+        }
 
         closeOnExecEverythingInherited()
-        let pid = try spawn(arguments: arguments, readiness: writeEnd, log: log)
+        let spawned = Result<pid_t, CLIError> { () throws(CLIError) in
+            try spawn(arguments: arguments, readiness: writeEnd, credentials: secret.readEnd, log: log)
+        }
         close(writeEnd)
+        close(secret.readEnd)
+        // A few hundred bytes: the pipe's buffer takes them whether or not the daemon reads yet.
+        credentials.withUnsafeBytes { bytes in _ = write(secret.writeEnd, bytes.baseAddress, bytes.count) }
+        close(secret.writeEnd)
+        let pid = try spawned.get()
         let line = readLine(readEnd)
         switch ReadinessPipe.parse(line) {
         case .ready(let warning):
@@ -43,7 +55,29 @@ enum DaemonLauncher {
         }
     }
 
-    private static func spawn(arguments: [String], readiness: Int32, log: URL) throws(CLIError) -> pid_t {
+    /// A pipe whose ends are close-on-exec and numbered 10 or above: never 3 or 4 themselves, since dup2 onto the same
+    /// number would keep FD_CLOEXEC and the daemon would not see it.
+    private static func pipeAboveTen() throws(CLIError) -> (readEnd: Int32, writeEnd: Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw .other("cannot create a pipe: \(errnoText())") }
+        let readEnd = fcntl(ends[0], F_DUPFD_CLOEXEC, 10)
+        let writeEnd = fcntl(ends[1], F_DUPFD_CLOEXEC, 10)
+        close(ends[0])
+        close(ends[1])
+        guard readEnd >= 0, writeEnd >= 0 else {
+            if readEnd >= 0 { close(readEnd) }
+            if writeEnd >= 0 { close(writeEnd) }
+            throw .other("cannot create a pipe: \(errnoText())")
+        }
+        return (readEnd, writeEnd)
+    }
+
+    /// The variables the daemon must not inherit: they hold secrets.
+    static let secretVariables: Set<String> = ["CAMPUSFS_PASSWORD", "CAMPUSFS_TOKEN"]
+
+    private static func spawn(
+        arguments: [String], readiness: Int32, credentials: Int32, log: URL
+    ) throws(CLIError) -> pid_t {
         let executable = Self.executable
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
@@ -57,15 +91,19 @@ enum DaemonLauncher {
         posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         posix_spawn_file_actions_adddup2(&actions, readiness, ReadinessPipe.descriptor)
+        posix_spawn_file_actions_adddup2(&actions, credentials, CredentialPipe.descriptor)
         var noSignals = sigset_t()
         sigemptyset(&noSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
+        let environment =
+            ProcessInfo.processInfo.environment.filter { !secretVariables.contains($0.key) }
+            .map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for argument in argv + environment { free(argument) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environment)
         guard result == 0 else {
             throw .other("cannot start the daemon \(executable): \(String(cString: strerror(result)))")
         }
@@ -106,6 +144,33 @@ enum DaemonLauncher {
     }
 
     private static func errnoText() -> String { String(cString: strerror(errno)) }
+}
+
+/// The credentials `campusfs mount` found, handed to its daemon: one JSON document (``LoginCredentials``), read once
+/// at start until the command closes its end.
+enum CredentialPipe {
+    static let descriptor: Int32 = 4
+
+    static func encode(_ credentials: Credentials) -> Data {
+        (try? JSONEncoder().encode(LoginCredentials(credentials))) ?? Data()
+    }
+
+    /// Reads the credentials and closes the descriptor.
+    static func read(_ fd: Int32) throws(CLIError) -> LoginCredentials {
+        defer { close(fd) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while data.count < 1 << 20 {
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer[..<count])
+        }
+        guard let credentials = try? JSONDecoder().decode(LoginCredentials.self, from: data) else {
+            throw .other("the daemon got no credentials from `campusfs mount` (descriptor \(fd))")
+        }
+        return credentials
+    }
 }
 
 /// The daemon's one-line report to the command that started it.

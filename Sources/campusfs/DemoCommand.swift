@@ -40,8 +40,9 @@ struct DemoCommand: AsyncParsableCommand {
                 throw CLIError.other("cannot start the simulator: \(error)")
             }
             let profile = Profile(
-                name: "demo", paths: paths, serverURL: simulator.baseURL, api: .auto, username: "test_autor",
-                passwordCommand: nil, semesters: [], hiddenCourses: [], courseNameTemplate: "{number} {title}")
+                name: "demo", paths: paths, serverURL: simulator.baseURL, api: .auto, university: "Demo University",
+                username: "test_autor", login: .basic, passwordCommand: nil, semesters: [], hiddenCourses: [],
+                courseNameTemplate: "{number} {title}")
             for directory in [
                 profile.databaseURL.deletingLastPathComponent(), paths.cache(profile: "demo"), paths.runtime,
                 paths.state,

@@ -1,72 +1,519 @@
 import ArgumentParser
 import ControlProtocol
 import Foundation
+import SecretStore
 import StudIPKit
+import StudIPModel
+import SystemSupport
 
-/// `campusfs login`: checks a password or token with Stud.IP and, while the profile is mounted, hands it to the
-/// running daemon, which uses it from then on — no remount after a password change.
+/// `campusfs login`: finds the installation, finds out how to log in there, logs in once, stores the secret in the
+/// keyring and the profile in config.toml, and hands the login to a running mount.
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Check a new password or token with Stud.IP and give it to the running mount.",
+        abstract: "Log in to your university's Stud.IP and remember it (keyring + config.toml).",
         discussion: """
-            The password comes from where `campusfs mount` takes it: CAMPUSFS_TOKEN, CAMPUSFS_PASSWORD, the \
-            profile's password_command or --password-command, else a prompt in the terminal. While the profile is \
-            mounted, its daemon logs in with it at once and keeps using it until it ends; documents that could not \
-            open because the login was refused open again. Nothing is stored: a later `campusfs mount` asks the same \
-            sources again (a keyring follows).
+            Without arguments, asks for your university (type part of its name, or paste the address of any Stud.IP \
+            page), finds out which APIs and login methods the installation offers, asks only what it needs, checks the \
+            login by fetching your user, stores the password or tokens in the desktop's keyring (GNOME Keyring, \
+            KWallet; where none answers, a file only you can read, with a warning) and writes the profile to \
+            config.toml. Then `campusfs mount` needs no questions. While the profile is mounted, the mount uses the new \
+            login at once, without a remount.
+
+            Login methods: the Stud.IP username and password (HTTP Basic, or Stud.IP's login form where Basic does not \
+            reach Stud.IP), your university's single sign-on (its identity provider's login form), or OAuth2 in the \
+            browser (Stud.IP 5.2+, where the installation registered CampusFS; no password is stored, only tokens).
+
+            For scripts: --server/--username with CAMPUSFS_PASSWORD or --password-command log in without questions; \
+            CAMPUSFS_TOKEN checks an OAuth2 access token (not stored). --check verifies the stored login; `campusfs \
+            logout` forgets it.
 
             Examples:
-              campusfs login                        # asks for the password of the profile's username
-              campusfs login --profile uni
-              campusfs login --password-command "pass show uni/studip"
+              campusfs login                                   # asks for everything
+              campusfs login Passau                            # a university from the built-in list
+              campusfs login https://studip.example.org/studip/dispatch.php/my_courses
+              campusfs login --profile work --method sso https://studip.example.org/studip
+              CAMPUSFS_PASSWORD=… campusfs login --server https://studip.example.org/studip --username jdoe
+              campusfs login --check
             """)
 
     @OptionGroup var profile: ProfileOptions
 
+    @Argument(help: "A university's name (or part of it) from the built-in list, or the address of any Stud.IP page.")
+    var university: String?
+
+    @Option(help: "How to log in: basic, web, sso or oauth2 (default: ask, or what the installation offers).")
+    var method: LoginMethod?
+
+    @Option(help: "The OAuth2 client id the installation registered for CampusFS (dispatch.php/admin/oauth2).")
+    var oauth2ClientID: String?
+
+    @Flag(help: "OAuth2: print the address to open instead of starting a browser; paste where it ends.")
+    var noBrowser = false
+
+    @Flag(help: "Single sign-on: accept the identity provider's attribute release page at every login.")
+    var acceptConsent = false
+
+    @Flag(help: "Only check that the stored login still works; change nothing.")
+    var check = false
+
     func run() async throws {
         try await reportingErrors {
             let paths = Paths()
-            let name = try profile.name(paths: paths, inferringFrom: [])
-            let socket = paths.socket(profile: name)
-            guard let status = DaemonDirectory.status(socket) else {
-                let resolved = try profile.resolve(paths: paths)
-                try await check(resolved)
-                print(
-                    "Stud.IP at \(resolved.serverURL) accepted the login"
-                        + (resolved.username.map { " of \($0)" } ?? "") + "; \"\(name)\" is not mounted, so nothing "
-                        + "else changed: `campusfs mount` takes the password from the same place")
+            if check {
+                try await checkStoredLogin(paths)
                 return
             }
-            // A profile mounted with --server needs no config entry; the username may still come from one.
-            let settings = try? profile.resolve(paths: paths)
-            let username = profile.username ?? settings?.username
-            let credentials = try CredentialSource.resolve(
-                username: username, passwordCommand: profile.passwordCommand ?? settings?.passwordCommand)
-            let response: ControlResponse
-            do throws(ControlSocketError) {
-                response = try ControlClient.send(
-                    .login(credentials: LoginCredentials(credentials)), to: socket.path)
+            let name = try profile.name(paths: paths)
+            let existing = try ConfigFile.load(from: paths.configFile).profiles[name]
+            let place = try await installation(existing: existing)
+            let survey = try await StudIP.survey(place.url)
+            printError("Found \(survey.generation) at \(survey.baseURL) (\(Self.offers(survey)))")
+            var login = Login(
+                profile: name, paths: paths, baseURL: survey.baseURL, university: place.name,
+                api: profile.api ?? existing?.api.flatMap(ProfileOptions.APIChoice.init) ?? .auto)
+            if let token = ProcessInfo.processInfo.environment["CAMPUSFS_TOKEN"], !token.isEmpty {
+                try await checkToken(token, login: login)
+                return
+            }
+            let chosen = try await chooseMethod(survey, place: place, existing: existing)
+            let credentials: Credentials
+            do throws(CLIError) {
+                credentials = try await logIn(chosen, survey: survey, existing: existing, login: &login)
             } catch {
-                throw CLIError.other(error.description)
-            }
-            if let error = response.error {
+                guard let status = DaemonDirectory.status(paths.socket(profile: name)) else { throw error }
                 throw CLIError(
-                    exitCode: response.exitCode ?? 4,
-                    error + "; the mount at \(status.mountpoint) keeps serving what is cached")
+                    exitCode: error.exitCode, "\(error); the mount at \(status.mountpoint) keeps serving what is cached"
+                )
             }
-            print(
-                "Stud.IP at \(status.serverURL) accepted the login" + (username.map { " of \($0)" } ?? "")
-                    + "; the mount at \(status.mountpoint) uses it now")
+            try await finish(login, credentials: credentials)
         }
     }
 
-    /// Logs in once (`users/me` or `user`) and disconnects.
-    private func check(_ profile: Profile) async throws {
-        let credentials = try CredentialSource.resolve(
-            username: profile.username, passwordCommand: profile.passwordCommand)
+    // MARK: - Where
+
+    /// An installation, and what the list (or the profile) says about it.
+    struct Place {
+        var url: String
+        var name: String?
+        var oauth2ClientID: String?
+
+        init(url: String, name: String? = nil, oauth2ClientID: String? = nil) {
+            (self.url, self.name, self.oauth2ClientID) = (url, name, oauth2ClientID)
+        }
+
+        init(_ university: University) {
+            self.init(url: university.url, name: university.name, oauth2ClientID: university.oauth2ClientID)
+        }
+    }
+
+    /// The argument, `--server`, the profile's URL, or the person's answer: a URL, or a name from the list.
+    private func installation(existing: ProfileSettings?) async throws(CLIError) -> Place {
+        if let given = university ?? profile.server { return try await place(for: given) }
+        if let url = existing?.url { return Place(url: url, name: existing?.university) }
+        guard Terminal.isInteractive else {
+            throw .usage(
+                "which university? pass its name or the address of a Stud.IP page, e.g. `campusfs login Passau`, "
+                    + "or --server URL")
+        }
+        return try await BlockingPool.shared.run { () throws(CLIError) -> Place in
+            let list = try UniversityList.load()
+            while true {
+                guard let answer = Terminal.ask("University (part of its name) or the address of a Stud.IP page: ")
+                else { throw .usage("no university chosen") }
+                if Self.looksLikeURL(answer) { return Place(url: Self.withScheme(answer)) }
+                let matches = UniversityList.matching(answer, in: list)
+                if matches.isEmpty {
+                    printError(
+                        "No university in the list matches \"\(answer)\"; try another part of the name, or "
+                            + "paste the address of any page of your Stud.IP.")
+                    continue
+                }
+                let shown = Array(matches.prefix(9))
+                if let index = Terminal.choose(
+                    "Number (or Enter to search again): ", shown.map { "\($0.name) — \($0.url)" })
+                {
+                    return Place(shown[index])
+                }
+            }
+        }
+    }
+
+    /// A URL as given, or the one university a name matches.
+    private func place(for given: String) async throws(CLIError) -> Place {
+        if Self.looksLikeURL(given) { return Place(url: Self.withScheme(given)) }
+        let matches = UniversityList.matching(given, in: try UniversityList.load())
+        if matches.count == 1, let only = matches.first { return Place(only) }
+        guard !matches.isEmpty else {
+            throw .usage(
+                "no university in the list matches \"\(given)\"; pass the address of any page of your Stud.IP instead, "
+                    + "e.g. https://studip.example.org/studip")
+        }
+        let shown = Array(matches.prefix(9))
+        let chosen = await BlockingPool.shared.run { () -> Int? in
+            Terminal.choose("\"\(given)\" matches several; number: ", shown.map { "\($0.name) — \($0.url)" })
+        }
+        guard let chosen else {
+            throw .usage(
+                "\"\(given)\" matches \(matches.count) universities ("
+                    + matches.prefix(4).map(\.name).joined(separator: ", ") + "); be more precise or pass the URL")
+        }
+        return Place(shown[chosen])
+    }
+
+    static func looksLikeURL(_ text: String) -> Bool {
+        text.contains("://") || (text.contains(".") && text.contains("/") && !text.contains(" "))
+    }
+
+    static func withScheme(_ text: String) -> String {
+        text.contains("://") ? text : "https://" + text
+    }
+
+    /// "JSON:API, legacy REST, OAuth2, login form, single sign-on: Shibboleth".
+    static func offers(_ survey: InstallationSurvey) -> String {
+        var parts: [String] = []
+        if survey.jsonAPI { parts.append("JSON:API") }
+        if survey.legacyREST { parts.append("legacy REST") }
+        if survey.oauth2 { parts.append("OAuth2") }
+        if survey.webLoginForm { parts.append("login form") }
+        parts += survey.singleSignOn.map { "single sign-on: \($0.label)" }
+        return parts.isEmpty ? "no API answered" : parts.joined(separator: ", ")
+    }
+
+    // MARK: - How
+
+    /// `--method`, else the one method there is, else the person's choice; without a terminal, the password.
+    private func chooseMethod(
+        _ survey: InstallationSurvey, place: Place, existing: ProfileSettings?
+    ) async throws(CLIError) -> Method {
+        let clientID = oauth2ClientID ?? place.oauth2ClientID ?? existing?.oauth2ClientID
+        var methods: [Method] = []
+        if survey.oauth2, let clientID { methods.append(.oauth2(clientID: clientID)) }
+        methods += survey.singleSignOn.map { Method.singleSignOn($0) }
+        if survey.jsonAPI || survey.legacyREST { methods.append(.password) }
+        if let method {
+            switch method {
+            case .basic, .web: return .password
+            case .sso:
+                guard let entry = survey.singleSignOn.first else {
+                    throw .usage("\(survey.baseURL) shows no single sign-on link on its login page")
+                }
+                return .singleSignOn(entry)
+            case .oauth2:
+                guard survey.oauth2 else {
+                    throw .usage("\(survey.baseURL) has no OAuth2 endpoints (Stud.IP 5.2 or newer has them)")
+                }
+                guard let clientID else {
+                    throw .usage(
+                        "OAuth2 needs the client id the installation registered for CampusFS: pass --oauth2-client-id "
+                            + "(its admins find it at dispatch.php/admin/oauth2)")
+                }
+                return .oauth2(clientID: clientID)
+            }
+        }
+        guard methods.count > 1 else {
+            guard let only = methods.first else {
+                throw .other("\(survey.baseURL) answers neither JSON:API nor the legacy REST API; nothing to log in to")
+            }
+            return only
+        }
+        let offered = methods
+        guard Terminal.isInteractive else {
+            // A script that gives a password means the Stud.IP account; anything else must say so.
+            guard methods.contains(where: \.isPassword) else {
+                throw .usage("pass --method sso or oauth2: \(survey.baseURL) offers \(methods.count) ways to log in")
+            }
+            return .password
+        }
+        let chosen = await BlockingPool.shared.run { () -> Int? in
+            printError("How do you log in at \(place.name ?? survey.baseURL)?")
+            return Terminal.choose("Number: ", offered.map(\.title))
+        }
+        guard let chosen else { throw .usage("no login method chosen; pass --method basic, web, sso or oauth2") }
+        return offered[chosen]
+    }
+
+    /// A way to log in the installation offers.
+    enum Method {
+        case password
+        case singleSignOn(SSOEntry)
+        case oauth2(clientID: String)
+
+        var isPassword: Bool {
+            if case .password = self { true } else { false }
+        }
+
+        var title: String {
+            switch self {
+            case .password: "Stud.IP username and password"
+            case .singleSignOn(let entry): "\(entry.label) (single sign-on)"
+            case .oauth2: "In the browser (OAuth2; no password stored)"
+            }
+        }
+    }
+
+    // MARK: - Logging in
+
+    /// What `campusfs login` writes and stores once the login worked.
+    struct Login {
+        var profile: String
+        var paths: Paths
+        var baseURL: String
+        var university: String?
+        var api: ProfileOptions.APIChoice
+        var username: String?
+        var method: LoginMethod = .basic
+        var ssoURL: String?
+        var oauth2ClientID: String?
+        var acceptsConsent: Bool?
+        /// The password or the token pair's JSON to store; nil when it came from a password command.
+        var secret: String?
+        var fullName: String?
+
+        /// The profile as the other commands will resolve it.
+        var resolved: Profile {
+            Profile(
+                name: profile, paths: paths, serverURL: baseURL, api: api, university: university,
+                username: username, login: method, ssoURL: ssoURL, oauth2ClientID: oauth2ClientID,
+                acceptsConsent: acceptsConsent ?? false, passwordCommand: nil, semesters: [], hiddenCourses: [],
+                courseNameTemplate: "")
+        }
+    }
+
+    private func logIn(
+        _ chosen: Method, survey: InstallationSurvey, existing: ProfileSettings?, login: inout Login
+    ) async throws(CLIError) -> Credentials {
+        switch chosen {
+        case .password:
+            let (username, password) = try await usernameAndPassword(existing: existing, prompt: "Stud.IP")
+            login.username = username
+            login.secret = password.stored
+            if method != .web {
+                let basic = Credentials.basic(username: username, password: password.value)
+                do throws(StudIPError) {
+                    login.fullName = try await verify(basic, login: login)
+                    login.method = .basic
+                    return basic
+                } catch {
+                    // PHP behind FastCGI often never sees an Authorization header; Stud.IP's own form still works.
+                    guard case .authenticationFailed = error, survey.webLoginForm, method == nil else {
+                        throw CLIError(error)
+                    }
+                }
+            }
+            let web = Credentials.webLogin(username: username, password: password.value)
+            do throws(StudIPError) {
+                login.fullName = try await verify(web, login: login)
+            } catch {
+                throw CLIError(error)
+            }
+            login.method = .web
+            return web
+        case .singleSignOn(let entry):
+            let (username, password) = try await usernameAndPassword(existing: existing, prompt: entry.label)
+            (login.username, login.secret, login.method, login.ssoURL) = (username, password.stored, .sso, entry.url)
+            var consent = acceptConsent
+            while true {
+                let credentials = Credentials.singleSignOn(
+                    username: username, password: password.value, entry: entry.url, acceptsConsent: consent)
+                do throws(StudIPError) {
+                    login.fullName = try await verify(credentials, login: login)
+                    login.acceptsConsent = consent ? true : nil
+                    return credentials
+                } catch {
+                    guard !consent, case .consentRequired(let provider, let attributes) = error else {
+                        throw CLIError(error)
+                    }
+                    let agreed = await BlockingPool.shared.run {
+                        Terminal.confirm(
+                            "\(provider) asks to release \(attributes.joined(separator: ", ")) to Stud.IP. CampusFS "
+                                + "logs in again whenever the session ends and would accept this each time. Accept?")
+                    }
+                    guard agreed else {
+                        throw .auth(
+                            "\(provider) asks for your consent to release \(attributes.joined(separator: ", ")); "
+                                + "run `campusfs login` in a terminal to answer, or pass --accept-consent")
+                    }
+                    consent = true
+                }
+            }
+        case .oauth2(let clientID):
+            (login.method, login.oauth2ClientID) = (.oauth2, clientID)
+            let tokens = try await authorizeInBrowser(baseURL: survey.baseURL, clientID: clientID)
+            let credentials = Credentials.bearer(tokens)
+            do throws(StudIPError) {
+                login.fullName = try await verify(credentials, login: login)
+            } catch {
+                throw CLIError(error)
+            }
+            login.secret = String(decoding: (try? JSONEncoder().encode(tokens)) ?? Data(), as: UTF8.self)
+            return credentials
+        }
+    }
+
+    /// A password and whether to store it: not when it came from a password command (that stays its source).
+    struct Password {
+        var value: String
+        var stored: String?
+    }
+
+    /// `--username`, the profile's, or asked; the password from CAMPUSFS_PASSWORD, the password command, or asked.
+    private func usernameAndPassword(
+        existing: ProfileSettings?, prompt: String
+    ) async throws(CLIError) -> (String, Password) {
+        let command = profile.passwordCommand
+        let known = profile.username ?? existing?.username
+        return try await BlockingPool.shared.run { () throws(CLIError) -> (String, Password) in
+            let username = known ?? Terminal.ask("Username (\(prompt)): ")
+            guard let username else {
+                throw .usage("no username: pass --username NAME (or run `campusfs login` in a terminal)")
+            }
+            let environment = ProcessInfo.processInfo.environment
+            if let password = environment["CAMPUSFS_PASSWORD"], !password.isEmpty {
+                return (username, Password(value: password, stored: password))
+            }
+            if let command {
+                return (username, Password(value: try PasswordCommand.run(command), stored: nil))
+            }
+            guard let password = Terminal.askSecret("Password of \(username) (\(prompt)): ") else {
+                throw .usage("no password: type it in a terminal, or set CAMPUSFS_PASSWORD or --password-command")
+            }
+            return (username, Password(value: password, stored: password))
+        }
+    }
+
+    /// OAuth2 authorization code with PKCE (RFC 7636) and a loopback redirect (RFC 8252): the browser logs in and
+    /// comes back to a listener on 127.0.0.1; without a browser, the person pastes where it ended.
+    private func authorizeInBrowser(baseURL: String, clientID: String) async throws(CLIError) -> OAuthTokens {
+        let listener: LoopbackRedirect
+        do throws(StudIPError) {
+            listener = try await LoopbackRedirect.start()
+        } catch {
+            throw CLIError(error)
+        }
+        let authorization: OAuth2Authorization
+        do throws(StudIPError) {
+            authorization = try OAuth2Authorization(
+                baseURL: baseURL, clientID: clientID, redirectURI: listener.redirectURI)
+        } catch {
+            await listener.stop()
+            throw CLIError(error)
+        }
+        listener.expect(state: authorization.state)
+        let url = authorization.authorizeURL
+        let opened = noBrowser ? false : await BlockingPool.shared.run { Browser.open(url) }
+        do throws(StudIPError) {
+            let code: String
+            if opened {
+                printError("Log in in the browser window that opened; if none did, open:\n  \(url)")
+                code = try await listener.code(state: authorization.state, timeout: .seconds(600))
+            } else {
+                await listener.stop()
+                printError("Open this address in a browser, log in, and allow CampusFS:\n  \(url)")
+                let pasted = await BlockingPool.shared.run {
+                    Terminal.ask("Then paste the address the browser ended on (it may say it cannot connect): ")
+                }
+                guard let pasted else { throw StudIPError.authenticationFailed(server: baseURL) }
+                code = try authorization.code(fromPasted: pasted)
+            }
+            return try await authorization.exchange(code: code)
+        } catch {
+            await listener.stop()
+            throw CLIError(error)
+        }
+    }
+
+    /// Logs in once (`users/me`, or `user` on the legacy API) and returns the user's full name.
+    private func verify(_ credentials: Credentials, login: Login) async throws(StudIPError) -> String? {
         let source = try await StudIP.connect(
-            ClientConfiguration(baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials))
+            ClientConfiguration(baseURL: login.baseURL, api: login.api.clientAPI, credentials: credentials))
+        let name = source.userFullName
         await source.shutdown()
+        return name
+    }
+
+    // MARK: - Remembering
+
+    private func finish(_ login: Login, credentials: Credentials) async throws(CLIError) {
+        let resolved = login.resolved
+        if let secret = login.secret {
+            let kind: SecretKind = login.method == .oauth2 ? .oauth2Tokens : .password
+            if let warning = try await Secrets.save(secret, kind, of: resolved) { printError("campusfs: \(warning)") }
+        }
+        let remove = ConfigWriter.Value.remove
+        var settings: [(key: String, value: ConfigWriter.Value)] = [
+            ("url", .string(login.baseURL)), ("university", login.university.map { .string($0) } ?? remove),
+            ("username", login.username.map { .string($0) } ?? remove), ("login", .string(login.method.rawValue)),
+            ("sso_url", login.ssoURL.map { .string($0) } ?? remove),
+            ("sso_accept_consent", login.acceptsConsent.map { .bool($0) } ?? remove),
+            ("oauth2_client_id", login.oauth2ClientID.map { .string($0) } ?? remove),
+        ]
+        if let command = profile.passwordCommand { settings.append(("password_command", .string(command))) }
+        if let api = profile.api { settings.append(("api", .string(api.rawValue))) }
+        try ConfigWriter.write(profile: login.profile, settings: settings, makeDefault: true, paths: login.paths)
+
+        let who = login.fullName ?? login.username ?? "you"
+        let place = login.university ?? login.baseURL
+        let option =
+            try ProfileOptions.defaultProfileName(paths: login.paths) == login.profile
+            ? "" : " --profile \(login.profile)"
+        guard let status = DaemonDirectory.status(login.paths.socket(profile: login.profile)) else {
+            print("Logged in as \(who) at \(place); mount with `campusfs mount\(option)`")
+            return
+        }
+        try hand(credentials, to: login.paths.socket(profile: login.profile), mountpoint: status.mountpoint)
+        print("Logged in as \(who) at \(place); the mount at \(status.mountpoint) uses it now")
+    }
+
+    /// Gives a running daemon the new login (it accepts only what the server accepts).
+    private func hand(_ credentials: Credentials, to socket: URL, mountpoint: String) throws(CLIError) {
+        let response: ControlResponse
+        do throws(ControlSocketError) {
+            response = try ControlClient.send(.login(credentials: LoginCredentials(credentials)), to: socket.path)
+        } catch {
+            throw .other(error.description)
+        }
+        if let error = response.error {
+            throw CLIError(
+                exitCode: response.exitCode ?? 4, error + "; the mount at \(mountpoint) keeps serving what is cached")
+        }
+    }
+
+    /// `CAMPUSFS_TOKEN`: checked and handed to a running mount, not stored (an access token lives an hour).
+    private func checkToken(_ token: String, login: Login) async throws(CLIError) {
+        let credentials = Credentials.bearer(OAuthTokens(accessToken: token, refreshToken: nil))
+        let who: String
+        do throws(StudIPError) {
+            who = try await verify(credentials, login: login) ?? "you"
+        } catch {
+            throw CLIError(error)
+        }
+        if let status = DaemonDirectory.status(login.paths.socket(profile: login.profile)) {
+            try hand(credentials, to: login.paths.socket(profile: login.profile), mountpoint: status.mountpoint)
+            print("The token logs in as \(who); the mount at \(status.mountpoint) uses it now (it is not stored)")
+        } else {
+            print("The token logs in as \(who) at \(login.baseURL); it is not stored (CAMPUSFS_TOKEN)")
+        }
+    }
+
+    /// `--check`: the profile's stored login, as `mount` would use it, without asking anything.
+    private func checkStoredLogin(_ paths: Paths) async throws(CLIError) {
+        let resolved = try profile.resolve(paths: paths)
+        let credentials: Credentials
+        do throws(CLIError) {
+            credentials = try await CredentialSource.resolve(resolved, interactive: false)
+        } catch {
+            throw .auth("\(error); run `campusfs login\(resolved.option)`")
+        }
+        let login = Login(
+            profile: resolved.name, paths: paths, baseURL: resolved.serverURL, university: resolved.university,
+            api: resolved.api)
+        do throws(StudIPError) {
+            let who = try await verify(credentials, login: login) ?? resolved.username ?? "you"
+            print("Logged in as \(who) at \(resolved.serverName) (login: \(resolved.login.rawValue))")
+        } catch {
+            guard error.exitCode == 2 else { throw CLIError(error) }
+            throw .auth("\(error); run `campusfs login\(resolved.option)`")
+        }
     }
 }

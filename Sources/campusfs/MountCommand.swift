@@ -37,6 +37,9 @@ struct MountCommand: AsyncParsableCommand {
     @Option(help: .hidden)
     var readyFD: Int32?
 
+    @Option(help: .hidden)
+    var credentialsFD: Int32?
+
     func run() async throws {
         try await reportingErrors {
             let profile = try profile.resolve()
@@ -57,9 +60,10 @@ struct MountCommand: AsyncParsableCommand {
             if foreground || readyFD != nil {
                 try await serve(profile, at: mountpoint)
             } else {
-                CredentialSource.askForTheDaemon(username: profile.username, passwordCommand: profile.passwordCommand)
+                let credentials = try await CredentialSource.resolve(profile)
                 let warning = try DaemonLauncher.launch(
-                    arguments: daemonArguments(mountpoint: mountpoint), log: profile.paths.log(profile: profile.name))
+                    arguments: daemonArguments(mountpoint: mountpoint),
+                    credentials: CredentialPipe.encode(credentials), log: profile.paths.log(profile: profile.name))
                 print("mounted \"\(profile.name)\" at \(mountpoint)")
                 if let warning {
                     printError("campusfs: \(warning.message)")
@@ -71,7 +75,10 @@ struct MountCommand: AsyncParsableCommand {
 
     /// This command line again, for the daemon: the same options, an absolute mountpoint, and the pipe to report on.
     private func daemonArguments(mountpoint: String) -> [String] {
-        var arguments = ["mount", mountpoint, "--ready-fd", String(ReadinessPipe.descriptor)]
+        var arguments = [
+            "mount", mountpoint, "--ready-fd", String(ReadinessPipe.descriptor), "--credentials-fd",
+            String(CredentialPipe.descriptor),
+        ]
         let options: [(String, String?)] = [
             ("--profile", profile.profile), ("--server", profile.server), ("--username", profile.username),
             ("--password-command", profile.passwordCommand), ("--api", profile.api?.rawValue),
@@ -86,13 +93,16 @@ struct MountCommand: AsyncParsableCommand {
         // Started by `campusfs mount`: leave its session, so the terminal closing does not end the mount.
         if readyFD != nil { setsid() }
         do throws(CLIError) {
-            let credentials = try CredentialSource.resolve(
-                username: profile.username, passwordCommand: profile.passwordCommand)
+            let storage = KeyringTokenStorage(profile: profile)
+            let credentials: Credentials
+            if let credentialsFD {
+                credentials = try CredentialPipe.read(credentialsFD).credentials(storage: storage)
+            } else {
+                credentials = try await CredentialSource.resolve(profile)
+            }
             let daemon = try await DaemonRunner.start(
-                profile, mountpoint: mountpoint, credentials: credentials,
-                lookup: profile.passwordCommand.map { _ in
-                    CredentialSource.lookup(username: profile.username, passwordCommand: profile.passwordCommand)
-                }, offline: offline)
+                profile, mountpoint: mountpoint, credentials: credentials, lookup: CredentialSource.lookup(profile),
+                tokenStorage: storage, offline: offline)
             let warning = await DaemonRunner.warning(daemon, profile: profile)
             if let readyFD {
                 ReadinessPipe.send(.ready(warning: warning), to: readyFD)
@@ -115,7 +125,7 @@ struct MountCommand: AsyncParsableCommand {
 enum DaemonRunner {
     static func start(
         _ profile: Profile, mountpoint: String, credentials: Credentials, lookup: ServerLink.CredentialLookup? = nil,
-        offline: Bool
+        tokenStorage: (any TokenStorage)? = nil, offline: Bool
     ) async throws(CLIError) -> CampusDaemon {
         var cache = ContentCacheConfiguration()
         if let limit = profile.cacheLimit { cache.sizeLimit = limit }
@@ -127,6 +137,7 @@ enum DaemonRunner {
                 baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials),
             tree: profile.treeOptions, semesters: profile.semesterFilter, cache: cache,
             refreshInterval: profile.refreshInterval ?? .seconds(600), offline: offline, credentialLookup: lookup)
+        configuration.tokenStorage = tokenStorage
         if let grace = profile.removalGrace { configuration.removalGrace = grace }
         if let timeout = profile.refreshTimeout { configuration.refreshTimeout = timeout }
         let daemon: CampusDaemon
@@ -170,8 +181,8 @@ enum DaemonRunner {
                 message: "Stud.IP at \(status.serverURL) refused the login"
                     + (profile.username.map { " of \($0)" } ?? "")
                     + ": the cached tree is mounted, but documents not downloaded yet cannot open (Permission denied). "
-                    + "Run `campusfs login --profile \(profile.name)` with the new password, or fix password_command; "
-                    + "the mount takes the new login without a remount")
+                    + "Run `campusfs login\(profile.option)`, or fix password_command; the mount takes the new login "
+                    + "without a remount")
         case .offline:
             return ReadinessPipe.Warning(
                 exitCode: 0,

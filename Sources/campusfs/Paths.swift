@@ -40,10 +40,9 @@ struct Paths: Sendable {
         data.appendingPathComponent(profile).appendingPathComponent("campusfs.sqlite")
     }
 
-    /// OAuth2 tokens of a profile (0600), next to the database they belong with.
-    func tokens(profile: String) -> URL {
-        data.appendingPathComponent(profile).appendingPathComponent("tokens.json")
-    }
+    /// `$XDG_DATA_HOME/campusfs/secrets` (0600): the passwords and tokens of every profile, only where no keyring
+    /// (Secret Service) answers.
+    var secretsFile: URL { data.appendingPathComponent("secrets") }
 
     /// `$XDG_CACHE_HOME/campusfs/<profile>/`: document blobs; safe to delete while nothing is mounted.
     func cache(profile: String) -> URL {

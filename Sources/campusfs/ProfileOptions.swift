@@ -40,6 +40,11 @@ struct ProfileOptions: ParsableArguments {
         } else {
             name = try Self.defaultProfileName(paths: paths)
         }
+        return try Self.checked(name)
+    }
+
+    /// `name` when it can name files and sockets: no slashes, no `..`.
+    static func checked(_ name: String) throws(CLIError) -> String {
         guard name.range(of: #"^[A-Za-z0-9._-]+$"#, options: .regularExpression) != nil, name != ".", name != ".."
         else {
             throw .usage("profile name \"\(name)\" may only contain letters, digits, '.', '_' and '-'")
@@ -71,6 +76,18 @@ struct ProfileOptions: ParsableArguments {
         guard let choice = APIChoice(rawValue: apiName) else {
             throw .usage("api must be auto, jsonapi or rest, not \"\(apiName)\"")
         }
+        let loginName = settings?.login ?? "basic"
+        guard let login = LoginMethod(rawValue: loginName) else {
+            throw .usage("login must be basic, web, sso or oauth2, not \"\(loginName)\"")
+        }
+        if login == .sso, settings?.ssoURL == nil {
+            throw .usage("login = \"sso\" needs sso_url in profile \"\(name)\": run `campusfs login --profile \(name)`")
+        }
+        if login == .oauth2, settings?.oauth2ClientID == nil {
+            throw .usage(
+                "login = \"oauth2\" needs oauth2_client_id in profile \"\(name)\": run `campusfs login --profile \(name)`"
+            )
+        }
         let cacheLimit = try settings?.cacheLimit.map { (text) throws(CLIError) in
             guard let bytes = Self.bytes(text) else {
                 throw .usage("cache_limit must be a size like \"10G\" or \"500M\", not \"\(text)\"")
@@ -92,7 +109,10 @@ struct ProfileOptions: ParsableArguments {
         }
         return Profile(
             name: name, paths: paths, serverURL: url.hasSuffix("/") ? String(url.dropLast()) : url, api: choice,
-            username: username ?? settings?.username, passwordCommand: passwordCommand ?? settings?.passwordCommand,
+            university: settings?.university, username: username ?? settings?.username, login: login,
+            ssoURL: settings?.ssoURL, oauth2ClientID: settings?.oauth2ClientID,
+            acceptsConsent: settings?.ssoAcceptConsent ?? false,
+            passwordCommand: passwordCommand ?? settings?.passwordCommand,
             semesters: settings?.semesters ?? [], hiddenCourses: Set(settings?.hiddenCourses ?? []),
             courseNameTemplate: settings?.courseName ?? "{number} {title}", cacheLimit: cacheLimit,
             refreshInterval: refreshInterval, removalGrace: removalGrace, refreshTimeout: refreshTimeout)
@@ -134,7 +154,17 @@ struct Profile: Sendable {
     var paths: Paths
     var serverURL: String
     var api: ProfileOptions.APIChoice
+    /// The university's name for messages (`university`), when `campusfs login` found it in the list.
+    var university: String?
     var username: String?
+    var login: LoginMethod
+    /// Where single sign-on starts (`sso_url`), for ``LoginMethod/sso``.
+    var ssoURL: String?
+    /// The installation's OAuth2 client id for CampusFS (`oauth2_client_id`), for ``LoginMethod/oauth2``.
+    var oauth2ClientID: String?
+    /// Whether the person agreed in `campusfs login` that the identity provider may release their attributes to
+    /// Stud.IP at every login (`sso_accept_consent`); without it a consent page ends a login with "login needed".
+    var acceptsConsent = false
     var passwordCommand: String?
     /// Semester titles or ids to show; empty: all.
     var semesters: [String]
@@ -151,6 +181,12 @@ struct Profile: Sendable {
 
     var databaseURL: URL { paths.database(profile: name) }
 
+    /// How messages name the server: the university's name, else the URL.
+    var serverName: String { university ?? serverURL }
+
+    /// The `--profile` option that names this profile in a command to suggest.
+    var option: String { " --profile \(name)" }
+
     /// How the tree names and hides what the server lists, for the daemon's and `campusfs refresh`'s refresher.
     var treeOptions: TreeOptions {
         TreeOptions(courseNameTemplate: courseNameTemplate, hiddenCourseIDs: hiddenCourses)
@@ -158,4 +194,16 @@ struct Profile: Sendable {
 
     /// The semesters the refresher keeps; nil: all.
     var semesterFilter: Set<String>? { semesters.isEmpty ? nil : Set(semesters) }
+}
+
+/// How a profile logs in to Stud.IP (`login` in config.toml); `campusfs login` finds out which works.
+enum LoginMethod: String, Sendable, CaseIterable, ExpressibleByArgument {
+    /// HTTP Basic with the Stud.IP username and password (local and LDAP accounts).
+    case basic
+    /// Stud.IP's login form and its session cookie: the same account, where Basic does not reach Stud.IP.
+    case web
+    /// The university's single sign-on (a SAML identity provider's login form).
+    case sso
+    /// OAuth2 in the browser (Stud.IP 5.2+); tokens, no password.
+    case oauth2
 }

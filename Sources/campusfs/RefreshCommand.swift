@@ -79,8 +79,7 @@ struct RefreshCommand: AsyncParsableCommand {
         }
         let first = (try? store.syncState())?.lastOverviewAt == nil
         let courseIDs = try courses(below: path, in: store)
-        let credentials = try CredentialSource.resolve(
-            username: profile.username, passwordCommand: profile.passwordCommand)
+        let credentials = try await CredentialSource.resolve(profile)
         let source = try await StudIP.connect(
             ClientConfiguration(baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials))
         let result: Result<Refresher.Report, RefreshError>

@@ -36,7 +36,7 @@ struct CLIBehaviourTests {
             let noPassword = try CLI(password: nil)
             defer { noPassword.removeHome() }
             let missing = try await noPassword.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
-            #expect(missing.status == 1)
+            #expect(missing.status == 2, "not logged in")
             #expect(missing.stderr.contains("CAMPUSFS_PASSWORD"))
         }
     }

@@ -13,7 +13,7 @@ final class TokenRecorder: TokenStorage {
 
     var tokens: [OAuthTokens] { saved.withLock { $0 } }
 
-    func save(_ tokens: OAuthTokens) throws {
+    func save(_ tokens: OAuthTokens) async throws {
         saved.withLock { $0.append(tokens) }
     }
 }

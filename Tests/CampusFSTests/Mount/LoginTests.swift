@@ -28,10 +28,12 @@ struct LoginTests {
         try await DaemonTests.with { setup in
             let unmounted = try await login(setup)
             #expect(unmounted.status == 0, "\(unmounted.stderr)")
-            #expect(unmounted.stdout.contains("accepted the login of test_autor"), "\(unmounted.stdout)")
+            #expect(unmounted.stdout.contains("Logged in as "), "\(unmounted.stdout)")
 
             #expect(try await setup.mount().status == 0)
             #expect(try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30).status == 0)
+            // The stored password would be found again once the given one is refused.
+            #expect(try await setup.campusfs(["logout"]).status == 0)
 
             setup.cli.environment["CAMPUSFS_PASSWORD"] = "changed-since"
             let mounted = try await setup.mount()

@@ -76,47 +76,74 @@ struct CLI: Sendable {
         var output: String
     }
 
+    /// One exchange with a program on a terminal: wait until `prompt` shows, then type `answer` and Enter — or,
+    /// with `command`, the first line a shell command prints (it reads everything shown so far in `$TRANSCRIPT`;
+    /// a test acting as the person's browser, say).
+    struct Exchange: Sendable {
+        var prompt: String
+        var answer: String = ""
+        var command: String?
+    }
+
     /// Runs `campusfs` on a real pseudo-terminal (Python's pty module). With `answering`, waits for that prompt,
     /// types `input` and a newline, and returns only what followed the prompt.
     func runInTerminal(
         _ arguments: [String], answering prompt: String? = nil, with input: String = "", timeout: Int = 120
     ) async throws -> TerminalResult {
+        guard let prompt else { return try await converse(arguments, [], timeout: timeout) }
+        let result = try await converse(arguments, [Exchange(prompt: prompt, answer: input)], timeout: timeout)
+        let after = result.output.range(of: prompt).map { String(result.output[$0.upperBound...]) }
+        return TerminalResult(status: result.status, output: after ?? result.output)
+    }
+
+    /// Runs `campusfs` on a real pseudo-terminal through `exchanges` in order, then to its end; returns everything
+    /// it wrote there. A prompt that does not show within 60 s ends the run with what was seen.
+    func converse(_ arguments: [String], _ exchanges: [Exchange], timeout: Int = 120) async throws -> TerminalResult {
         let driver = """
-            import json, os, pty, select, sys
+            import json, os, pty, select, subprocess, sys
             binary, arguments, environment = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-            prompt, answer = sys.argv[4].encode(), sys.argv[5].encode()
+            exchanges = json.loads(sys.argv[4])
             pid, fd = pty.fork()
             if pid == 0:
                 os.execve(binary, [binary] + arguments, environment)
             seen = b""
-            def read(until=None):
+            def read(until=None, start=0):
                 global seen
-                while until is None or until not in seen:
+                while until is None or until not in seen[start:]:
                     ready, _, _ = select.select([fd], [], [], 60)
                     if not ready:
-                        sys.exit("timed out; seen: %r" % seen)
+                        print(json.dumps({"status": None, "output": "timed out waiting for %r; seen: %s" % (until, seen.decode(errors="replace"))}))
+                        sys.exit(0)
                     try:
                         chunk = os.read(fd, 1024)
                     except OSError:
-                        return
+                        return False
                     if not chunk:
-                        return
+                        return False
                     seen += chunk
-            start = 0
-            if prompt:
-                read(prompt)
-                start = len(seen)
-                os.write(fd, answer + b"\\n")
+                return True
+            position = 0
+            for exchange in exchanges:
+                prompt = exchange["prompt"].encode()
+                if not read(prompt, position):
+                    break
+                position = seen.index(prompt, position) + len(prompt)
+                answer = exchange["answer"]
+                if exchange.get("command"):
+                    env = dict(os.environ, TRANSCRIPT=seen.decode(errors="replace"))
+                    answer = subprocess.run(["sh", "-c", exchange["command"]], env=env, capture_output=True,
+                                            text=True).stdout.split("\\n")[0]
+                os.write(fd, answer.encode() + b"\\n")
             read()
             _, status = os.waitpid(pid, 0)
-            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen[start:].decode()}))
+            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace")}))
             """
         func json(_ value: Any) throws -> String {
             String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self)
         }
+        let steps = exchanges.map { ["prompt": $0.prompt, "answer": $0.answer, "command": $0.command ?? ""] }
         let command = [
-            "python3", "-c", driver, Self.binary.path, try json(arguments), try json(environment),
-            prompt ?? "", input,
+            "python3", "-c", driver, Self.binary.path, try json(arguments), try json(environment), try json(steps),
         ].map(quoted).joined(separator: " ")
         let result = try await shell(command, timeout: timeout)
         let answer = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
