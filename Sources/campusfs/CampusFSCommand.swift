@@ -8,12 +8,15 @@ struct CampusFSCommand: AsyncParsableCommand {
         commandName: "campusfs",
         abstract: "Your university's Stud.IP as a folder.",
         discussion: """
-            Everything works from the metadata cache, so `ls` and `tree` need no network. Credentials never go on \
-            the command line: set CAMPUSFS_PASSWORD, use --password-command, or CAMPUSFS_TOKEN for OAuth2; in a \
-            terminal, `campusfs mount` and `campusfs login` ask for it.
+            Start with `campusfs login`: it asks for your university, logs you in, and keeps the password or tokens \
+            in your desktop's keyring, so `campusfs mount` needs no questions. Everything works from the metadata \
+            cache, so `ls` and `tree` need no network. Credentials never go on the command line: scripts set \
+            CAMPUSFS_PASSWORD, use --password-command, or CAMPUSFS_TOKEN for OAuth2.
 
             Examples:
               campusfs demo                  # a made-up university, mounted at ~/Uni-Demo
+              campusfs login                 # once: your university, your login
+              campusfs mount                 # at ~/Uni
               CAMPUSFS_PASSWORD=… campusfs mount --server https://studip.example.org/studip --username jdoe
               campusfs status
               CAMPUSFS_PASSWORD=… campusfs refresh --server https://studip.example.org/studip --username jdoe

@@ -1,0 +1,89 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import StudIPSimulator
+
+/// `campusfs login` without a mount: what it writes into a config file a person already edited, and the list of
+/// universities on a terminal.
+struct LoginCommandTests {
+    static let edited = """
+        # My CampusFS settings — comments stay.
+        default_profile = "uni"
+
+        [profiles.uni]
+        url = "https://studip.example.org/studip"   # the old one
+        username = "jdoe"
+        semesters = ["WS 2026/27"]
+
+        [profiles."my.work"]
+        url = "https://old.example.org"
+        username = "old"
+        cache_limit = "2G"   # keep this
+        """
+
+    /// The whole file as Python's tomllib reads it: a real TOML parser, not ours.
+    static func parsed(_ file: URL) async throws -> [String: Any] {
+        let script = "import json, sys, tomllib; print(json.dumps(tomllib.load(open(sys.argv[1], 'rb'))))"
+        let result = try await shell("python3 -c \(quoted(script)) \(quoted(file.path))")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    }
+
+    @Test func loginWritesItsProfileAndLeavesTheRestOfTheFileAsWritten() async throws {
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let file = cli.home.appendingPathComponent("config/campusfs/config.toml")
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Self.edited.write(to: file, atomically: true, encoding: .utf8)
+
+            // A profile whose name has a dot, already in the file: its settings change in place.
+            let work = try await cli.run([
+                "login", "--profile", "my.work", "--server", sim.baseURL, "--username", "test_autor",
+            ])
+            #expect(work.status == 0, "\(work.stderr)")
+            // A new profile: appended.
+            let new = try await cli.run([
+                "login", "--profile", "second", "--server", sim.baseURL + "/dispatch.php/start", "--username",
+                "test_autor",
+            ])
+            #expect(new.status == 0, "\(new.stderr)")
+
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for line in [
+                "# My CampusFS settings — comments stay.", #"url = "https://studip.example.org/studip"   # the old one"#,
+                #"cache_limit = "2G"   # keep this"#, #"semesters = ["WS 2026/27"]"#,
+            ] {
+                #expect(text.contains(line), "kept: \(line)\n\(text)")
+            }
+            #expect(!text.contains("testing"), "no password in the file")
+            let config = try await Self.parsed(file)
+            #expect(config["default_profile"] as? String == "uni", "the default stays")
+            let profiles = try #require(config["profiles"] as? [String: [String: Any]])
+            #expect(profiles["uni"]?["username"] as? String == "jdoe")
+            #expect(profiles["my.work"]?["url"] as? String == sim.baseURL)
+            #expect(profiles["my.work"]?["username"] as? String == "test_autor")
+            #expect(profiles["my.work"]?["login"] as? String == "basic")
+            #expect(profiles["my.work"]?["cache_limit"] as? String == "2G")
+            #expect(profiles["second"]?["url"] as? String == sim.baseURL, "the base, not the page")
+            #expect(text.components(separatedBy: "[profiles.\"my.work\"]").count == 2, "one table, not two")
+        }
+    }
+
+    /// Typing part of a name lists the matching universities; the chosen one is where `login` goes next. (Only
+    /// Debian's mirror is reachable here, so the login itself cannot reach it; either way it names its address.)
+    @Test func typingPartOfANameOffersTheUniversitiesFromTheList() async throws {
+        let cli = try CLI(password: nil)
+        defer { cli.removeHome() }
+        let login = try await cli.converse(
+            ["login"],
+            [
+                .init(prompt: "address of a Stud.IP page: ", answer: "passa"),
+                .init(prompt: "Number (or Enter to search again): ", answer: "1"),
+            ], timeout: 90)
+        #expect(login.output.contains("1) Universität Passau — https://studip.uni-passau.de/studip"), "\(login.output)")
+        #expect(login.output.contains("studip.uni-passau.de"), "\(login.output)")
+        #expect(!login.output.contains("Göttingen"), "only what matches: \(login.output)")
+    }
+}
