@@ -22,18 +22,11 @@ struct LoginCommandTests {
         cache_limit = "2G"   # keep this
         """
 
-    /// The whole file as Python's tomllib reads it: a real TOML parser, not ours.
-    static func parsed(_ file: URL) async throws -> [String: Any] {
-        let script = "import json, sys, tomllib; print(json.dumps(tomllib.load(open(sys.argv[1], 'rb'))))"
-        let result = try await shell("python3 -c \(quoted(script)) \(quoted(file.path))")
-        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-    }
-
     @Test func loginWritesItsProfileAndLeavesTheRestOfTheFileAsWritten() async throws {
         try await withSimulator(.fixtures507) { sim async throws in
             let cli = try CLI()
             defer { cli.removeHome() }
-            let file = cli.home.appendingPathComponent("config/campusfs/config.toml")
+            let file = cli.configFile
             try FileManager.default.createDirectory(
                 at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Self.edited.write(to: file, atomically: true, encoding: .utf8)
@@ -58,7 +51,7 @@ struct LoginCommandTests {
                 #expect(text.contains(line), "kept: \(line)\n\(text)")
             }
             #expect(!text.contains("testing"), "no password in the file")
-            let config = try await Self.parsed(file)
+            let config = try await cli.configuration()
             #expect(config["default_profile"] as? String == "uni", "the default stays")
             let profiles = try #require(config["profiles"] as? [String: [String: Any]])
             #expect(profiles["uni"]?["username"] as? String == "jdoe")

@@ -21,18 +21,11 @@ struct LoginFlowTests {
             try await cli.run(arguments, timeout: timeout)
         }
 
-        var config: String {
-            (try? String(contentsOf: cli.home.appendingPathComponent("config/campusfs/config.toml"), encoding: .utf8))
-                ?? ""
-        }
+        var config: String { (try? String(contentsOf: cli.configFile, encoding: .utf8)) ?? "" }
 
         /// The profile's table in config.toml as Python's tomllib reads it.
         func profile(_ name: String = "default") async throws -> [String: Any] {
-            let script = "import json, sys, tomllib; print(json.dumps(tomllib.load(open(sys.argv[1], 'rb'))))"
-            let path = cli.home.appendingPathComponent("config/campusfs/config.toml").path
-            let parsed = try await shell("python3 -c \(quoted(script)) \(quoted(path))")
-            let object = try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [String: Any]
-            return (object?["profiles"] as? [String: Any])?[name] as? [String: Any] ?? [:]
+            (try await cli.configuration()["profiles"] as? [String: Any])?[name] as? [String: Any] ?? [:]
         }
 
         /// What the keyring holds for the profile, asked with `secret-tool`, not with CampusFS's code.

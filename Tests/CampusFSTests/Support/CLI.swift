@@ -43,6 +43,16 @@ struct CLI: Sendable {
         try? FileManager.default.removeItem(at: home)
     }
 
+    /// `config.toml` of this home.
+    var configFile: URL { home.appendingPathComponent("config/campusfs/config.toml") }
+
+    /// `config.toml` as Python's tomllib reads it: a real TOML parser, not ours.
+    func configuration() async throws -> [String: Any] {
+        let script = "import json, sys, tomllib; print(json.dumps(tomllib.load(open(sys.argv[1], 'rb'))))"
+        let result = try await shell("python3 -c \(quoted(script)) \(quoted(configFile.path))")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    }
+
     func database(profile: String = "default") -> URL {
         home.appendingPathComponent("data/campusfs/\(profile)/campusfs.sqlite")
     }
