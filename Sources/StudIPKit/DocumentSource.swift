@@ -24,6 +24,18 @@ public protocol DocumentSource: Sendable {
     /// reported in ``CourseContent/failedFolderIDs``.
     func content(of course: RemoteCourse) async throws(StudIPError) -> CourseContent
 
+    /// The course's currently published announcements, newest first (both APIs list only those). A course whose
+    /// announcements the user may not read gives `[]`.
+    func announcements(courseID: String) async throws(StudIPError) -> [Announcement]
+
+    /// All dates of the course, cancelled ones included (``CourseDate/isCancelled``), by start. A course whose
+    /// dates the user may not read gives `[]`.
+    func dates(courseID: String) async throws(StudIPError) -> [CourseDate]
+
+    /// The user's weekly timetable in the semester (an overview must have listed it). nil when the installation
+    /// has none for it: the caller builds the timetable from the courses' dates instead.
+    func schedule(semesterID: String) async throws(StudIPError) -> [ScheduleSlot]?
+
     /// Closes the source's connections. Call once when done; the source must not be used afterwards.
     func shutdown() async
 }
@@ -34,4 +46,26 @@ extension DocumentSource {
 
     /// Sources that never asked (test fakes) do not know it.
     public var userFullName: String? { nil }
+}
+
+/// `[]` for a course item list the user may not read (403, or legacy REST's 401 from a course route): one
+/// course's closed news or dates must not fail the others.
+func emptyIfForbidden<T>(
+    _ transport: HTTPTransport, _ body: () async throws(StudIPError) -> [T]
+) async throws(StudIPError) -> [T] {
+    do {
+        return try await body()
+    } catch .forbidden(let what) {
+        transport.logger.debug("\(what): access denied, listed empty")
+        return []
+    }
+}
+
+/// nil for a timetable the installation does not have (404: no such route or semester).
+func nilIfNotFound<T>(_ body: () async throws(StudIPError) -> T) async throws(StudIPError) -> T? {
+    do {
+        return try await body()
+    } catch .notFound {
+        return nil
+    }
 }

@@ -142,6 +142,8 @@ final class HTTPTransport: Sendable {
             switch response.status {
             case 200..<300:
                 return response
+            case 401 where Self.isRouteRefusal(response):
+                throw .forbidden(what: request.what)
             case 401:
                 guard !renewed, try await authenticator.renew(afterRejecting: credentials, transport: self) else {
                     throw .authenticationFailed(server: installation.serverName)
@@ -159,6 +161,14 @@ final class HTTPTransport: Sendable {
         if let accept { request.headers["Accept"] = accept }
         let response = try await fetch(request)
         return try JSONValue.parse(response.body, what: what)
+    }
+
+    /// Legacy REST's course routes refuse non-members with 401 and a JSON string body (`""`), without the
+    /// `WWW-Authenticate` header every refused login carries (API.md §2.7): a missing permission, not a login
+    /// to renew.
+    static func isRouteRefusal(_ response: HTTPResponse) -> Bool {
+        response.header("WWW-Authenticate") == nil
+            && response.body.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "\"")
     }
 
     /// The error a non-2xx answer means. Legacy REST answers 403 "Route not activated" when an admin has not

@@ -36,6 +36,9 @@ final class JSONAPISource: DocumentSource {
     private let loggedWithoutFiles = Mutex<Set<String>>([])
     /// Which folder the next listing of a course looks in for restricted documents (Stud.IP 5.0).
     private let rotation = Mutex(FolderRotation())
+    private let userID: String
+    /// The semesters of the last overview: the timetable route picks its semester by a time within it.
+    private let semesters = Mutex<[String: RemoteSemester]>([:])
 
     static let mediaType = "application/vnd.api+json"
 
@@ -44,6 +47,7 @@ final class JSONAPISource: DocumentSource {
         format = JSONAPIFormat(installation: transport.installation)
         probedUser = Mutex(user)
         userFullName = user.displayName
+        userID = user.id
     }
 
     /// Asks `users/me`: a JSON:API answer proves the API exists and the credentials work.
@@ -75,6 +79,7 @@ final class JSONAPISource: DocumentSource {
             }
             return semester
         }.sorted { ($0.begin, $0.id) < ($1.begin, $1.id) }
+        self.semesters.withLock { known in known = Dictionary(semesters.map { ($0.id, $0) }) { $1 } }
 
         let listings = await concurrentMap(semesters) { semester in
             await captured { () async throws(StudIPError) -> [JSONValue] in
@@ -186,11 +191,67 @@ final class JSONAPISource: DocumentSource {
         return "course \"\(name)\""
     }
 
+    // MARK: - Announcements, dates, timetable
+
+    /// `courses/{id}/news` with `include=author`: the authors' names come along, no request per author.
+    /// (`users/{id}/news` would be the news a user *wrote*, expired and unpublished ones included.)
+    func announcements(courseID: String) async throws(StudIPError) -> [Announcement] {
+        let what = "the announcements of course \(courseID)"
+        return try await emptyIfForbidden(transport) { () async throws(StudIPError) -> [Announcement] in
+            let listing = try await collectionWithIncluded(
+                ["courses", courseID, "news"], query: [("include", "author")], what: what)
+            return try JSONAPIFormat.announcements(listing.data, included: listing.included, what: what)
+        }
+    }
+
+    func dates(courseID: String) async throws(StudIPError) -> [CourseDate] {
+        let what = "the dates of course \(courseID)"
+        return try await emptyIfForbidden(transport) { () async throws(StudIPError) -> [CourseDate] in
+            try JSONAPIFormat.courseDates(
+                try await collection(["courses", courseID, "events"], what: what), what: what)
+        }
+    }
+
+    /// `users/{id}/schedule?filter[timestamp]=…` with the middle of the semester (the route is not paginated and
+    /// answers 400 to `page[…]`). A semester the last overview did not list costs one request for its dates.
+    func schedule(semesterID: String) async throws(StudIPError) -> [ScheduleSlot]? {
+        var semester = semesters.withLock { $0[semesterID] }
+        if semester == nil {
+            let what = "semester \(semesterID)"
+            let document = try await transport.fetchJSON(
+                transport.installation.jsonAPI(["semesters", semesterID]), accept: Self.mediaType, what: what)
+            semester = document["data"].flatMap(JSONAPIFormat.semester)
+        }
+        guard let semester else {
+            throw .malformedResponse(what: "semester \(semesterID)", detail: "no start and end")
+        }
+        let middle = semester.begin.addingTimeInterval(semester.end.timeIntervalSince(semester.begin) / 2)
+        let what = "your timetable in \(semester.title)"
+        return try await nilIfNotFound { () async throws(StudIPError) -> [ScheduleSlot] in
+            let url = transport.installation.jsonAPI(
+                ["users", userID, "schedule"],
+                query: [("filter[timestamp]", String(Int64(middle.timeIntervalSince1970.rounded(.down))))])
+            let document = try await transport.fetchJSON(url, accept: Self.mediaType, what: what)
+            guard let data = document["data"]?.array else {
+                throw .malformedResponse(what: what, detail: "no data list")
+            }
+            return try JSONAPIFormat.schedule(data, what: what)
+        }
+    }
+
     /// Every element of a paginated collection, `pageSize` per request.
     private func collection(
         _ segments: [String], query: [(String, String)] = [], what: String
     ) async throws(StudIPError) -> [JSONValue] {
-        try await Paging.collect(limit: transport.pageSize, what: what, idKey: "id") {
+        try await collectionWithIncluded(segments, query: query, what: what).data
+    }
+
+    /// A paginated collection's elements and the resources its pages `included`.
+    private func collectionWithIncluded(
+        _ segments: [String], query: [(String, String)], what: String
+    ) async throws(StudIPError) -> (data: [JSONValue], included: [JSONValue]) {
+        var included: [JSONValue] = []
+        let data = try await Paging.collect(limit: transport.pageSize, what: what, idKey: "id") {
             (offset) async throws(StudIPError) -> Page in
             let url = transport.installation.jsonAPI(
                 segments,
@@ -199,8 +260,10 @@ final class JSONAPISource: DocumentSource {
             guard let data = document["data"]?.array else {
                 throw .malformedResponse(what: what, detail: "no data list")
             }
+            included += document["included"]?.array ?? []
             return Page(elements: data, total: document["meta"]?["page"]?["total"]?.int.map { Int($0) })
         }
+        return (data, included)
     }
 }
 

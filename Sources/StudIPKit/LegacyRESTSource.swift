@@ -18,6 +18,7 @@ final class LegacyRESTSource: DocumentSource {
     let userFullName: String?
     /// User id → display name, learned from course listings (lecturers) for documents' `ownerName`.
     private let knownNames: Mutex<[String: String]>
+    private let userID: String
 
     private init(transport: HTTPTransport, user: RemoteUser) {
         self.transport = transport
@@ -25,6 +26,7 @@ final class LegacyRESTSource: DocumentSource {
         probedUser = Mutex(user)
         userFullName = user.displayName
         knownNames = Mutex([user.id: user.displayName])
+        userID = user.id
     }
 
     /// Asks `user`: an answer proves the API exists, the route is activated and the credentials work.
@@ -123,6 +125,36 @@ final class LegacyRESTSource: DocumentSource {
             }
         }
         return walk.content
+    }
+
+    // MARK: - Announcements, dates, timetable
+
+    /// `course/{id}/news`. Authors are named from the lecturers the overview listed (they write the course's
+    /// announcements); anyone else stays nil instead of costing a `user/{id}` request per author.
+    func announcements(courseID: String) async throws(StudIPError) -> [Announcement] {
+        let what = "the announcements of course \(courseID)"
+        return try await emptyIfForbidden(transport) { () async throws(StudIPError) -> [Announcement] in
+            let elements = try await collection(["course", courseID, "news"], what: what, id: "news_id")
+            return try LegacyRESTFormat.announcements(elements, names: knownNames.withLock { $0 }, what: what)
+        }
+    }
+
+    func dates(courseID: String) async throws(StudIPError) -> [CourseDate] {
+        let what = "the dates of course \(courseID)"
+        return try await emptyIfForbidden(transport) { () async throws(StudIPError) -> [CourseDate] in
+            try LegacyRESTFormat.courseDates(
+                try await collection(["course", courseID, "events"], what: what, id: "event_id"), what: what)
+        }
+    }
+
+    /// `user/{id}/schedule/{semester_id}`, one request; an unknown semester is 404 "No such semester.".
+    func schedule(semesterID: String) async throws(StudIPError) -> [ScheduleSlot]? {
+        let what = "your timetable in semester \(semesterID)"
+        return try await nilIfNotFound { () async throws(StudIPError) -> [ScheduleSlot] in
+            let json = try await transport.fetchJSON(
+                transport.installation.legacy(["user", userID, "schedule", semesterID]), what: what)
+            return try LegacyRESTFormat.schedule(json, what: what)
+        }
     }
 
     /// Every element of a paginated collection (keyed object or list), `pageSize` per request.

@@ -22,6 +22,12 @@ enum JSONAPITarget {
             }
             if let listed = Fixture.jsonAPI.course(element) { precondition(!listed.course.id.isEmpty) }
         }
+        let included = (input.array ?? [input]).flatMap { $0["included"]?.array ?? [] }
+        if let news = try? JSONAPIFormat.announcements(elements, included: included, what: "fuzz") {
+            Fixture.check(news)
+        }
+        if let dates = try? JSONAPIFormat.courseDates(elements, what: "fuzz") { Fixture.check(dates) }
+        if let slots = try? JSONAPIFormat.schedule(elements, what: "fuzz") { Fixture.check(slots) }
         guard var tree = try? Fixture.jsonAPI.readableTree(elements, course: Fixture.course, label: "fuzz") else {
             return
         }
@@ -43,6 +49,10 @@ enum LegacyTarget {
             }
             if let course = Fixture.legacy.course(element) { precondition(!course.listed.course.id.isEmpty) }
         }
+        let elements = json["collection"]?.elements ?? []
+        if let news = try? LegacyRESTFormat.announcements(elements, names: [:], what: "fuzz") { Fixture.check(news) }
+        if let dates = try? LegacyRESTFormat.courseDates(elements, what: "fuzz") { Fixture.check(dates) }
+        if let slots = try? LegacyRESTFormat.schedule(json, what: "fuzz") { Fixture.check(slots) }
         guard let rootID = json["id"]?.id else { return }
         var walk = FolderWalk(course: Fixture.course, rootID: rootID, installation: Fixture.installation)
         // Each subfolder's own listing is its entry in the listing that named it, as far as the input goes.
@@ -90,6 +100,33 @@ private enum Fixture {
             precondition(folders.contains(document.folderID), "document \(document.id) in an unlisted folder")
             precondition(document.size >= 0, "document \(document.id) with a negative size")
             check(dates: document.created, document.changed)
+        }
+    }
+
+    /// Announcements (issue 18): ids non-empty, dates readable.
+    static func check(_ news: [Announcement]) {
+        for item in news {
+            precondition(!item.id.isEmpty, "announcement without id")
+            check(dates: item.published, item.changed)
+            if let expires = item.expires { check(dates: expires) }
+        }
+    }
+
+    /// Course dates: ids non-empty, readable dates, none ending before it starts.
+    static func check(_ dates: [CourseDate]) {
+        for date in dates {
+            precondition(!date.id.isEmpty, "date without id")
+            check(dates: date.start, date.end)
+            precondition(date.start <= date.end, "date \(date.id) ends before it starts")
+        }
+    }
+
+    /// Timetable slots: a weekday 1…7 and minutes within the day, in order.
+    static func check(_ slots: [ScheduleSlot]) {
+        for slot in slots {
+            precondition(!slot.id.isEmpty, "slot without id")
+            precondition((1...7).contains(slot.weekday), "weekday \(slot.weekday)")
+            precondition(0 <= slot.startMinute && slot.startMinute <= slot.endMinute && slot.endMinute <= 24 * 60)
         }
     }
 
