@@ -5,6 +5,7 @@ import StudIPWire
 import TestSupport
 import Testing
 
+@testable import StudIPKit
 @testable import StudIPSimulator
 
 /// Announcements, course dates and the timetable (issue 18) decoded from the exchanges captured on Stud.IP 5.0.7
@@ -308,6 +309,32 @@ struct CourseItemSourceTests {
                 #expect(dates.count == 33)
                 #expect(dates.filter(\.isCancelled).map(\.id) == ["1f343d164952931b912b99bd7c1b29cd"])
             }
+        }
+    }
+
+    /// The captured response as the transport sees it: status, headers, body.
+    static func captured(_ name: String, in folder: String = "studip-5.0.7-more") throws -> HTTPResponse {
+        let directory = Captured.fixtures.deletingLastPathComponent().appending(path: folder)
+        let meta = try JSONValue.parse(Data(contentsOf: directory.appending(path: "\(name).meta.json")), what: name)
+        var headers: [String: [String]] = [:]
+        for pair in meta["headers"]?.array ?? [] {
+            if let field = pair.array?.first?.string, let value = pair.array?.last?.string {
+                headers[field.lowercased(), default: []].append(value)
+            }
+        }
+        let file = try #require(meta["body_file"]?.string)
+        return HTTPResponse(
+            status: Int(try #require(meta["status"]?.int)), headers: headers,
+            body: try Data(contentsOf: directory.appending(path: file)))
+    }
+
+    @Test("the captured 401s: a course route's refusal is told apart from refused credentials")
+    func capturedRefusals() throws {
+        for name in ["rest_course_news_forbidden", "rest_course_events_forbidden"] {
+            #expect(HTTPTransport.isRouteRefusal(try Self.captured(name)), "\(name)")
+        }
+        for name in ["rest_user_badpw", "rest_user_noauth"] {
+            #expect(!HTTPTransport.isRouteRefusal(try Self.captured(name, in: "studip-5.0.7")), "\(name)")
         }
     }
 
