@@ -10,7 +10,10 @@ enum FixturesDataset {
         let description: String
     }
 
-    static func load() throws -> University {
+    /// With `later: true`, the installation as `fixtures-5.0.7-more` captured it: plus the announcements, the course
+    /// dates and the two courses L-14 and L-17 of `Resources/fixtures-5.0.7/news-and-dates.json`, with the clock
+    /// pinned to the capture's time (which news are published and which dates are "this week" depend on it).
+    static func load(later: Bool = false) throws -> University {
         guard let directory = Bundle.module.url(forResource: "fixtures-5.0.7", withExtension: nil) else {
             throw LoadError(description: "resource folder fixtures-5.0.7 missing from the bundle")
         }
@@ -44,28 +47,8 @@ enum FixturesDataset {
                     chdate: terms.chdate, description: terms.description, studentDescription: terms.studentDescription,
                     isDefault: terms.isDefault, downloadCondition: terms.downloadCondition))
         }
-        for course in data.courses {
-            university.add(
-                Course(
-                    id: course.id, number: course.number, title: course.title, instituteID: course.instituteId,
-                    semesterIDs: course.semesterIds,
-                    members: course.members.map {
-                        Membership(
-                            userID: $0.userId, permission: $0.permission, mkdate: $0.mkdate, group: $0.group,
-                            visible: $0.visible)
-                    },
-                    topFolderID: course.topFolderId, mkdate: course.mkdate, chdate: course.chdate,
-                    subtitle: course.subtitle, type: course.type, semClass: course.semClass,
-                    description: course.description, location: course.location, modules: course.modules,
-                    startTime: course.startTime))
-        }
-        for folder in data.folders {
-            university.add(
-                Folder(
-                    id: folder.id, userID: folder.userId, parentID: folder.parentId, rangeID: folder.rangeId,
-                    folderType: folder.folderType, name: folder.name, mkdate: folder.mkdate, chdate: folder.chdate,
-                    rangeType: folder.rangeType, description: folder.description, dataContent: folder.dataContent))
-        }
+        for course in data.courses { university.add(course.course) }
+        for folder in data.folders { university.add(folder.folder) }
         for ref in data.fileRefs {
             let bytes = try Data(contentsOf: directory.appending(path: ref.contentFile))
             let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
@@ -80,7 +63,52 @@ enum FixturesDataset {
                     downloads: ref.downloads, termsOfUseID: ref.termsOfUseId, inode: ref.inode,
                     fileMtime: ref.fileMtime))
         }
+        if later {
+            let layer = try decoder.decode(
+                LaterFile.self, from: Data(contentsOf: directory.appending(path: "news-and-dates.json")))
+            for course in layer.courses { university.add(course.course) }
+            for folder in layer.folders { university.add(folder.folder) }
+            for row in layer.news {
+                university.add(
+                    News(
+                        id: row.id, title: row.title, content: row.content, authorID: row.authorId,
+                        rangeIDs: row.ranges, date: row.date, expire: row.expire, allowComments: row.allowComments,
+                        mkdate: row.mkdate, chdate: row.chdate))
+            }
+            for row in layer.dates {
+                university.add(
+                    CourseEvent(
+                        id: row.id, courseID: row.courseId, cycleID: row.cycleId, start: row.start, end: row.end,
+                        category: row.category, cycleDescription: row.cycleDescription, room: row.room,
+                        isCancelled: row.cancelled, cancelComment: row.cancelComment, holiday: row.holiday,
+                        mkdate: row.mkdate, chdate: row.chdate))
+            }
+            university.pinnedNow = layer.now
+        }
         return university
+    }
+
+    /// The layout of `news-and-dates.json`.
+    private struct LaterFile: Decodable {
+        var now: Int
+        var courses: [CourseRow]
+        var folders: [FolderRow]
+        var news: [NewsRow]
+        var dates: [DateRow]
+    }
+
+    private struct NewsRow: Decodable {
+        var id, title, content, authorId: String
+        var ranges: [String]
+        var date, expire, mkdate, chdate: Int
+        var allowComments: Bool
+    }
+
+    private struct DateRow: Decodable {
+        var id, courseId, category, cycleDescription, room, cancelComment: String
+        var cycleId, holiday: String?
+        var start, end, mkdate, chdate: Int
+        var cancelled: Bool
     }
 
     /// The layout of `dataset.json` (snake_case keys).
@@ -125,6 +153,19 @@ enum FixturesDataset {
         var startTime: Int?
         var semesterIds, modules: [String]
         var members: [MemberRow]
+
+        var course: Course {
+            Course(
+                id: id, number: number, title: title, instituteID: instituteId, semesterIDs: semesterIds,
+                members: members.map {
+                    Membership(
+                        userID: $0.userId, permission: $0.permission, mkdate: $0.mkdate, group: $0.group,
+                        visible: $0.visible)
+                },
+                topFolderID: topFolderId, mkdate: mkdate, chdate: chdate, subtitle: subtitle, type: type,
+                semClass: semClass, description: description, location: location, modules: modules,
+                startTime: startTime)
+        }
     }
 
     private struct MemberRow: Decodable {
@@ -135,6 +176,13 @@ enum FixturesDataset {
     private struct FolderRow: Decodable {
         var id, userId, parentId, rangeId, rangeType, folderType, name, description, dataContent: String
         var mkdate, chdate: Int
+
+        var folder: Folder {
+            Folder(
+                id: id, userID: userId, parentID: parentId, rangeID: rangeId, folderType: folderType, name: name,
+                mkdate: mkdate, chdate: chdate, rangeType: rangeType, description: description,
+                dataContent: dataContent)
+        }
     }
 
     private struct FileRefRow: Decodable {

@@ -26,6 +26,7 @@ public enum GeneratedDataset {
         case .huge:
             builder.buildBulk(semesters: 6, courses: 500, folders: 31_250, documents: 100_000, bigFiles: false)
         }
+        builder.addAnnouncementsAndDates(seed: seed)
         return builder.university
     }
 }

@@ -3,9 +3,14 @@
 struct QueryRules: Sendable {
     var paginated = false
     var filters: Set<String> = []
+    /// Controllers that validate their parameters themselves (news, schedule) answer a forbidden filter or page
+    /// parameter with an error that has only a title.
+    var validatesItself = false
 
     static let single = QueryRules()
     static let list = QueryRules(paginated: true)
+    static let news = QueryRules(paginated: true, validatesItself: true)
+    static let schedule = QueryRules(filters: ["timestamp"], validatesItself: true)
 }
 
 /// `page[offset]`/`page[limit]` as Stud.IP's `JsonApiController` applies them (API.md §3.4).
@@ -37,12 +42,18 @@ extension JSONAPIEnvironment {
             case "include", "fields":
                 continue
             case "page":
+                if !rules.paginated, rules.validatesItself {
+                    return titleOnlyError("Page parameter should contain only allowed values.", parameter: "page")
+                }
                 if !rules.paginated {
                     return error(
                         400, title: "Page parameter \(key ?? name) is not allowed.", parameter: "page",
                         withStatus: false)
                 }
             case "filter":
+                if !rules.filters.contains(key ?? ""), rules.validatesItself {
+                    return titleOnlyError("Filter should contain only allowed values.", parameter: "filter")
+                }
                 if !rules.filters.contains(key ?? "") {
                     return error(
                         400, title: "Filter parameter \(key ?? name) is not allowed.", parameter: "filter",
@@ -55,6 +66,12 @@ extension JSONAPIEnvironment {
             }
         }
         return nil
+    }
+
+    private func titleOnlyError(_ title: String, parameter: String) -> SimResponse {
+        .json(
+            ["errors": [["title": .string(title), "source": ["parameter": .string(parameter)]]]], status: 400,
+            contentType: layout.errorContentType, route: route)
     }
 
     /// A paginated collection document: `meta.page`, `links` with the wrong-`last` bug, then `data`.
@@ -87,11 +104,22 @@ extension JSONAPIEnvironment {
         return max(0, Int(pages) * limit)
     }
 
-    /// The request path with its other parameters, then `page[offset]` and `page[limit]` (`http_build_query`).
+    /// The request's query with `page[offset]` and `page[limit]` set the way PHP's arrays keep order: the `page`
+    /// group where the request had it (else last), its keys in the request's order, missing ones appended.
     private func pageLink(offset: Int, limit: Int) -> String {
-        let kept = request.query.filter { !$0.name.hasPrefix("page[") }.map { ($0.name, $0.value) }
-        let query = PHP.buildQuery(kept + [("page[offset]", String(offset)), ("page[limit]", String(limit))])
-        return link(request.segments.joined(separator: "/")) + "?" + query
+        let values = ["page[offset]": String(offset), "page[limit]": String(limit)]
+        let pageKeys = request.query.map(\.name).filter { values[$0] != nil }
+        let order = pageKeys.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        let group = (order + ["page[offset]", "page[limit]"].filter { !order.contains($0) }).map { ($0, values[$0] ?? "") }
+        var pairs: [(String, String)] = []
+        for (name, value) in request.query where !name.hasPrefix("page[") {
+            pairs.append((name, value))
+        }
+        let position = request.query.firstIndex { $0.name.hasPrefix("page[") }.map { index in
+            request.query[..<index].filter { !$0.name.hasPrefix("page[") }.count
+        } ?? pairs.count
+        pairs.insert(contentsOf: group, at: position)
+        return link(request.segments.joined(separator: "/")) + "?" + PHP.buildQuery(pairs)
     }
 
     private static func bracketKey(_ name: String) -> String? {

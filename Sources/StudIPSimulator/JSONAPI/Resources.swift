@@ -30,7 +30,7 @@ extension JSONAPIEnvironment {
         relationship(data: identifier(type, id), links: [("related", .string(link("\(type)/\(id)")))], meta: meta)
     }
 
-    private func resource(
+    func resource(
         _ type: String, _ id: String, attributes: [(String, JSON)], relationships: [(String, JSON)]? = nil,
         meta: JSON? = nil
     ) -> JSON {

@@ -21,6 +21,11 @@ public struct University: Sendable {
     public private(set) var folders: [String: Folder] = [:]
     public private(set) var fileRefs: [String: FileRef] = [:]
     public private(set) var termsOfUse: [String: TermsOfUse] = [:]
+    public internal(set) var news: [String: News] = [:]
+    public internal(set) var events: [String: CourseEvent] = [:]
+    /// "Now" for what depends on the date (published news, this week's dates) in datasets captured on a fixed
+    /// day; nil follows the clock.
+    public var pinnedNow: Int?
 
     /// Child folder ids per folder id, in insertion order; routes sort as Stud.IP does (by name).
     private var childFolders: [String: [String]] = [:]
@@ -40,6 +45,9 @@ public struct University: Sendable {
 // MARK: - Queries
 
 extension University {
+    /// Unix seconds: the pinned capture time or the clock.
+    public var now: Int { pinnedNow ?? Int(Date().timeIntervalSince1970) }
+
     public func user(named username: String) -> User? {
         usersByName[username].flatMap { users[$0] }
     }

@@ -98,6 +98,20 @@ public struct LegacyRESTHandler: APIHandler {
         Route("GET", "file/:file_ref_id", user: { env, p, user in env.fileShow(id: p[0], viewer: user) }),
         Route("GET", "file/:file_ref_id/download", user: { env, p, user in env.download(id: p[0], viewer: user) }),
         Route("POST", "file/:folder_id", user: { env, p, user in env.upload(into: p[0], user: user) }),
+        Route("GET", "course/:course_id/news", user: { env, p, user in env.courseNews(id: p[0], viewer: user) }),
+        Route("GET", "news/:news_id", user: { env, p, _ in env.newsShow(id: p[0]) }),
+        Route("GET", "news/:news_id/comments", user: { env, p, _ in env.newsComments(id: p[0]) }),
+        Route("GET", "studip/news", user: { env, _, _ in env.globalNews() }),
+        Route("GET", "user/:user_id/news", user: { env, p, _ in env.profileNews(id: p[0]) }),
+        Route("GET", "course/:course_id/events", user: { env, p, user in env.courseEvents(id: p[0], viewer: user) }),
+        Route("GET", "user/:user_id/events", user: { env, p, user in env.userEvents(id: p[0], viewer: user) }),
+        Route("GET", "user/:user_id/events.ics", user: { env, p, user in env.userCalendar(id: p[0], viewer: user) }),
+        Route(
+            "GET", "user/:user_id/schedule",
+            user: { env, p, user in env.userSchedule(id: p[0], semesterID: nil, viewer: user) }),
+        Route(
+            "GET", "user/:user_id/schedule/:semester_id",
+            user: { env, p, user in env.userSchedule(id: p[0], semesterID: p[1], viewer: user) }),
         Route("GET", "studip/content_terms_of_use_list", user: { env, _, _ in env.termsList() }),
     ]
 }

@@ -11,6 +11,8 @@ import Foundation
 /// | `GET /__sim/documents/{id}/content` | the bytes a download of that document must produce |
 /// | `POST /__sim/folders`, `PATCH`/`DELETE /__sim/folders/{id}` | add (`parent_id`, `name`, `folder_type`); rename, move (`parent_id`); delete with contents |
 /// | `POST /__sim/courses` | add a course (`title`, `number`, `semester_ids`, `members` {username: permission}, `files_tool` false = files tool off) with its root folder |
+/// | `POST /__sim/news`, `PATCH`/`DELETE /__sim/news/{id}` | post an announcement (`course_id`, or `range` = `studip`/a user id; `title`, `content` HTML, `author` username, `start`, `end` Unix seconds, `comments_allowed`); edit those fields; `expire: true` ends its publication a second ago; delete |
+/// | `POST /__sim/dates`, `PATCH /__sim/dates/{id}` | add a course date (`course_id`, `start`, `end`, `room`, `category`, `cycle_id`, `cycle_description`); move it (`start`, `end`, `room`), cancel it (`cancelled`, `note`: Stud.IP moves it to `ex_termine`, so it gets a new id, answered as `id`) |
 /// | `POST /__sim/oauth2/expire` | expire every access token now (refresh tokens still work) |
 /// | `POST /__sim/oauth2/revoke` | revoke every access token, refresh token and unredeemed code |
 /// | `POST /__sim/sessions/expire` | end every Stud.IP web session (and pre-login session) and every SP session; the IdP's login stays, as a real IdP's does |
@@ -86,6 +88,13 @@ struct ControlAPI: Sendable {
             try store.mutate { try $0.removeFolder(id) }
             return reply(["deleted": .string(id)])
         case ("POST", "courses", 1): return reply(try addCourse(input), status: 201)
+        case ("POST", "news", 1): return reply(try addNews(input), status: 201)
+        case ("PATCH", "news", 2): return reply(try changeNews(id, input))
+        case ("DELETE", "news", 2):
+            try store.mutate { try $0.removeNews(id) }
+            return reply(["deleted": .string(id)])
+        case ("POST", "dates", 1): return reply(try addDate(input), status: 201)
+        case ("PATCH", "dates", 2): return reply(try changeDate(id, input))
         case ("POST", "oauth2", 2) where id == "expire":
             authenticator.expireAccessTokens()
             return reply(["expired": true])
@@ -336,6 +345,129 @@ struct ControlAPI: Sendable {
             return Data(ContentGenerator.externalBytes(path: url, size: document.size))
         }
         return ContentBytes.all(document.content, size: document.size)
+    }
+
+    // MARK: Announcements and dates
+
+    /// Times follow the installation's clock (pinned in captured datasets), one second past the last change.
+    private func addNews(_ input: JSON) throws -> JSON {
+        let title = try required(input, "title")
+        let content = try string(input, "content") ?? ""
+        let range = try string(input, "course_id") ?? string(input, "range") ?? "studip"
+        let id = try string(input, "id") ?? PHP.newID()
+        var created: News?
+        try store.mutate { university in
+            let now = university.now
+            let author: String
+            if let username = try string(input, "author") {
+                guard let user = university.user(named: username) else {
+                    throw Failure(status: 404, message: "no user \(username)")
+                }
+                author = user.id
+            } else if let course = university.courses[range] {
+                author = course.lecturers.first?.userID ?? ""
+            } else {
+                guard range == "studip" || university.users[range] != nil else {
+                    throw Failure(status: 404, message: "no course or user \(range)")
+                }
+                author = university.user(named: "root@studip")?.id ?? ""
+            }
+            let start = try int(input, "start") ?? now - 60
+            let end = try int(input, "end") ?? start + 28 * 86400
+            guard end > start else { throw Failure(status: 400, message: "end must be after start") }
+            let item = News(
+                id: id, title: title, content: content.hasPrefix("<!--HTML-->") ? content : "<!--HTML-->" + content,
+                authorID: author, rangeIDs: [range], date: start, expire: end - start,
+                allowComments: try bool(input, "comments_allowed") ?? false, mkdate: now, chdate: now)
+            university.add(item)
+            created = item
+        }
+        guard let created else { throw Failure(status: 500, message: "announcement not created") }
+        return newsJSON(created)
+    }
+
+    private func changeNews(_ id: String, _ input: JSON) throws -> JSON {
+        var changed: News?
+        try store.mutate { university in
+            guard var item = university.news[id] else { throw Failure(status: 404, message: "no announcement \(id)") }
+            let now = max(university.now, item.chdate + 1)
+            if let title = try string(input, "title") { item.title = title }
+            if let content = try string(input, "content") {
+                item.content = content.hasPrefix("<!--HTML-->") ? content : "<!--HTML-->" + content
+            }
+            if let comments = try bool(input, "comments_allowed") { item.allowComments = comments }
+            let end = item.date + item.expire
+            if let start = try int(input, "start") { item.date = start }
+            item.expire = (try int(input, "end") ?? end) - item.date
+            if try bool(input, "expire") == true { item.expire = min(item.expire, university.now - 1 - item.date) }
+            guard item.expire > 0 else { throw Failure(status: 400, message: "the end must be after the start") }
+            item.chdate = now
+            university.add(item)
+            changed = item
+        }
+        guard let changed else { throw Failure(status: 500, message: "announcement not changed") }
+        return newsJSON(changed)
+    }
+
+    private func newsJSON(_ item: News) -> JSON {
+        [
+            "id": .string(item.id), "title": .string(item.title), "ranges": .array(item.rangeIDs.map(JSON.string)),
+            "start": .int(item.date), "end": .int(item.date + item.expire), "chdate": .int(item.chdate),
+        ]
+    }
+
+    private func addDate(_ input: JSON) throws -> JSON {
+        let courseID = try required(input, "course_id")
+        guard let start = try int(input, "start"), let end = try int(input, "end"), end > start else {
+            throw Failure(status: 400, message: "start and end (Unix seconds, end after start) are required")
+        }
+        let id = try string(input, "id") ?? PHP.newID()
+        var created: CourseEvent?
+        try store.mutate { university in
+            guard university.courses[courseID] != nil else {
+                throw Failure(status: 404, message: "no course \(courseID)")
+            }
+            let now = university.now
+            let event = CourseEvent(
+                id: id, courseID: courseID, cycleID: try string(input, "cycle_id"), start: start, end: end,
+                category: try string(input, "category") ?? "Sitzung",
+                cycleDescription: try string(input, "cycle_description") ?? "", room: try string(input, "room") ?? "",
+                mkdate: now, chdate: now)
+            university.add(event)
+            created = event
+        }
+        guard let created else { throw Failure(status: 500, message: "date not created") }
+        return dateJSON(created)
+    }
+
+    private func changeDate(_ id: String, _ input: JSON) throws -> JSON {
+        var changed: CourseEvent?
+        try store.mutate { university in
+            guard var event = university.events[id] else { throw Failure(status: 404, message: "no date \(id)") }
+            if let start = try int(input, "start") { event.start = start }
+            if let end = try int(input, "end") { event.end = end }
+            guard event.end > event.start else { throw Failure(status: 400, message: "end must be after start") }
+            if let room = try string(input, "room") { event.room = room }
+            if let note = try string(input, "note") { event.cancelComment = note }
+            if let cancelled = try bool(input, "cancelled"), cancelled != event.isCancelled {
+                event.isCancelled = cancelled
+                university.events[id] = nil
+                event.id = PHP.newID()
+            }
+            event.chdate = max(university.now, event.chdate + 1)
+            university.add(event)
+            changed = event
+        }
+        guard let changed else { throw Failure(status: 500, message: "date not changed") }
+        return dateJSON(changed)
+    }
+
+    private func dateJSON(_ event: CourseEvent) -> JSON {
+        [
+            "id": .string(event.id), "course_id": .string(event.courseID), "start": .int(event.start),
+            "end": .int(event.end), "room": .string(event.room), "cancelled": .bool(event.isCancelled),
+            "chdate": .int(event.chdate),
+        ]
     }
 
     // MARK: Helpers

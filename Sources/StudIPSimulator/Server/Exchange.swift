@@ -36,6 +36,13 @@ public struct SimRequest: Sendable {
     public func queryValue(_ name: String) -> String? {
         query.first { $0.name == name }?.value
     }
+
+    /// PHP's `SERVER_NAME`: the `Host` header without its port (`localhost` without one).
+    var serverName: String {
+        guard let host = header("host"), !host.isEmpty else { return "localhost" }
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") { return String(host[...close]) }
+        return String(host.split(separator: ":", maxSplits: 1).first ?? "localhost")
+    }
 }
 
 /// A response before it is written: the server adds latency, faults, bandwidth limits and counting.
