@@ -377,3 +377,84 @@ struct CourseItemSourceTests {
         }
     }
 }
+
+/// The simulator's routes (`.fixtures507More`: the data the captures were made with) through both sources.
+@Suite("Announcements, dates and timetable against the simulator")
+struct CourseItemSimulatorTests {
+    typealias Captured = CourseItemsTests
+    static let l17 = "45c1cafc071c9c77b79e333aaecf1cd7"
+    static let winter = "3f2e08d1db6da3e65754e0a193bdb775"
+
+    struct Read: Equatable {
+        var news: [Announcement]
+        var l14News: [Announcement]
+        var dates: [CourseDate]
+        var l14Dates: [CourseDate]
+        var schedule: [ScheduleSlot]?
+    }
+
+    static func read(api: ClientConfiguration.API, flavour: Flavour = .v50) async throws -> Read {
+        try await withSimulator(.fixtures507More, flavour: flavour) { sim async throws in
+            try await withSource(Harness.configuration(sim, api: api)) { source async throws in
+                _ = try await source.overview()
+                #expect(try await source.announcements(courseID: Self.l17) == [], "not a member")
+                #expect(try await source.dates(courseID: Self.l17) == [], "not a member")
+                return Read(
+                    news: try await source.announcements(courseID: Captured.inf101),
+                    l14News: try await source.announcements(courseID: Captured.l14),
+                    dates: try await source.dates(courseID: Captured.inf101),
+                    l14Dates: try await source.dates(courseID: Captured.l14),
+                    schedule: try await source.schedule(semesterID: Self.winter))
+            }
+        }
+    }
+
+    @Test("the captured values, the same through both APIs", arguments: [Flavour.v50, .v55])
+    func bothAPIs(flavour: Flavour) async throws {
+        let jsonAPI = try await Self.read(api: .jsonAPI, flavour: flavour)
+        let legacy = try await Self.read(api: .legacyREST, flavour: flavour)
+        for read in [jsonAPI, legacy] {
+            #expect(read.news.map(\.id) == ["8cee09c018ea2cced83190ff0f5413f8", "2506890f1ea83fdd6c59bda6885ddd25"])
+            #expect(read.news.allSatisfy { $0.authorName == "Testaccount Dozent" })
+            #expect(read.l14News.map(\.id) == ["2194e176832502797db5120c58cf7f7a"])
+            #expect(read.dates.count == 19)
+            #expect(read.dates.filter(\.isCancelled).map(\.id) == ["e5184063f32dcb46ccc9dd663caee8be"])
+            #expect(read.l14Dates.count == 33)
+            #expect(read.l14Dates.filter(\.isCancelled).map(\.id) == ["1f343d164952931b912b99bd7c1b29cd"])
+            #expect(read.schedule?.map(\.courseID) == [Captured.inf101, Captured.l14])
+        }
+        #expect(jsonAPI.news == legacy.news)
+        #expect(jsonAPI.schedule == legacy.schedule)
+        #expect(jsonAPI.dates.map(\.start) == legacy.dates.map(\.start))
+        #expect(jsonAPI.dates.filter { !$0.isCancelled }.map(\.room) == legacy.dates.filter { !$0.isCancelled }.map(\.room))
+    }
+
+    @Test("JSON:API on 6.x: the same announcements, dates and timetable")
+    func jsonAPI6() async throws {
+        let read = try await Self.read(api: .jsonAPI, flavour: .v6)
+        #expect(read.news.count == 2)
+        #expect(read.dates.filter(\.isCancelled).map(\.id) == ["e5184063f32dcb46ccc9dd663caee8be"])
+        #expect(read.schedule?.count == 2)
+    }
+
+    /// The growth of a refresh's requests, measured: docs/client.md states it.
+    @Test("requests: +2 per course (news, dates) and +1 per semester (timetable)", arguments: [
+        ClientConfiguration.API.jsonAPI, .legacyREST,
+    ])
+    func requestCount(api: ClientConfiguration.API) async throws {
+        try await withSimulator(.fixtures507More) { sim async throws in
+            let log = LogCapture()
+            try await withSource(Harness.configuration(sim, api: api, logger: log.logger)) { source async throws in
+                let overview = try await source.overview()
+                sim.resetStatistics()
+                for course in overview.courses {
+                    _ = try await source.announcements(courseID: course.id)
+                    _ = try await source.dates(courseID: course.id)
+                }
+                for semester in overview.semesters { _ = try await source.schedule(semesterID: semester.id) }
+                #expect(overview.courses.count >= 5)
+                #expect(sim.served == 2 * overview.courses.count + overview.semesters.count + log.retries)
+            }
+        }
+    }
+}
