@@ -6,7 +6,8 @@ public struct Announcement: Sendable, Hashable, Codable {
     public var title: String
     /// The body as Stud.IP returns it: HTML (JSON:API `content` / REST `body_html`), the `<!--HTML-->` marker removed.
     public var html: String
-    public var authorName: String?  // full name when the API gives it (JSON:API include=author / REST user lookup) else nil
+    /// Full name when the API gives it (JSON:API include=author / REST user lookup) else nil.
+    public var authorName: String?
     public var published: Date  // publication-start / REST `date`
     public var expires: Date?  // publication-end as returned (already a day later than sent: keep as is)
     public var changed: Date  // chdate
@@ -35,7 +36,8 @@ public struct CourseDate: Sendable, Hashable, Codable {
     public var title: String?  // what the API calls title/type (e.g. "Vorlesung", "Sitzung", "Exkursion")
     public var description: String?  // topic or description
     public var room: String?  // room or free-text room
-    public var isCancelled: Bool  // JSON:API: " (fällt aus)" title suffix / empty categories+comment (see README); REST: deleted == true
+    /// JSON:API: " (fällt aus)" title suffix / empty categories+comment (see README); REST: deleted == true.
+    public var isCancelled: Bool
     public var cancellationNote: String?  // the comment / REST `canceled` text (e.g. a holiday's name)
 
     public init(

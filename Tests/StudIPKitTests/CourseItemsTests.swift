@@ -426,7 +426,8 @@ struct CourseItemSimulatorTests {
         #expect(jsonAPI.news == legacy.news)
         #expect(jsonAPI.schedule == legacy.schedule)
         #expect(jsonAPI.dates.map(\.start) == legacy.dates.map(\.start))
-        #expect(jsonAPI.dates.filter { !$0.isCancelled }.map(\.room) == legacy.dates.filter { !$0.isCancelled }.map(\.room))
+        #expect(
+            jsonAPI.dates.filter { !$0.isCancelled }.map(\.room) == legacy.dates.filter { !$0.isCancelled }.map(\.room))
     }
 
     @Test("JSON:API on 6.x: the same announcements, dates and timetable")
@@ -438,9 +439,11 @@ struct CourseItemSimulatorTests {
     }
 
     /// The growth of a refresh's requests, measured: docs/client.md states it.
-    @Test("requests: +2 per course (news, dates) and +1 per semester (timetable)", arguments: [
-        ClientConfiguration.API.jsonAPI, .legacyREST,
-    ])
+    @Test(
+        "requests: +2 per course (news, dates) and +1 per semester (timetable)",
+        arguments: [
+            ClientConfiguration.API.jsonAPI, .legacyREST,
+        ])
     func requestCount(api: ClientConfiguration.API) async throws {
         try await withSimulator(.fixtures507More) { sim async throws in
             let log = LogCapture()
