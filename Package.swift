@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "StudIPModel"),
         .target(name: "StudIPWire", dependencies: ["StudIPModel"]),
         .target(name: "NamingRules", dependencies: ["StudIPModel"]),
+        // Announcements as Markdown, dates and timetables as iCalendar (issue 18; docs/course-files.md).
+        .target(name: "CourseFiles", dependencies: ["StudIPModel"]),
         .target(
             name: "StudIPKit",
             dependencies: [
@@ -195,6 +197,10 @@ let package = Package(
             dependencies: ["SecretStore", "SystemSupport", "TestSupport"]
         ),
         .testTarget(
+            name: "CourseFilesTests",
+            dependencies: ["CourseFiles", "StudIPModel", "TestSupport"]
+        ),
+        .testTarget(
             name: "TextGrepTests",
             dependencies: ["TextGrep", "MetadataStore", "TestSupport"]
         ),
@@ -209,7 +215,7 @@ let package = Package(
         // Fuzz targets (docs/fuzzing.md): a corpus replay in a normal build, libFuzzer with Scripts/fuzz.
         .executableTarget(
             name: "campusfs-fuzz",
-            dependencies: ["StudIPModel", "StudIPWire", "NamingRules"]
+            dependencies: ["StudIPModel", "StudIPWire", "NamingRules", "CourseFiles"]
         ),
     ],
     swiftLanguageModes: [.v6]

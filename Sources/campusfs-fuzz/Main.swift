@@ -1,7 +1,7 @@
 import Foundation
 
-/// Fuzz targets for what CampusFS reads from a server: the JSON reader, both APIs' decoders, the naming rules and
-/// the login pages' HTML scanner.
+/// Fuzz targets for what CampusFS reads from a server: the JSON reader, both APIs' decoders, the naming rules,
+/// the login pages' HTML scanner and the announcements' HTML to Markdown.
 ///
 /// `campusfs-fuzz <target> [files or directories…]`. Built normally it replays the given inputs through the
 /// target (a regression run over a corpus: any broken property traps); built with
@@ -14,6 +14,7 @@ enum FuzzMain {
         "json": JSONTarget.run,
         "jsonapi": JSONAPITarget.run,
         "legacy": LegacyTarget.run,
+        "markdown": MarkdownTarget.run,
         "naming": NamingTarget.run,
     ]
 

@@ -1,0 +1,260 @@
+import Foundation
+import StudIPModel
+import TestSupport
+import Testing
+
+@testable import CourseFiles
+
+/// The `.ics` files as a real iCalendar parser reads them: Debian's python3-icalendar (Scripts/bootstrap), run
+/// as `/usr/bin/python3` (a pyenv `python3` on the PATH does not see Debian's modules).
+@Suite struct ICalendarTests {
+    static let berlin = TimeZone(identifier: "Europe/Berlin") ?? .gmt
+    static let stamp = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-18T11:06:40Z
+
+    /// Commas, semicolons, a backslash, line breaks of both kinds, umlauts, an emoji and enough text to fold
+    /// several times, with multi-byte characters across the fold points.
+    static let awkward =
+        "Übung; Gruppe A, B und C \\ Raum „Ä 1.02“\nzweite Zeile\r\ndritte: "
+        + String(repeating: "äöüß€😀, ", count: 30)
+
+    static func berlin(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = berlin
+        return calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute))
+            ?? .distantPast
+    }
+
+    static var courseDates: [CourseDate] {
+        [
+            CourseDate(
+                id: "d-winter", start: berlin(2027, 1, 12, 10, 15), end: berlin(2027, 1, 12, 11, 45),
+                title: "Vorlesung",
+                description: "Bäume, Graphen; Rekursion", room: "Hörsaal 1 (Gebäude Ä, Raum 0.12)", isCancelled: false,
+                cancellationNote: nil),
+            CourseDate(
+                id: "d-summer", start: berlin(2026, 7, 14, 10, 15), end: berlin(2026, 7, 14, 11, 45), title: "Sitzung",
+                description: nil, room: nil, isCancelled: false, cancellationNote: nil),
+            CourseDate(
+                id: "d-cancelled", start: berlin(2026, 12, 1, 10, 15), end: berlin(2026, 12, 1, 11, 45),
+                title: "Vorlesung", description: nil, room: "Hörsaal 1", isCancelled: true,
+                cancellationNote: "Dies Academicus"),
+            CourseDate(
+                id: "d-awkward", start: berlin(2026, 10, 26, 8, 0), end: berlin(2026, 10, 26, 9, 30), title: awkward,
+                description: awkward, room: awkward, isCancelled: false, cancellationNote: nil),
+        ]
+    }
+
+    static var events: [ICalendar.Event] {
+        courseDates.map { ICalendar.Event($0, course: "Einführung in die Informatik", host: "studip.example.org") }
+    }
+
+    @Test func realParserReadsCourseDates() async throws {
+        let ics = ICalendar.calendar(
+            name: "INF-101, Termine", events: Self.events, timeZone: Self.berlin, stamp: Self.stamp)
+        let parsed = try await Self.parse(ics, zone: "Europe/Berlin")
+        #expect(parsed.errors.isEmpty)
+        #expect(parsed.calendarName == "INF-101, Termine")
+        #expect(parsed.mismatches.isEmpty, "VTIMEZONE differs from the zone's data at \(parsed.mismatches)")
+        #expect(parsed.events.count == Self.courseDates.count)
+        let byUID = Dictionary(parsed.events.map { ($0.uid, $0) }, uniquingKeysWith: { first, _ in first })
+
+        // 10:15 in Berlin in winter (+01:00) and in summer (+02:00), by the zone's name and by the VTIMEZONE.
+        let winter = try #require(byUID["d-winter@studip.example.org"])
+        #expect(winter.start == "2027-01-12T10:15:00+01:00" && winter.startByVTIMEZONE == winter.start)
+        #expect(winter.end == "2027-01-12T11:45:00+01:00" && winter.tzid == "Europe/Berlin")
+        #expect(winter.summary == "Einführung in die Informatik (Vorlesung)")
+        #expect(winter.location == "Hörsaal 1 (Gebäude Ä, Raum 0.12)")
+        #expect(winter.description == "Bäume, Graphen; Rekursion")
+        #expect(winter.status == "CONFIRMED" && winter.stamp == "2026-11-18T11:06:40+00:00")
+        let summer = try #require(byUID["d-summer@studip.example.org"])
+        #expect(summer.start == "2026-07-14T10:15:00+02:00" && summer.startByVTIMEZONE == summer.start)
+        #expect(summer.location == nil && summer.description == nil)
+
+        let cancelled = try #require(byUID["d-cancelled@studip.example.org"])
+        #expect(cancelled.status == "CANCELLED" && cancelled.description == "Dies Academicus")
+
+        // The day after the clocks went back.
+        let awkward = try #require(byUID["d-awkward@studip.example.org"])
+        let expected = Self.awkward.replacing("\r\n", with: "\n")
+        // The title trimmed in the summary, the rest exact.
+        #expect(awkward.summary == "Einführung in die Informatik (\(expected.trimmingCharacters(in: .whitespaces)))")
+        #expect(awkward.location == expected && awkward.description == expected)
+        #expect(awkward.start == "2026-10-26T08:00:00+01:00" && awkward.startByVTIMEZONE == awkward.start)
+    }
+
+    /// A weekly slot: the first Tuesday of the semester at 10:15, every week until the semester's end (in UTC).
+    @Test func realParserReadsTimetable() async throws {
+        let semester = RemoteSemester(
+            id: "ws26", title: "WS 2026/27", begin: Self.berlin(2026, 10, 1, 0, 0),
+            end: Self.berlin(2027, 3, 31, 23, 59))
+        let slots = [
+            ScheduleSlot(
+                id: "cycle-1", courseID: "c1", title: "INF-101 Einführung in die Informatik", weekday: 2,
+                startMinute: 615, endMinute: 705, room: "Hörsaal 1", description: "Vorlesung"),
+            ScheduleSlot(
+                id: "cycle-2", courseID: nil, title: "Sonntagsslot", weekday: 7, startMinute: 16 * 60 + 15,
+                endMinute: 17 * 60 + 45, room: nil, description: nil),
+        ]
+        let events = slots.map { ICalendar.Event($0, semester: semester, host: "h.example", timeZone: Self.berlin) }
+        let parsed = try await Self.parse(
+            ICalendar.calendar(name: "Stundenplan", events: events, timeZone: Self.berlin, stamp: Self.stamp),
+            zone: "Europe/Berlin")
+        #expect(parsed.errors.isEmpty && parsed.events.count == 2)
+        let tuesday = try #require(parsed.events.first { $0.uid == "cycle-1@h.example" })
+        #expect(tuesday.start == "2026-10-06T10:15:00+02:00" && tuesday.end == "2026-10-06T11:45:00+02:00")
+        #expect(tuesday.rrule == "FREQ=WEEKLY;UNTIL=20270331T215900Z")
+        // Every Tuesday at 10:15 local, both sides of the change on 25 October.
+        #expect(tuesday.occurrences.count == 26)
+        #expect(tuesday.occurrences.allSatisfy { $0.hasSuffix("T10:15:00") })
+        #expect(tuesday.occurrences.first == "2026-10-06T10:15:00" && tuesday.occurrences.last == "2027-03-30T10:15:00")
+        let sunday = try #require(parsed.events.first { $0.uid == "cycle-2@h.example" })
+        #expect(sunday.start == "2026-10-04T16:15:00+02:00")
+    }
+
+    /// Other zones' rules read off the system's data: a second Sunday (New York), the southern hemisphere
+    /// (Sydney), and no daylight saving time (Tokyo).
+    @Test(arguments: ["America/New_York", "Australia/Sydney", "Asia/Tokyo"])
+    func vtimezoneOfOtherZones(_ identifier: String) async throws {
+        let zone = try #require(TimeZone(identifier: identifier))
+        let event = ICalendar.Event(uid: "x@h", start: Self.stamp, end: Self.stamp + 3600, summary: "x")
+        let parsed = try await Self.parse(
+            ICalendar.calendar(name: "x", events: [event], timeZone: zone, stamp: Self.stamp), zone: identifier)
+        #expect(parsed.errors.isEmpty && parsed.events.count == 1)
+        #expect(parsed.mismatches.isEmpty, "VTIMEZONE differs from \(identifier) at \(parsed.mismatches)")
+    }
+
+    /// RFC 5545's line rules on the bytes: CRLF only, at most 75 octets a line, continuations start with a space,
+    /// and no line splits a UTF-8 sequence (each is valid UTF-8 on its own).
+    @Test func linesFoldedAt75OctetsWithoutSplittingCharacters() throws {
+        let ics = ICalendar.calendar(name: Self.awkward, events: Self.events, timeZone: Self.berlin, stamp: Self.stamp)
+        let bytes = Array(ics.utf8)
+        #expect(ics.hasSuffix("END:VCALENDAR\r\n"))
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
+        var continuations = 0
+        for line in lines {
+            #expect(line.last == UInt8(ascii: "\r"), "a line without CR")
+            let content = line.dropLast()
+            #expect(!content.contains(UInt8(ascii: "\r")), "a bare CR")
+            #expect(content.count <= 75, "\(content.count) octets: \(String(decoding: content, as: UTF8.self))")
+            #expect(String(validating: content, as: UTF8.self) != nil, "a line splits a character")
+            if content.first == UInt8(ascii: " ") { continuations += 1 }
+        }
+        #expect(continuations > 10)
+        let unfolded = ics.replacing("\r\n ", with: "")
+        #expect(
+            unfolded.contains(
+                "\r\nLOCATION:Übung\\; Gruppe A\\, B und C \\\\ Raum „Ä 1.02“\\nzweite Zeile\\ndritte: äöüß€😀\\, "))
+    }
+
+    /// Same dates, same bytes, whatever order the server listed them in.
+    @Test func deterministic() {
+        let first = ICalendar.calendar(name: "T", events: Self.events, timeZone: Self.berlin, stamp: Self.stamp)
+        let again = ICalendar.calendar(
+            name: "T", events: Self.events.reversed(), timeZone: Self.berlin, stamp: Self.stamp)
+        #expect(first == again)
+        #expect(first.components(separatedBy: "BEGIN:VEVENT").count == 5)
+        let starts = first.split(separator: "\r\n").filter { $0.hasPrefix("DTSTART;") }
+        #expect(starts == starts.sorted())
+    }
+
+    /// Odd input never traps and still makes a calendar that parses: an empty title, controls, dates beyond the
+    /// year 9999 (clamped to its start) or before year 1, a slot on weekday 0 or 12 at minute -5 or 5,000, an end before the start.
+    @Test func oddInput() async throws {
+        let odd = [
+            ICalendar.Event(
+                uid: "a\u{0}b@h", start: .distantFuture, end: .distantPast, summary: "", location: "\u{7}\u{1B}",
+                description: "\r"),
+            ICalendar.Event(
+                uid: "c@h", start: Date(timeIntervalSince1970: 1e15), end: Date(timeIntervalSince1970: -1e15),
+                summary: "\u{85}x"),
+        ]
+        let semester = RemoteSemester(id: "s", title: "", begin: .distantPast, end: .distantFuture)
+        let slots = [0, 12, -3].map {
+            ICalendar.Event(
+                ScheduleSlot(
+                    id: "s\($0)", courseID: nil, title: "", weekday: $0, startMinute: -5, endMinute: 5000, room: "",
+                    description: ""), semester: semester, host: "h", timeZone: Self.berlin)
+        }
+        let ics = ICalendar.calendar(name: "", events: odd + slots, timeZone: Self.berlin, stamp: .distantFuture)
+        #expect(!ics.unicodeScalars.contains { $0.value < 0x20 && $0 != "\r" && $0 != "\n" })
+        let parsed = try await Self.parse(ics, zone: "Europe/Berlin")
+        #expect(parsed.errors.isEmpty && parsed.events.count == 5)
+        #expect(parsed.events.first { $0.uid == "ab@h" }?.start == "4001-01-01T01:00:00+01:00")
+        #expect(parsed.events.first { $0.uid == "c@h" }?.start == "9999-01-01T01:00:00+01:00")
+        #expect(!ics.contains("LOCATION:\r\n") && ics.contains("DESCRIPTION:\\n\r\n"))
+    }
+
+    // MARK: The parser
+
+    struct Parsed: Decodable {
+        var calendarName: String
+        var errors: [String]
+        /// Hours in 2020–2032 where the VTIMEZONE's offset differs from the zone's.
+        var mismatches: [String]
+        var events: [ParsedEvent]
+    }
+
+    struct ParsedEvent: Decodable {
+        var uid: String
+        var tzid: String?
+        var start: String
+        var startByVTIMEZONE: String
+        var end: String?
+        var summary: String
+        var location: String?
+        var description: String?
+        var status: String
+        var stamp: String
+        var rrule: String?
+        /// Local start times of a repeating event, expanded by dateutil.
+        var occurrences: [String]
+    }
+
+    static let script = """
+        import datetime, json, sys, zoneinfo
+        from dateutil.rrule import rrulestr
+        from icalendar import Calendar
+        cal = Calendar.from_ical(open(sys.argv[1], 'rb').read())
+        zone = zoneinfo.ZoneInfo(sys.argv[2])
+        vtz = cal.walk('VTIMEZONE')[0].to_tz()
+        mismatches = []
+        base = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+        for hour in range(0, 24 * 366 * 13):
+            t = base + datetime.timedelta(hours=hour)
+            if t.astimezone(vtz).utcoffset() != t.astimezone(zone).utcoffset():
+                mismatches.append(t.isoformat())
+        events = []
+        for e in cal.walk('VEVENT'):
+            start = e['DTSTART']
+            naive = start.dt.replace(tzinfo=None)
+            rrule = e['RRULE'].to_ical().decode() if 'RRULE' in e else None
+            occurrences = []
+            if rrule:
+                until = e['RRULE']['UNTIL'][0].astimezone(zone).replace(tzinfo=None)
+                rule = rrulestr(rrule.split(';UNTIL=')[0], dtstart=naive)
+                occurrences = [o.isoformat() for o in rule.between(naive, until, inc=True)]
+            events.append({
+                'uid': str(e['UID']), 'tzid': start.params.get('TZID'), 'start': start.dt.isoformat(),
+                'startByVTIMEZONE': vtz.localize(naive).isoformat(),
+                'end': e['DTEND'].dt.isoformat() if 'DTEND' in e else None,
+                'summary': str(e['SUMMARY']), 'location': str(e['LOCATION']) if 'LOCATION' in e else None,
+                'description': str(e['DESCRIPTION']) if 'DESCRIPTION' in e else None,
+                'status': str(e['STATUS']), 'stamp': e.decoded('DTSTAMP').isoformat(), 'rrule': rrule,
+                'occurrences': occurrences})
+        errors = [str(error) for c in cal.walk() for error in c.errors]
+        print(json.dumps({'calendarName': str(cal['X-WR-CALNAME']), 'errors': errors,
+            'mismatches': mismatches[:5], 'events': events}))
+        """
+
+    /// `ics` as python3-icalendar reads it, with its VTIMEZONE checked hour by hour against `zone`'s data.
+    static func parse(_ ics: String, zone: String) async throws -> Parsed {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("campusfs-\(UUID().uuidString).ics")
+        try Data(ics.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try await runTool("/usr/bin/python3", ["-c", script, file.path, zone])
+        try #require(
+            result.status == 0,
+            "python3-icalendar failed (Scripts/bootstrap installs it): \(result.stderr)\n\(ics)")
+        return try JSONDecoder().decode(Parsed.self, from: Data(result.stdout.utf8))
+    }
+}
