@@ -15,7 +15,8 @@ enum HighlightCounts {
         for row in rows {
             let inode = try row.decode(Int64.self, forColumn: "inode")
             parents[inode] = try row.decode(Int64?.self, forColumn: "parent")
-            if try row.decode(String.self, forColumn: "item_kind") == ItemKind.document.rawValue {
+            let item = try row.decode(String.self, forColumn: "item_kind")
+            if item == ItemKind.document.rawValue || item == ItemKind.announcement.rawValue {
                 if try row.bool("lit") { lit.append(inode) }
             } else {
                 counts[inode] = 0

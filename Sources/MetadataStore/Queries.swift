@@ -60,8 +60,12 @@ extension MetadataStore {
             var info = NodeInfo(
                 node: node, description: "", webURL: "", document: nil, highlight: nil, user: UserState())
             switch node.item {
-            case .root, .ongoing, .semester, .tagView, .tag, .tagLink:
+            case .root, .ongoing, .semester, .tagView, .tag, .tagLink, .announcements, .courseCalendar, .timetable:
                 break
+            case .announcement:
+                info.highlight = try String.fetchOne(
+                    db, sql: "SELECT highlight FROM generated_file WHERE inode = ?", arguments: [inode]
+                ).flatMap(Highlight.init(rawValue:))
             case .course, .courseLink:
                 if let row = try db.row(QuerySQL.courseInfo, [node.studipID]) {
                     info.description = try row.decode(forColumn: "description")

@@ -11,7 +11,10 @@ enum QuerySQL {
         SELECT d.*, n.course_id, n.size, n.mtime FROM document d JOIN node n ON n.inode = d.inode
         WHERE d.inode = ?
         """
-    static let isHighlighted = "SELECT 1 FROM document WHERE inode = ? AND highlight IS NOT NULL"
+    static let isHighlighted = """
+        SELECT 1 FROM document WHERE inode = ? AND highlight IS NOT NULL
+        UNION ALL SELECT 1 FROM generated_file WHERE inode = ? AND highlight IS NOT NULL
+        """
     static let userState = "SELECT rating, flagged, pinned FROM user_state WHERE item_kind = ? AND studip_id = ?"
     static let tags = "SELECT tag FROM user_tag WHERE item_kind = ? AND studip_id = ? ORDER BY position"
 
@@ -66,15 +69,20 @@ enum QuerySQL {
         SELECT \(Node.columns) FROM below JOIN node n ON n.inode = below.inode
         """
 
-    /// Documents with a stored highlight (partial index) or a flag (partial index), newest first.
+    /// Documents and announcements with a stored highlight (partial indexes) or documents with a flag (partial
+    /// index), newest first.
     static let highlighted = """
-        SELECT \(Node.columns), d.highlight, COALESCE(u.flagged, 0) AS flagged, c.title AS course_title
+        SELECT \(Node.columns), COALESCE(d.highlight, g.highlight) AS highlight, COALESCE(u.flagged, 0) AS flagged,
+               c.title AS course_title
         FROM node n
-        JOIN document d ON d.inode = n.inode
+        LEFT JOIN document d ON d.inode = n.inode
+        LEFT JOIN generated_file g ON g.inode = n.inode
         JOIN course c ON c.id = n.course_id
         LEFT JOIN user_state u ON u.item_kind = 'document' AND u.studip_id = n.studip_id
         WHERE n.inode IN (
             SELECT inode FROM document WHERE highlight IS NOT NULL
+            UNION
+            SELECT inode FROM generated_file WHERE highlight IS NOT NULL
             UNION
             SELECT node.inode FROM user_state JOIN node ON node.item_kind = 'document'
                 AND node.studip_id = user_state.studip_id
@@ -89,15 +97,17 @@ enum QuerySQL {
         WHERE n.item_kind = 'course' ORDER BY n.inode
         """
 
-    /// A course's directories and documents with what decides their highlight, for `HighlightCounts`.
+    /// A course's directories, documents and announcements with what decides their highlight, for
+    /// `HighlightCounts`.
     static let courseHighlights = """
         SELECT n.inode, n.parent, n.item_kind, n.highlighted_below,
-               (d.highlight IS NOT NULL OR COALESCE(u.flagged, 0) = 1) AS lit
+               (d.highlight IS NOT NULL OR g.highlight IS NOT NULL OR COALESCE(u.flagged, 0) = 1) AS lit
         FROM node n
         LEFT JOIN document d ON d.inode = n.inode
+        LEFT JOIN generated_file g ON g.inode = n.inode
         LEFT JOIN user_state u ON n.item_kind = 'document' AND u.item_kind = 'document'
             AND u.studip_id = n.studip_id
-        WHERE n.course_id = ? AND n.item_kind IN ('course', 'folder', 'document')
+        WHERE n.course_id = ? AND n.item_kind IN ('course', 'folder', 'document', 'announcements', 'announcement')
         """
 
     /// Every statement above, for the query-plan test.

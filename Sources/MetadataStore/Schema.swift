@@ -10,29 +10,103 @@ enum Schema {
         migrator.registerMigration("v2: departures", migrate: addDepartures)
         migrator.registerMigration("v3: search index", migrate: addSearchIndex)
         migrator.registerMigration("v4: tag view", migrate: addTagView)
+        migrator.registerMigration("v5: course files", migrate: addCourseFiles)
         return migrator
     }
 
     /// The item kinds of the tag view (``TagView``), and its links (one per tag of an item) exempt from the
-    /// one-placement index. SQLite cannot change a CHECK constraint, so `node` is rebuilt the documented way (new
-    /// table, copy, drop, rename; GRDB's default `.deferred` foreign-key checks turn them off meanwhile and check
-    /// them at the end), keeping its AUTOINCREMENT counter: inodes of deleted nodes are never handed out again.
-    /// The view itself is built by the next refresh or tag change.
+    /// one-placement index. The view itself is built by the next refresh or tag change.
     private static func addTagView(_ db: Database) throws {
+        try rebuildNode(
+            itemKinds: [
+                "root", "semester", "ongoing", "course", "courseLink", "folder", "document", "tagView", "tag",
+                "tagLink",
+            ], db)
+    }
+
+    /// The generated files of issue 18: a course's announcements folder with one Markdown file per announcement,
+    /// its calendar and a semester's timetable. What Stud.IP said is kept in `announcement`, `course_date` and
+    /// `schedule_slot` (by the course or semester, so a hidden course's rows go with it); the rendered bytes live
+    /// in `generated_file` next to the node, so getattr is exact and a read needs no network. The files appear
+    /// with the next refresh.
+    private static func addCourseFiles(_ db: Database) throws {
+        try rebuildNode(
+            itemKinds: [
+                "root", "semester", "ongoing", "course", "courseLink", "folder", "document", "tagView", "tag",
+                "tagLink",
+                "announcements", "announcement", "courseCalendar", "timetable",
+            ], db)
+        try db.execute(
+            sql: """
+                CREATE TABLE announcement (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    course_id TEXT NOT NULL REFERENCES course(id) ON DELETE CASCADE,
+                    title TEXT NOT NULL,
+                    html TEXT NOT NULL,
+                    author_name TEXT,
+                    published REAL NOT NULL,
+                    expires REAL,
+                    changed REAL NOT NULL,
+                    comments_allowed INTEGER NOT NULL
+                );
+                CREATE INDEX announcement_course ON announcement(course_id);
+
+                CREATE TABLE course_date (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    course_id TEXT NOT NULL REFERENCES course(id) ON DELETE CASCADE,
+                    start_at REAL NOT NULL,
+                    end_at REAL NOT NULL,
+                    title TEXT,
+                    description TEXT,
+                    room TEXT,
+                    cancelled INTEGER NOT NULL,
+                    cancellation_note TEXT
+                );
+                CREATE INDEX course_date_course ON course_date(course_id);
+
+                -- A slot's id is only unique within the user's timetable of one semester.
+                CREATE TABLE schedule_slot (
+                    semester_id TEXT NOT NULL REFERENCES semester(id) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    course_id TEXT,
+                    title TEXT NOT NULL,
+                    weekday INTEGER NOT NULL CHECK (weekday BETWEEN 1 AND 7),
+                    start_minute INTEGER NOT NULL,
+                    end_minute INTEGER NOT NULL,
+                    room TEXT,
+                    description TEXT,
+                    PRIMARY KEY (semester_id, id)
+                );
+
+                -- The bytes of an announcement, calendar or timetable node (its size and mtime are in node);
+                -- highlight as for documents: announcements that are new or changed and not read yet.
+                CREATE TABLE generated_file (
+                    inode INTEGER PRIMARY KEY NOT NULL REFERENCES node(inode) ON DELETE CASCADE,
+                    content BLOB NOT NULL,
+                    highlight TEXT CHECK (highlight IN ('new', 'changed'))
+                );
+                CREATE INDEX generated_file_highlighted ON generated_file(inode) WHERE highlight IS NOT NULL;
+                """)
+    }
+
+    /// Gives `node` a new list of item kinds. SQLite cannot change a CHECK constraint, so the table is rebuilt the
+    /// documented way (new table, copy, drop, rename; GRDB's default `.deferred` foreign-key checks turn them off
+    /// meanwhile and check them at the end), keeping its AUTOINCREMENT counter: inodes of deleted nodes are never
+    /// handed out again. Course and tag links are exempt from the one-placement index.
+    private static func rebuildNode(itemKinds: [String], _ db: Database) throws {
         let columns =
             "inode, parent, name, base_name, kind, item_kind, studip_id, course_id, size, mtime, symlink_target, "
             + "created, highlighted_below"
+        let kinds = itemKinds.map { "'\($0)'" }.joined(separator: ", ")
         try db.execute(
             sql: """
-                CREATE TABLE node_v4 (
+                CREATE TABLE node_new (
                     inode INTEGER PRIMARY KEY AUTOINCREMENT,
                     parent INTEGER REFERENCES node(inode) ON DELETE CASCADE,
                     name TEXT NOT NULL,
                     base_name TEXT NOT NULL,
                     kind TEXT NOT NULL CHECK (kind IN ('directory', 'file', 'symlink')),
-                    item_kind TEXT NOT NULL
-                        CHECK (item_kind IN ('root', 'semester', 'ongoing', 'course', 'courseLink', 'folder',
-                                             'document', 'tagView', 'tag', 'tagLink')),
+                    item_kind TEXT NOT NULL CHECK (item_kind IN (\(kinds))),
                     studip_id TEXT,
                     course_id TEXT REFERENCES course(id) ON DELETE CASCADE,
                     size INTEGER NOT NULL DEFAULT 0,
@@ -42,12 +116,12 @@ enum Schema {
                     highlighted_below INTEGER NOT NULL DEFAULT 0,
                     CHECK ((parent IS NULL) = (item_kind = 'root'))
                 );
-                INSERT INTO node_v4 (\(columns)) SELECT \(columns) FROM node;
+                INSERT INTO node_new (\(columns)) SELECT \(columns) FROM node;
                 UPDATE sqlite_sequence
                 SET seq = MAX(seq, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'node'), 0))
-                WHERE name = 'node_v4';
+                WHERE name = 'node_new';
                 DROP TABLE node;
-                ALTER TABLE node_v4 RENAME TO node;
+                ALTER TABLE node_new RENAME TO node;
                 CREATE UNIQUE INDEX node_name ON node(parent, name);
                 CREATE INDEX node_parent ON node(parent);
                 CREATE INDEX node_item ON node(item_kind, studip_id);

@@ -75,7 +75,7 @@ struct TreeEditor {
             let rows = try db.rows(
                 """
                 SELECT inode, name, base_name, created, studip_id,
-                    item_kind = 'document' OR (item_kind = 'tagLink'
+                    item_kind IN ('document', 'announcement') OR (item_kind = 'tagLink'
                         AND EXISTS (SELECT 1 FROM document WHERE document.id = node.studip_id)) AS is_document
                 FROM node WHERE parent = ?
                 """,

@@ -30,6 +30,15 @@ public enum ItemKind: String, Sendable, Hashable, CaseIterable {
     case tag
     /// A symlink in a tag folder to a tagged document, folder or course; its `studipID` is the target's.
     case tagLink
+    /// A course's folder of announcements (`Ankündigungen`); its `studipID` is the course's.
+    case announcements
+    /// One announcement rendered as Markdown, bytes in the store (``GeneratedFile``).
+    case announcement
+    /// A course's dates as iCalendar (`Termine.ics`); its `studipID` is the course's.
+    case courseCalendar
+    /// A semester's timetable as iCalendar (`Stundenplan.ics`) in the semester folder; its `studipID` is the
+    /// semester's.
+    case timetable
 }
 
 /// The highlight of a document (`user.campusfs.highlight`, DESIGN.md §1.4).

@@ -12,7 +12,9 @@ struct UserKey {
     init?(node: Node) {
         guard let id = node.studipID else { return nil }
         switch node.item {
-        case .root, .ongoing, .tagView, .tag, .tagLink: return nil
+        // Generated files are no Stud.IP items a user could tag (the tag view would not show them).
+        case .root, .ongoing, .tagView, .tag, .tagLink, .announcements, .announcement, .courseCalendar, .timetable:
+            return nil
         case .courseLink: item = .course
         default: item = node.item
         }
@@ -121,14 +123,14 @@ extension MetadataStore {
         }
     }
 
-    /// Clears `new`/`changed` once a person opened a document (the filesystem decides who; scans do not count);
+    /// Clears `new`/`changed` once a person opened a document or an announcement (the filesystem decides who; scans do not count);
     /// `flagged` stays. With `version`, only while the document still has that version: the filesystem clears a
     /// moment after the open, and a refresh in between may have brought a newer one, which nobody has seen.
     /// Returns whether anything changed; when nothing did, no write transaction is taken.
     @discardableResult
     public func markRead(inode: Int64, version: DocumentVersion? = nil) throws(StoreError) -> Bool {
         let isHighlighted = try read("reading the highlight of inode \(inode)") { db in
-            try db.row(QuerySQL.isHighlighted, [inode]) != nil
+            try db.row(QuerySQL.isHighlighted, [inode, inode]) != nil
         }
         guard isHighlighted else { return false }
         return try write("marking inode \(inode) read") { db in
@@ -142,7 +144,10 @@ extension MetadataStore {
             } else {
                 try db.run("UPDATE document SET highlight = NULL WHERE inode = ? AND highlight IS NOT NULL", [inode])
             }
-            guard db.changesCount > 0, let courseID = try Node.fetch(inode, db)?.courseID else { return false }
+            var changes = db.changesCount
+            try db.run("UPDATE generated_file SET highlight = NULL WHERE inode = ? AND highlight IS NOT NULL", [inode])
+            changes += db.changesCount
+            guard changes > 0, let courseID = try Node.fetch(inode, db)?.courseID else { return false }
             try HighlightCounts.recount(course: courseID, db)
             return true
         }

@@ -124,6 +124,8 @@ import Testing
                         ["SCAN up", "SCAN below", "SCAN CONSTANT ROW"].contains(detail)
                         || detail.contains("USING INDEX document_highlighted")
                         || detail.contains("USING COVERING INDEX document_highlighted")
+                        || detail.contains("USING INDEX generated_file_highlighted")
+                        || detail.contains("USING COVERING INDEX generated_file_highlighted")
                     #expect(allowed, "\(name) scans: \(detail)")
                 }
                 #expect(!details.isEmpty)
