@@ -105,7 +105,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "AsyncHelpers", "CampusFS", "ControlProtocol", "StudIPKit", "StudIPModel", "MetadataStore",
-                "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport",
+                "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport", "CourseFiles",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

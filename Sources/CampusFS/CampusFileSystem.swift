@@ -58,6 +58,8 @@ public final class CampusFileSystem: FileSystemOperations {
     private struct OpenFiles: Sendable {
         var lastID: UInt64 = 0
         var files: [UInt64: OpenFile] = [:]
+        /// Generated files (announcements, calendars, timetables) open now, with the bytes they were opened with.
+        var generated: [UInt64: Data] = [:]
         /// The content the kernel's page cache holds for an inode: the last one an open served.
         var servedContent: [Inode: String] = [:]
     }
@@ -220,6 +222,10 @@ public final class CampusFileSystem: FileSystemOperations {
         }
         let document: DocumentInfo
         do throws(StoreError) {
+            if let content = try store.generatedContent(inode: Int64(inode)) {
+                openGenerated(content, inode: inode, reply: reply)
+                return
+            }
             guard let found = try store.document(inode: Int64(inode)) else {
                 reply.error(ENOENT)
                 return
@@ -267,6 +273,27 @@ public final class CampusFileSystem: FileSystemOperations {
         reply.onInterrupt { answering.cancel() }
     }
 
+    /// A generated file is served from the bytes the store had at the open, so a refresh meanwhile cannot tear a
+    /// read; no cache, no download. Opening an announcement is reading it: its `new`/`changed` highlight clears.
+    private func openGenerated(_ content: Data, inode: Inode, reply: OpenReply) {
+        let id = openFiles.withLock { state in
+            state.lastID += 1
+            state.generated[state.lastID] = content
+            return state.lastID
+        }
+        guard reply.open(handle: id, keepCache: false) else {
+            openFiles.withLock { _ = $0.generated.removeValue(forKey: id) }
+            return
+        }
+        Task { [store, logger] in
+            do throws(StoreError) {
+                _ = try await store.run { store throws(StoreError) in try store.markRead(inode: Int64(inode)) }
+            } catch {
+                logger.warning("clearing the highlight of inode \(inode) failed: \(error)")
+            }
+        }
+    }
+
     /// Opens the document's content and returns it with the metadata it was opened for. A body whose length
     /// differs from the metadata's size means the listing is out of date (Stud.IP can replace the bytes without
     /// changing anything else): the course is refreshed, and the open tried once more with what the refresh found.
@@ -299,6 +326,11 @@ public final class CampusFileSystem: FileSystemOperations {
     /// reads of cached documents cost no task and no thread hop. Only a range still downloading waits in a task.
     public func read(_ inode: Inode, offset: Int64, file: FileInfo, reply: DataReply) {
         counters.countRead()
+        if let content = openFiles.withLock({ $0.generated[file.handle] }) {
+            let start = Int(clamping: max(offset, 0))
+            reply.data(start < content.count ? content[start..<min(content.count, start + reply.size)] : Data())
+            return
+        }
         guard let open = openFiles.withLock({ $0.files[file.handle] }) else {
             reply.error(EBADF)
             return
@@ -329,7 +361,10 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     public func release(_ inode: Inode, file: FileInfo, reply: StatusReply) {
-        let open = openFiles.withLock { $0.files.removeValue(forKey: file.handle) }
+        let open = openFiles.withLock { state in
+            state.generated.removeValue(forKey: file.handle)
+            return state.files.removeValue(forKey: file.handle)
+        }
         reply.ok()
         guard let open else { return }
         scans.active(open.opener)

@@ -41,6 +41,8 @@ public struct DaemonConfiguration: Sendable {
     public var removalGrace: Duration = .seconds(7 * 86_400)
     /// The longest one refresh may take before it is stopped (what it applied stays).
     public var refreshTimeout: Duration = .seconds(600)
+    /// The generated files (issue 18); German and all on unless the profile says otherwise.
+    public var courseFiles = CourseFilesOptions()
 
     public init(
         profile: String, mountpoint: String, databasePath: String, cacheDirectory: String, socketPath: String,
@@ -517,9 +519,11 @@ public final class CampusDaemon: Sendable {
         _ configuration: DaemonConfiguration, store: MetadataStore, source: any DocumentSource,
         progress: (@Sendable (Int, Int) -> Void)? = nil
     ) -> Refresher {
-        Refresher(
+        var courseFiles = configuration.courseFiles
+        courseFiles.host = URL(string: configuration.client.baseURL)?.host ?? courseFiles.host
+        return Refresher(
             source: source, store: store, options: configuration.tree, semesters: configuration.semesters,
-            progress: progress)
+            courseFiles: courseFiles, progress: progress)
     }
 
     /// Runs `body`, cancelling it after `limit`: its requests end as cancelled, and the refresh reports that it

@@ -1,4 +1,5 @@
 import ControlProtocol
+import CourseFiles
 import Foundation
 import MetadataStore
 import StudIPKit
@@ -16,15 +17,19 @@ public struct Refresher: Sendable {
     public let semesters: Set<String>?
     /// Told how many courses are done of how many, once the overview is in and after each course.
     public let progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
+    /// Which generated files (announcements, dates, timetables) the refresh renders, and in which language.
+    public let courseFiles: CourseFilesOptions
 
     public init(
         source: any DocumentSource, store: MetadataStore, options: TreeOptions, semesters: Set<String>? = nil,
+        courseFiles: CourseFilesOptions = CourseFilesOptions(),
         progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
     ) {
         self.source = source
         self.store = store
         self.options = options
         self.semesters = semesters
+        self.courseFiles = courseFiles
         self.progress = progress
     }
 
@@ -73,17 +78,20 @@ public struct Refresher: Sendable {
         var serverError: StudIPError?
         var done = 0
         progress?(done, courses.count)
-        await withTaskGroup(of: (RemoteCourse, Result<CourseContent, StudIPError>).self) { group in
+        await withTaskGroup(of: (RemoteCourse, Result<CourseContent, StudIPError>, CourseExtras).self) { group in
             for course in courses {
                 group.addTask {
                     do throws(StudIPError) {
-                        return (course, .success(try await source.content(of: course)))
+                        let content = try await source.content(of: course)
+                        return (course, .success(content), await extras(of: course))
                     } catch {
-                        return (course, .failure(error))
+                        return (
+                            course, .failure(error), CourseExtras(courseID: course.id, announcements: nil, dates: nil)
+                        )
                     }
                 }
             }
-            for await (course, result) in group {
+            for await (course, result, extras) in group {
                 defer {
                     done += 1
                     progress?(done, courses.count)
@@ -92,7 +100,11 @@ public struct Refresher: Sendable {
                 case .success(let content):
                     do {
                         summary.merge(
-                            try await store.run { store throws(StoreError) in try store.applyCourse(content, now: now) }
+                            try await store.run { store throws(StoreError) in
+                                var summary = try store.applyCourse(content, now: now)
+                                summary.merge(try store.applyCourseExtras(extras, now: now))
+                                return summary
+                            }
                         )
                     } catch {
                         failures.append(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"))
@@ -110,9 +122,112 @@ public struct Refresher: Sendable {
             }
         }
         if let serverError { throw .studIP(serverError) }
+        if courseFiles.timetable, courseIDs == nil {
+            do {
+                summary.merge(try await timetables(overview, placed: placed, now: now))
+            } catch {
+                failures.append(ItemProblem(itemID: "timetable", message: "timetable: \(error)"))
+            }
+        }
         return Report(
             summary: summary, requests: source.requestCount - requestsBefore, api: source.apiName,
             failedCourses: failures)
+    }
+}
+
+/// The generated files of issue 18: the profile's `language`, `announcements`, `dates` and `timetable`.
+public struct CourseFilesOptions: Sendable, Hashable {
+    public var language: CourseFilesLanguage
+    public var announcements: Bool
+    public var dates: Bool
+    public var timetable: Bool
+    /// The installation's host, for the calendars' stable UIDs (`<date id>@<host>`).
+    public var host: String
+
+    public init(
+        language: CourseFilesLanguage = .default, announcements: Bool = true, dates: Bool = true,
+        timetable: Bool = true, host: String = "studip"
+    ) {
+        self.language = language
+        self.announcements = announcements
+        self.dates = dates
+        self.timetable = timetable
+        self.host = host
+    }
+}
+
+extension Refresher {
+    /// Stud.IP installations keep their dates in Europe/Berlin (the contract of issue 18).
+    static let installationTimeZone = TimeZone(identifier: "Europe/Berlin") ?? .gmt
+
+    /// A course's announcements and dates, rendered. What is switched off or fails stays nil, so the store keeps
+    /// what it had (offline, everything stays readable); a course that forbids them gives none (the client's `[]`).
+    func extras(of course: RemoteCourse) async -> CourseExtras {
+        var extras = CourseExtras(courseID: course.id, announcements: nil, dates: nil)
+        let language = courseFiles.language
+        if courseFiles.announcements, let items = try? await source.announcements(courseID: course.id) {
+            extras.announcements = (
+                language.announcementsFolder,
+                items.map { announcement in
+                    let text = AnnouncementMarkdown.render(announcement, language: language)
+                    return (
+                        announcement,
+                        GeneratedFile(
+                            name: AnnouncementMarkdown.fileName(announcement), content: Data(text.utf8),
+                            changed: announcement.changed)
+                    )
+                }
+            )
+        }
+        if courseFiles.dates, let dates = try? await source.dates(courseID: course.id) {
+            let events = dates.map { ICalendar.Event($0, course: course.title, host: courseFiles.host) }
+            extras.dates = (dates, calendarFile(name: language.datesFile, title: course.title, events: events))
+        }
+        return extras
+    }
+
+    /// Each placed semester's timetable: the schedule route's weekly slots, or where the installation has none,
+    /// the union of the semester's course dates the store holds.
+    func timetables(_ overview: RemoteOverview, placed: Set<String>, now: Date) async throws -> RefreshSummary {
+        var summary = RefreshSummary()
+        let inTree = Set(overview.courses.filter { placed.contains($0.id) }.flatMap(\.semesterIDs))
+        for semester in overview.semesters where inTree.contains(semester.id) {
+            let slots = try await source.schedule(semesterID: semester.id)
+            let events: [ICalendar.Event]
+            if let slots {
+                events = slots.map {
+                    ICalendar.Event($0, semester: semester, host: courseFiles.host, timeZone: Self.installationTimeZone)
+                }
+            } else {
+                let courses = overview.courses.filter { placed.contains($0.id) && $0.semesterIDs.contains(semester.id) }
+                let dates = try await store.run { store throws(StoreError) in
+                    var dates: [(String, [CourseDate])] = []
+                    for course in courses { dates.append((course.title, try store.courseDates(courseID: course.id))) }
+                    return dates
+                }
+                events = dates.flatMap { title, dates in
+                    dates.filter { $0.start >= semester.begin && $0.start <= semester.end }.map {
+                        ICalendar.Event($0, course: title, host: courseFiles.host)
+                    }
+                }
+            }
+            let file =
+                events.isEmpty
+                ? nil : calendarFile(name: courseFiles.language.timetableFile, title: semester.title, events: events)
+            summary.merge(
+                try await store.run { store throws(StoreError) in
+                    try store.applyTimetable(semesterID: semester.id, slots: slots, file: file, now: now)
+                })
+        }
+        return summary
+    }
+
+    /// A calendar stamped by its data, not the clock (the latest end among its events), so that both APIs and
+    /// every refresh give the same bytes for the same dates.
+    private func calendarFile(name: String, title: String, events: [ICalendar.Event]) -> GeneratedFile {
+        let stamp = events.map(\.end).max() ?? Date(timeIntervalSince1970: 0)
+        let text = ICalendar.calendar(name: title, events: events, timeZone: Self.installationTimeZone, stamp: stamp)
+        return GeneratedFile(name: name, content: Data(text.utf8), changed: stamp)
     }
 }
 

@@ -179,6 +179,20 @@ extension MetadataStore {
         }
     }
 
+    /// A course's dates as the last refresh stored them: the timetable of an installation without a schedule
+    /// route is their union.
+    public func courseDates(courseID: String) throws(StoreError) -> [CourseDate] {
+        try read("reading the dates of course \(courseID)") { db in
+            try db.rows("SELECT * FROM course_date WHERE course_id = ? ORDER BY start_at, id", [courseID]).map { row in
+                CourseDate(
+                    id: try row.decode(forColumn: "id"), start: try row.date("start_at"), end: try row.date("end_at"),
+                    title: try row.decode(forColumn: "title"), description: try row.decode(forColumn: "description"),
+                    room: try row.decode(forColumn: "room"), isCancelled: try row.bool("cancelled"),
+                    cancellationNote: try row.decode(forColumn: "cancellation_note"))
+            }
+        }
+    }
+
     /// The bytes of a generated file (announcement, calendar, timetable); nil for other nodes.
     public func generatedContent(inode: Int64) throws(StoreError) -> Data? {
         try read("reading the generated file \(inode)") { db in

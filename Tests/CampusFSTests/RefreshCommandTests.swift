@@ -26,7 +26,8 @@ struct RefreshCommandTests {
             let university = sim.university
             let courses = try #require(university.user(named: "test_autor")).id
             let courseCount = university.courses(of: courses).count
-            let bound = 2 + university.orderedSemesters.count + 3 * courseCount
+            // Per course its folders (3), announcements and dates (2); per semester its listing and timetable.
+            let bound = 2 + 2 * university.orderedSemesters.count + 5 * courseCount
 
             let cold = try await refreshJSON(cli, login)
             #expect(sim.requestCount <= bound, "cold refresh: \(sim.requestCount) requests, bound \(bound)")
