@@ -114,6 +114,7 @@ let package = Package(
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
                 "ContentIndexing", "StudIPSimulator", "CXattr", "SecretStore", "SystemSupport", "TextGrep",
+                "CourseFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),

@@ -519,11 +519,9 @@ public final class CampusDaemon: Sendable {
         _ configuration: DaemonConfiguration, store: MetadataStore, source: any DocumentSource,
         progress: (@Sendable (Int, Int) -> Void)? = nil
     ) -> Refresher {
-        var courseFiles = configuration.courseFiles
-        courseFiles.host = URL(string: configuration.client.baseURL)?.host ?? courseFiles.host
-        return Refresher(
+        Refresher(
             source: source, store: store, options: configuration.tree, semesters: configuration.semesters,
-            courseFiles: courseFiles, progress: progress)
+            courseFiles: configuration.courseFiles, progress: progress)
     }
 
     /// Runs `body`, cancelling it after `limit`: its requests end as cancelled, and the refresh reports that it

@@ -19,6 +19,10 @@ import TOMLKit
 /// semesters = ["WS 2026/27"]                  # titles or ids; empty or missing: all
 /// hidden_courses = ["<course id>"]
 /// course_name = "{number} {title}"
+/// language = "de"                             # de | en: names of the generated files (Ankündigungen, Termine.ics)
+/// announcements = true                        # a course's announcements as Markdown files
+/// dates = true                                # a course's dates as Termine.ics
+/// timetable = true                            # a semester's timetable as Stundenplan.ics
 /// ```
 struct ConfigFile: Decodable, Sendable {
     var defaultProfile: String?
@@ -93,6 +97,10 @@ struct ConfigFile: Decodable, Sendable {
         "refresh_interval": #"a duration in quotes, e.g. refresh_interval = "10m""#,
         "removal_grace": #"a duration in quotes, e.g. removal_grace = "7d""#,
         "refresh_timeout": #"a duration in quotes, e.g. refresh_timeout = "10m""#,
+        "language": #""de" or "en" in quotes, e.g. language = "en""#,
+        "announcements": "true or false without quotes, e.g. announcements = false",
+        "dates": "true or false without quotes, e.g. dates = false",
+        "timetable": "true or false without quotes, e.g. timetable = false",
     ]
 }
 
@@ -114,9 +122,13 @@ struct ProfileSettings: Decodable, Sendable {
     var refreshInterval: String?
     var removalGrace: String?
     var refreshTimeout: String?
+    var language: String?
+    var announcements: Bool?
+    var dates: Bool?
+    var timetable: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case url, university, username, login, api, semesters
+        case url, university, username, login, api, semesters, language, announcements, dates, timetable
         case ssoURL = "sso_url"
         case oauth2ClientID = "oauth2_client_id"
         case ssoAcceptConsent = "sso_accept_consent"
@@ -135,7 +147,7 @@ struct ProfileSettings: Decodable, Sendable {
             (.url, url), (.university, university), (.username, username), (.login, login), (.ssoURL, ssoURL),
             (.oauth2ClientID, oauth2ClientID), (.api, api), (.passwordCommand, passwordCommand),
             (.courseName, courseName), (.cacheLimit, cacheLimit), (.refreshInterval, refreshInterval),
-            (.removalGrace, removalGrace), (.refreshTimeout, refreshTimeout),
+            (.removalGrace, removalGrace), (.refreshTimeout, refreshTimeout), (.language, language),
         ]
         let lists: [(CodingKeys, [String]?)] = [(.semesters, semesters), (.hiddenCourses, hiddenCourses)]
         return single.compactMap { key, value in value.map { (key: key.rawValue, value: $0) } }

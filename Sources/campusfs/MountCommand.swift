@@ -140,6 +140,7 @@ enum DaemonRunner {
         configuration.tokenStorage = tokenStorage
         if let grace = profile.removalGrace { configuration.removalGrace = grace }
         if let timeout = profile.refreshTimeout { configuration.refreshTimeout = timeout }
+        configuration.courseFiles = profile.courseFiles
         let daemon: CampusDaemon
         do throws(DaemonError) {
             daemon = try await CampusDaemon.start(configuration)

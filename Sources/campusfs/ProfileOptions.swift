@@ -1,4 +1,6 @@
 import ArgumentParser
+import CourseFiles
+import Daemon
 import Foundation
 import MetadataStore
 
@@ -107,7 +109,11 @@ struct ProfileOptions: ParsableArguments {
         let refreshTimeout = try settings?.refreshTimeout.map { (text) throws(CLIError) in
             try Self.duration(text, key: "refresh_timeout", example: "10m")
         }
-        return Profile(
+        let languageName = settings?.language ?? "de"
+        guard let language = ["de": CourseFilesLanguage.german, "en": .english][languageName] else {
+            throw .usage("language must be \"de\" or \"en\", not \"\(languageName)\"")
+        }
+        var profile = Profile(
             name: name, paths: paths, serverURL: url.hasSuffix("/") ? String(url.dropLast()) : url, api: choice,
             university: settings?.university, username: username ?? settings?.username, login: login,
             ssoURL: settings?.ssoURL, oauth2ClientID: settings?.oauth2ClientID,
@@ -116,6 +122,10 @@ struct ProfileOptions: ParsableArguments {
             semesters: settings?.semesters ?? [], hiddenCourses: Set(settings?.hiddenCourses ?? []),
             courseNameTemplate: settings?.courseName ?? "{number} {title}", cacheLimit: cacheLimit,
             refreshInterval: refreshInterval, removalGrace: removalGrace, refreshTimeout: refreshTimeout)
+        profile.courseFiles = CourseFilesOptions(
+            language: language, announcements: settings?.announcements ?? true, dates: settings?.dates ?? true,
+            timetable: settings?.timetable ?? true, host: parsed.host ?? "studip")
+        return profile
     }
 
     /// "10G", "500M", "64K" or plain bytes (powers of 1024).
@@ -178,6 +188,8 @@ struct Profile: Sendable {
     var removalGrace: Duration?
     /// The longest one refresh of a mounted profile may take (`refresh_timeout`); nil: 10 minutes.
     var refreshTimeout: Duration?
+    /// Announcements, dates and timetables (`language`, `announcements`, `dates`, `timetable`); German, all on.
+    var courseFiles = CourseFilesOptions()
 
     var databaseURL: URL { paths.database(profile: name) }
 

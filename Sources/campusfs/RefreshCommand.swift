@@ -85,7 +85,8 @@ struct RefreshCommand: AsyncParsableCommand {
         let result: Result<Refresher.Report, RefreshError>
         do throws(RefreshError) {
             let refresher = Refresher(
-                source: source, store: store, options: profile.treeOptions, semesters: profile.semesterFilter)
+                source: source, store: store, options: profile.treeOptions, semesters: profile.semesterFilter,
+                courseFiles: profile.courseFiles)
             var report = try await refresher.refresh(courseIDs: courseIDs)
             report.requests = source.requestCount
             result = .success(report)

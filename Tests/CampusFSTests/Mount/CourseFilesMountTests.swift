@@ -64,11 +64,11 @@ struct CourseFilesMountTests {
             _ = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions()).refresh()
             let added = try #require(
                 try Self.names(campus.store, course + "/Ankündigungen").first { $0.hasSuffix(" Raumänderung.md") })
+            #expect(try campus.store.highlightedDocuments().contains { $0.path == course + "/Ankündigungen/" + added })
             let markdown = try await shell("cat \(campus.path(course + "/Ankündigungen/" + added))")
             #expect(markdown.stdout.hasPrefix("# Raumänderung\n"))
             #expect(markdown.stdout.contains("**Audimax**") && markdown.stdout.contains("Übung fällt aus."))
             #expect(markdown.stdout.contains("- a"))
-            #expect(try campus.store.highlightedDocuments().contains { $0.path == course + "/Ankündigungen/" + added })
             let after = try await Self.events(campus.path(course + "/Termine.ics"))
             #expect(after.filter { $0 == "CANCELLED" }.count == statuses.filter { $0 == "CANCELLED" }.count + 1)
             let stat = try await shell(
