@@ -84,7 +84,7 @@ let package = Package(
         .target(name: "TextGrep", dependencies: ["CWctype", "MetadataStore"]),
         // The login's secrets in the desktop's keyring (libsecret), or a 0600 file without one (docs/secrets.md).
         .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
-        .target(name: "SecretStore", dependencies: ["CLibSecret"]),
+        .target(name: "SecretStore", dependencies: ["CLibSecret", "SystemSupport"]),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
             name: "CampusFS",

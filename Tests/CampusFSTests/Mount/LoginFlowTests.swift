@@ -139,7 +139,7 @@ struct LoginFlowTests {
 
             let check = try await setup.campusfs(["login", "--check"])
             #expect(check.status == 0, "\(check.stderr)")
-            #expect(check.stdout.contains("Logged in as "), "\(check.stdout)")
+            #expect(check.stdout.contains(" is online "), "mounted, the daemon answers: \(check.stdout)")
 
             // A password a script gives in the environment reaches the daemon through a pipe, not its environment.
             #expect(try await setup.campusfs(["unmount", setup.mountpoint]).status == 0)
@@ -229,17 +229,19 @@ struct LoginFlowTests {
         return script.path
     }
 
+    /// The installation registered CampusFS as client "12" (Stud.IP numbers its clients): refreshes must say so.
     @Test func oauth2InTheBrowserStoresTokensThatTheMountRefreshes() async throws {
-        try await Self.with(Self.simulator(.v55)) { setup in
+        var configuration = Self.simulator(.v55)
+        configuration.oauth2Clients = [OAuth2Client(id: "12")]
+        try await Self.with(configuration) { setup in
             setup.cli.environment["BROWSER"] = try Self.browserScript(in: setup.cli.home)
             setup.cli.environment["PATH"] = "/usr/bin:/bin"
             let login = try await setup.campusfs([
-                "login", "--method", "oauth2", "--oauth2-client-id", "campusfs", setup.sim.baseURL,
+                "login", "--method", "oauth2", "--oauth2-client-id", "12", setup.sim.baseURL,
             ])
             #expect(login.status == 0, "\(login.stderr)")
             #expect(try await setup.profile()["login"] as? String == "oauth2")
             let tokens = try #require(try await setup.stored("oauth2-tokens"))
-            #expect(tokens.contains("refreshToken"), "the refresh token is stored")
 
             try await setup.mountAndRead()
             let refreshToken = try #require(
@@ -303,8 +305,18 @@ struct LoginFlowTests {
                 ])
                 #expect(login.status == 0, "\(login.stderr)")
             }
-            setup.cli.environment["CAMPUSFS_PASSWORD"] = nil
             try await setup.mountAndRead()
+
+            // Another installation's login never reaches this mount.
+            try await withSimulator(.fixtures507) { other async throws in
+                let elsewhere = try await setup.campusfs([
+                    "login", "--server", other.baseURL, "--username", "test_autor",
+                ])
+                #expect(elsewhere.status == 1, "\(elsewhere.stderr)")
+                #expect(elsewhere.stderr.contains("campusfs unmount --profile default"), "\(elsewhere.stderr)")
+                #expect(other.statistics.snapshot().routes["web POST login"] == nil, "no login was sent there")
+            }
+            setup.cli.environment["CAMPUSFS_PASSWORD"] = nil
 
             let logout = try await setup.campusfs(["logout"])
             #expect(logout.status == 0, "\(logout.stderr)")
