@@ -107,13 +107,17 @@ struct LoginCommand: AsyncParsableCommand {
         var url: String
         var name: String?
         var oauth2ClientID: String?
+        /// The `sso=` value of the single sign-on link its students use, where the login page has several.
+        var sso: String?
 
-        init(url: String, name: String? = nil, oauth2ClientID: String? = nil) {
-            (self.url, self.name, self.oauth2ClientID) = (url, name, oauth2ClientID)
+        init(url: String, name: String? = nil, oauth2ClientID: String? = nil, sso: String? = nil) {
+            (self.url, self.name, self.oauth2ClientID, self.sso) = (url, name, oauth2ClientID, sso)
         }
 
         init(_ university: University) {
-            self.init(url: university.url, name: university.name, oauth2ClientID: university.oauth2ClientID)
+            self.init(
+                url: university.url, name: university.name, oauth2ClientID: university.oauth2ClientID,
+                sso: university.sso)
         }
     }
 
@@ -200,13 +204,14 @@ struct LoginCommand: AsyncParsableCommand {
         let clientID = oauth2ClientID ?? place.oauth2ClientID ?? existing?.oauth2ClientID
         var methods: [Method] = []
         if survey.oauth2, let clientID { methods.append(.oauth2(clientID: clientID)) }
-        methods += survey.singleSignOn.map { Method.singleSignOn($0) }
+        let entries = Self.ordered(survey.singleSignOn, preferring: place.sso)
+        methods += entries.map { Method.singleSignOn($0) }
         if survey.jsonAPI || survey.legacyREST { methods.append(.password) }
         if let method {
             switch method {
             case .basic, .web: return .password
             case .sso:
-                guard let entry = survey.singleSignOn.first else {
+                guard let entry = entries.first else {
                     throw .usage("\(survey.baseURL) shows no single sign-on link on its login page")
                 }
                 return .singleSignOn(entry)
@@ -242,6 +247,16 @@ struct LoginCommand: AsyncParsableCommand {
         }
         guard let chosen else { throw .usage("no login method chosen; pass --method basic, web, sso or oauth2") }
         return offered[chosen]
+    }
+
+    /// The login page's single sign-on links, the one the list names (`sso=<value>`) first: `--method sso` takes
+    /// the first, and the question shows it first.
+    static func ordered(_ entries: [SSOEntry], preferring sso: String?) -> [SSOEntry] {
+        guard let sso else { return entries }
+        let known = { (entry: SSOEntry) in
+            URLComponents(string: entry.url)?.queryItems?.contains { $0.name == "sso" && $0.value == sso } == true
+        }
+        return entries.filter(known) + entries.filter { !known($0) }
     }
 
     /// A way to log in the installation offers.

@@ -1,8 +1,10 @@
 import Foundation
+import StudIPKit
 import TestSupport
 import Testing
 
 @testable import StudIPSimulator
+@testable import campusfs
 
 /// `campusfs login` without a mount: what it writes into a config file a person already edited, and the list of
 /// universities on a terminal.
@@ -133,5 +135,16 @@ struct LoginCommandTests {
                 try await cli.configuration()["default_profile"] as? String == "uni",
                 "a file with profiles keeps its default")
         }
+    }
+
+    /// Where the login page has several single sign-on links, the list's (`"sso": "shibldap"`) comes first.
+    @Test func theListsSingleSignOnLinkIsOfferedFirst() {
+        let base = "https://studip.example.org/index.php?again=yes&sso="
+        let entries = [
+            SSOEntry(label: "Shibboleth", url: base + "shib"), SSOEntry(label: "LDAP", url: base + "shibldap"),
+        ]
+        #expect(LoginCommand.ordered(entries, preferring: "shibldap").map(\.label) == ["LDAP", "Shibboleth"])
+        #expect(LoginCommand.ordered(entries, preferring: "shib").map(\.label) == ["Shibboleth", "LDAP"])
+        #expect(LoginCommand.ordered(entries, preferring: nil) == entries)
     }
 }
