@@ -27,7 +27,8 @@ let package = Package(
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "AsyncHelpers"),
         // Blocking work's one home and the one EINTR loop (docs/threads.md): below everything else.
-        .target(name: "SystemSupport"),
+        .target(name: "SystemSupport", dependencies: ["CSpawn"]),
+        .systemLibrary(name: "CSpawn"),
         .target(name: "FUSEKit", dependencies: ["CFuse3", "AsyncHelpers", "SystemSupport"]),
         // Recording replies, so filesystems run their operations in-process in unit tests.
         .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),

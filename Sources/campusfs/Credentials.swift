@@ -98,7 +98,7 @@ enum PasswordCommand {
     static func run(_ command: String) throws(CLIError) -> String {
         let output: Subprocess.Output
         do throws(SubprocessError) {
-            output = try Subprocess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", command], inheritingInput: true)
+            output = try Subprocess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", command], input: .inherited)
         } catch {
             throw .usage("password command could not start: \(error.reason)")
         }
