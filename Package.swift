@@ -27,7 +27,8 @@ let package = Package(
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "AsyncHelpers"),
         // Blocking work's one home and the one EINTR loop (docs/threads.md): below everything else.
-        .target(name: "SystemSupport"),
+        .target(name: "SystemSupport", dependencies: ["CSpawn"]),
+        .systemLibrary(name: "CSpawn"),
         .target(name: "FUSEKit", dependencies: ["CFuse3", "AsyncHelpers", "SystemSupport"]),
         // Recording replies, so filesystems run their operations in-process in unit tests.
         .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),
@@ -86,7 +87,7 @@ let package = Package(
         .target(name: "TextGrep", dependencies: ["CWctype", "MetadataStore"]),
         // The login's secrets in the desktop's keyring (libsecret), or a 0600 file without one (docs/secrets.md).
         .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
-        .target(name: "SecretStore", dependencies: ["CLibSecret"]),
+        .target(name: "SecretStore", dependencies: ["CLibSecret", "SystemSupport"]),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
             name: "CampusFS",

@@ -72,7 +72,18 @@ public struct LoginCredentials: Codable, Sendable, Hashable, CustomStringConvert
         }
     }
 
-    /// The credentials again; refreshed OAuth2 tokens go to `storage` (the daemon's keyring).
+    /// Whether the message carries what its method needs (a malformed one must not become an empty password).
+    public var isComplete: Bool {
+        switch method {
+        case .basic, .web: username != nil && secret != nil
+        case .singleSignOn: username != nil && secret != nil && entry != nil
+        case .bearer: tokens != nil
+        case .sessionCookie: secret != nil
+        }
+    }
+
+    /// The credentials again (check ``isComplete`` first); refreshed OAuth2 tokens go to `storage` (the daemon's
+    /// keyring).
     public func credentials(storage: (any TokenStorage)?) -> Credentials {
         let (username, secret) = (username ?? "", secret ?? "")
         switch method {

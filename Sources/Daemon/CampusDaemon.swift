@@ -301,6 +301,7 @@ public final class CampusDaemon: Sendable {
             case .failure(let error): return .failure(error.description, exitCode: error.exitCode)
             }
         case .login(let given):
+            guard given.isComplete else { return .failure("the login message is incomplete", exitCode: 4) }
             do throws(StudIPError) {
                 try await link.use(given.credentials(storage: configuration.tokenStorage))
             } catch {

@@ -29,7 +29,15 @@ public actor ServerLink: DocumentDownloader {
     private var given: Credentials?
     /// Set by `campusfs logout`: nothing reaches the server until `campusfs login` hands over new credentials.
     private var loggedOut = false
-    private let connecting = SingleFlight<any DocumentSource, StudIPError>()
+    /// One connection attempt at a time; its result carries the ``generation`` it was made for.
+    private let connecting = SingleFlight<Attempt, Never>()
+    /// Bumped by every new login and logout, so an attempt made with the credentials before cannot count for them.
+    private var generation = 0
+    /// The credential lookup runs once for everyone waiting, and at most every ``lookupInterval`` while the login
+    /// is refused: every open would otherwise ask the keyring (or a password command) again.
+    private let lookingUp = SingleFlight<LookupResult, Never>()
+    private var lastLookup: ContinuousClock.Instant?
+    static let lookupInterval: Duration = .seconds(30)
     public private(set) var state: DaemonStatus.Server = .unknown
     /// What went wrong last, phrased for the user; nil while things work.
     public private(set) var problem: String?
@@ -51,38 +59,50 @@ public actor ServerLink: DocumentDownloader {
     /// The connected source; connects first if needed (concurrent callers share one attempt). While the login is
     /// refused, only `retryingRefusedLogin` (a refresh) or new credentials reach the server.
     public func connected(retryingRefusedLogin: Bool = false) async throws(StudIPError) -> any DocumentSource {
-        if loggedOut { throw .authenticationFailed(server: configuration.baseURL) }
-        if state == .loginNeeded, !connecting.isRunning {
-            let current = await currentCredentials()
-            if !retryingRefusedLogin, refused.contains(where: { $0.isSameLogin(as: current) }) {
-                throw .authenticationFailed(server: configuration.baseURL)
+        while true {
+            if loggedOut { throw .authenticationFailed(server: configuration.baseURL) }
+            if state == .loginNeeded, !connecting.isRunning {
+                let current = await currentCredentials(retrying: retryingRefusedLogin)
+                if !retryingRefusedLogin, refused.contains(where: { $0.isSameLogin(as: current) }) {
+                    throw .authenticationFailed(server: configuration.baseURL)
+                }
+                if !current.isSameLogin(as: credentials) {
+                    await disconnect()
+                    credentials = current
+                }
             }
-            if !current.isSameLogin(as: credentials) {
-                await disconnect()
-                credentials = current
+            if let source { return source }
+            var configuration = configuration
+            configuration.credentials = credentials
+            let attempt = await connecting.run { [configuration, connect, generation] () async -> Attempt in
+                do throws(StudIPError) {
+                    return Attempt(generation: generation, result: .success(try await connect(configuration)))
+                } catch {
+                    return Attempt(generation: generation, result: .failure(error))
+                }
+            }
+            // A login or logout came in meanwhile: this attempt used the credentials before it. Try again.
+            guard attempt.generation == generation else {
+                if case .success(let stale) = attempt.result { await stale.shutdown() }
+                continue
+            }
+            switch attempt.result {
+            case .failure(let error):
+                record(error)
+                throw error
+            case .success(let connected):
+                if let source { return source }
+                source = connected
+                recordSuccess()
+                return connected
             }
         }
-        if let source { return source }
-        var configuration = configuration
-        configuration.credentials = credentials
-        let connected: any DocumentSource
-        do throws(StudIPError) {
-            connected = try await connecting.run { [configuration, connect] () async throws(StudIPError) in
-                try await connect(configuration)
-            }
-        } catch {
-            record(error)
-            throw error
-        }
-        if let source { return source }
-        source = connected
-        recordSuccess()
-        return connected
     }
 
     /// Logs in with `credentials` from now on (`campusfs login` while mounted): drops the connection that used the
     /// old ones and connects with these at once, so the caller hears whether the server accepts them.
     public func use(_ newCredentials: Credentials) async throws(StudIPError) {
+        generation += 1
         given = newCredentials
         loggedOut = false
         await disconnect()
@@ -97,6 +117,7 @@ public actor ServerLink: DocumentDownloader {
 
     /// Forgets the login (`campusfs logout`): drops the connection and every credential held in memory.
     public func logOut() async {
+        generation += 1
         given = nil
         loggedOut = true
         await disconnect()
@@ -105,14 +126,24 @@ public actor ServerLink: DocumentDownloader {
     }
 
     /// `campusfs login`'s credentials, else the lookup's current answer, else those the daemon started with. A
-    /// lookup that fails (the password command broke) keeps the previous ones; the daemon's log says why.
-    private func currentCredentials() async -> Credentials {
+    /// lookup that fails (the password command broke) keeps the previous ones; the daemon's log says why. Between
+    /// refreshes (`retrying`), the lookup runs at most every ``lookupInterval``.
+    private func currentCredentials(retrying: Bool) async -> Credentials {
         if let given { return given }
         guard let lookup else { return credentials }
-        do throws(CredentialsUnavailable) {
-            return try await lookup()
-        } catch {
-            problem = "login needed: \(error.reason)"
+        if !retrying, let lastLookup, ContinuousClock.now - lastLookup < Self.lookupInterval { return credentials }
+        let found = await lookingUp.run { () async -> LookupResult in
+            do throws(CredentialsUnavailable) {
+                return .found(try await lookup())
+            } catch {
+                return .unavailable(error.reason)
+            }
+        }
+        lastLookup = .now
+        switch found {
+        case .found(let credentials): return credentials
+        case .unavailable(let reason):
+            problem = "login needed: \(reason)"
             return credentials
         }
     }
@@ -172,6 +203,18 @@ public actor ServerLink: DocumentDownloader {
         await source?.shutdown()
         source = nil
     }
+}
+
+/// A connection attempt and the ``ServerLink`` generation whose credentials it used.
+struct Attempt: Sendable {
+    let generation: Int
+    let result: Result<any DocumentSource, StudIPError>
+}
+
+/// What a credential lookup came to.
+enum LookupResult: Sendable {
+    case found(Credentials)
+    case unavailable(String)
 }
 
 /// Why no credentials could be found (a password command that failed), in words for the user.

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
+import SystemSupport
 
 /// The fallback for a desktop without a Secret Service: one JSON file, mode 0600 in a 0700 directory, replaced
-/// atomically (a new 0600 file, `fsync`, `rename`), so it is never readable by others and never half written.
+/// atomically (``AtomicFile``: a new 0600 file, `fsync`, `rename`), so it is never readable by others and never half written.
 struct SecretFile: Sendable {
     let url: URL
 
@@ -83,30 +84,10 @@ struct SecretFile: Sendable {
             throw SecretStoreError("cannot encode the secrets for \(url.path)")
         }
         try Self.makePrivateDirectory(directory)
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
-        // O_EXCL after removing a leftover of a crashed write: the file is created 0600 by this call, never reused.
-        unlink(temporary.path)
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw Self.failure("create", temporary, errno) }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        do {
-            try handle.write(contentsOf: data)
-            try handle.synchronize()
-            try handle.close()
+        do throws(AtomicFileError) {
+            try AtomicFile.replace(url, with: data, mode: 0o600)
         } catch {
-            unlink(temporary.path)
-            throw SecretStoreError("cannot write \(temporary.path): \(error.localizedDescription)")
-        }
-        guard rename(temporary.path, url.path) == 0 else {
-            let code = errno
-            unlink(temporary.path)
-            throw Self.failure("rename to \(url.path)", temporary, code)
-        }
-        // The rename itself reaches the disk with the directory.
-        let directoryDescriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
+            throw SecretStoreError(error.description)
         }
     }
 

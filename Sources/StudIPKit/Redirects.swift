@@ -47,6 +47,12 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         port = components.port ?? (scheme == "https" ? 443 : 80)
     }
 
+    /// Loopback: plain HTTP there never leaves the machine (the simulator, tests).
+    var isThisMachine: Bool { ["127.0.0.1", "localhost", "[::1]", "::1"].contains(host) }
+
+    /// Whether a password or token may travel to this origin: encrypted, or without leaving the machine.
+    var mayCarrySecrets: Bool { scheme == "https" || isThisMachine }
+
     /// How errors and logs name another host: never a path or query, which may carry a signed token.
     var description: String { "\(scheme)://\(host):\(port)" }
 }

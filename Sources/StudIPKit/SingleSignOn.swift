@@ -32,12 +32,15 @@ enum SingleSignOn {
         }
         var browser = LoginBrowser(transport: transport)
         var postedLogin = false
+        /// Whether an identity provider's answer (a SAML response) went back to the installation: before that, a
+        /// session cookie is the pre-login one the entry page set.
+        var postedAssertion = false
         transport.logger.debug("single sign-on: opening the entry link")
         var (response, url) = try await browser.open(entry, what: "the single sign-on")
         while true {
             guard response.status == 200 else { throw transport.error(for: response, what: "the single sign-on") }
             let page = HTMLPage(response.body)
-            if installation.isOwnOrigin(url), page.loginForm == nil,
+            if postedAssertion, installation.isOwnOrigin(url), page.loginForm == nil,
                 let session = browser.jar.value(WebLogin.sessionCookie, for: url)
             {
                 transport.logger.info("logged in through single sign-on")
@@ -57,11 +60,16 @@ enum SingleSignOn {
                 if let proceed = form.buttons.first(where: { $0.name == "_eventId_proceed" }) {
                     fields.append(("_eventId_proceed", proceed.value))
                 }
+                if form.inputs.contains(where: { $0.name == "SAMLResponse" }) { postedAssertion = true }
             case .login:
                 if postedLogin {
                     throw .authenticationFailed(server: provider, message: page.errorMessage)
                 }
                 try checkPasswordTarget(target, page: url)
+                guard form.method == "post" else {
+                    throw .unsafeLogin(
+                        server: provider, detail: "has a login form that would put the password into the address")
+                }
                 transport.logger.debug("single sign-on: sending the login form at \(provider)")
                 fields = WebLogin.fill(form, username: username, password: password)
                 postedLogin = true
@@ -103,8 +111,7 @@ enum SingleSignOn {
         guard from == to else {
             throw .unsafeLogin(server: from.description, detail: "has a login form that posts to \(to)")
         }
-        let local = ["127.0.0.1", "localhost", "[::1]", "::1"].contains(to.host)
-        guard to.scheme == "https" || local else {
+        guard to.mayCarrySecrets else {
             throw .unsafeLogin(server: from.description, detail: "asks for the password over unencrypted HTTP")
         }
     }

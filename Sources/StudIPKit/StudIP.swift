@@ -11,6 +11,11 @@ public enum StudIP {
     /// Call ``DocumentSource/shutdown()`` on the result when done.
     public static func connect(_ configuration: ClientConfiguration) async throws(StudIPError) -> any DocumentSource {
         let installation = try Installation(configuration.baseURL)
+        guard Origin(installation.baseURL)?.mayCarrySecrets ?? false else {
+            throw .unsafeLogin(
+                server: installation.serverName,
+                detail: "is plain HTTP: the login would cross the network unencrypted; use its https:// address")
+        }
         let transport = HTTPTransport(configuration: configuration, installation: installation)
         do throws(StudIPError) {
             switch configuration.api {

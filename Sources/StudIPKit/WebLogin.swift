@@ -31,6 +31,11 @@ struct LoginBrowser {
             if response.status != 307, response.status != 308 {
                 request.method = .get
                 request.form = nil
+            } else if request.form != nil, Origin(next) != Origin(request.url) {
+                // A form (it may hold a password) goes again only where it was sent, never to another origin.
+                throw .unsafeLogin(
+                    server: Origin(request.url)?.description ?? request.url,
+                    detail: "redirects a submitted form to \(Origin(next)?.description ?? "another site")")
             }
             request.url = next
         }
@@ -100,8 +105,9 @@ enum WebLogin {
         case 300..<400:
             guard let after, after != before else { throw .authenticationFailed(server: installation.serverName) }
         case 200:
+            // A page without the form (a second factor, maintenance) is no login unless the session is new.
             let page = HTMLPage(answer.body)
-            guard page.loginForm == nil, after != nil else {
+            guard page.loginForm == nil, let after, after != before else {
                 throw .authenticationFailed(server: installation.serverName, message: page.errorMessage)
             }
         default:

@@ -42,6 +42,9 @@ struct CampusFSCommand: AsyncParsableCommand {
 
     /// Parses and runs like ArgumentParser does, but with the exit codes of DESIGN.md §1.1: a usage error is 1.
     static func main() async {
+        SecretEnvironment.take()
+        // A reader that went away (a daemon that died before reading its credentials) is an error, not a death.
+        signal(SIGPIPE, SIG_IGN)
         if passwordOnTheCommandLine(CommandLine.arguments.dropFirst()) {
             printError(
                 "campusfs: passwords are not taken on the command line, where shell history and ps show them; set "

@@ -1,4 +1,6 @@
 import Foundation
+import SystemSupport
+import TOMLKit
 
 /// Writes what `campusfs login` learned into `config.toml` and leaves the rest of the file as the person wrote it:
 /// comments, order and other profiles stay. A TOML library would parse and print the whole file again and lose the
@@ -60,33 +62,24 @@ enum ConfigWriter {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Writes `settings` into the config file atomically (a 0600 temporary file renamed over it), after checking
-    /// that the result still loads.
+    /// Writes `settings` into the config file atomically (``AtomicFile``; a symlinked file stays linked), after
+    /// checking that the result still loads.
     static func write(
         profile name: String, settings: [(key: String, value: Value)], makeDefault: Bool, paths: Paths
     ) throws(CLIError) {
         let url = paths.configFile
-        let old = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
-        let new = updating(old, profile: name, settings: settings, makeDefault: makeDefault)
-        try Paths.ensureDirectory(paths.config)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".config.toml.\(getpid())")
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: Data(new.utf8),
-                attributes: [.posixPermissions: 0o600])
-        else {
-            throw .other("cannot write \(temporary.path): \(String(cString: strerror(errno)))")
-        }
-        do throws(CLIError) {
-            _ = try ConfigFile.load(from: temporary)
+        let new = updating(
+            try ConfigFile.text(of: url) ?? "", profile: name, settings: settings, makeDefault: makeDefault)
+        do {
+            _ = try TOMLDecoder(strictDecoding: true).decode(ConfigFile.self, from: new)
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
             throw .other("campusfs would have broken \(url.path) (\(error)); it is unchanged, please report this")
         }
-        guard rename(temporary.path, url.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(at: temporary)
-            throw .other("cannot replace \(url.path): \(reason)")
+        try Paths.ensureDirectory(paths.config)
+        do throws(AtomicFileError) {
+            try AtomicFile.replace(url, with: Data(new.utf8))
+        } catch {
+            throw .other(error.description)
         }
     }
 

@@ -43,7 +43,7 @@ struct ConfigFile: Decodable, Sendable {
 
     /// Reads the file; a missing file is an empty configuration, a broken one an error naming line and column.
     static func load(from url: URL) throws(CLIError) -> ConfigFile {
-        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return ConfigFile() }
+        guard let text = try text(of: url) else { return ConfigFile() }
         let file: ConfigFile
         do {
             file = try TOMLDecoder(strictDecoding: true).decode(ConfigFile.self, from: text)
@@ -72,6 +72,19 @@ struct ConfigFile: Decodable, Sendable {
             }
         }
         return file
+    }
+
+    /// The file's text; nil when there is no file. One that cannot be read (permissions, not UTF-8) is an error, never
+    /// an empty configuration: `campusfs login` would otherwise write a new file over the person's.
+    static func text(of url: URL) throws(CLIError) -> String? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw .usage("\(url.path) cannot be read (permissions?); fix it or move it away")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw .usage("\(url.path) is not UTF-8 text; save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)")
+        }
+        return text
     }
 
     /// What each setting must look like, with an example, for messages about a wrong value.

@@ -2,6 +2,7 @@ import Daemon
 import Foundation
 import SecretStore
 import StudIPKit
+import Synchronization
 import SystemSupport
 
 /// Finds the secret for a profile without ever taking it from the command line (DESIGN.md §1.1), from the first
@@ -14,7 +15,7 @@ import SystemSupport
 enum CredentialSource {
     /// The credentials `campusfs mount`, `refresh` and `login --check` use.
     static func resolve(
-        _ profile: Profile, environment: [String: String] = ProcessInfo.processInfo.environment,
+        _ profile: Profile, environment: [String: String] = SecretEnvironment.values,
         interactive: Bool = true
     ) async throws(CLIError) -> Credentials {
         try await BlockingPool.shared.run { () throws(CLIError) -> Credentials in
@@ -97,7 +98,7 @@ enum PasswordCommand {
     static func run(_ command: String) throws(CLIError) -> String {
         let output: Subprocess.Output
         do throws(SubprocessError) {
-            output = try Subprocess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", command], inheritingInput: true)
+            output = try Subprocess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", command], input: .inherited)
         } catch {
             throw .usage("password command could not start: \(error.reason)")
         }
@@ -159,5 +160,25 @@ struct KeyringTokenStorage: TokenStorage {
     func save(_ tokens: OAuthTokens) async throws {
         let data = try JSONEncoder().encode(tokens)
         _ = try await Secrets.save(String(decoding: data, as: UTF8.self), .oauth2Tokens, of: profile)
+    }
+}
+
+/// `CAMPUSFS_PASSWORD` and `CAMPUSFS_TOKEN`, taken out of the process's environment as it starts: every child
+/// (the daemon, `pdftotext`, a password command, the browser) inherits the environment, and `/proc/<pid>/environ`
+/// shows it to the user's other processes for as long as one runs.
+enum SecretEnvironment {
+    static let names = ["CAMPUSFS_PASSWORD", "CAMPUSFS_TOKEN"]
+    private static let captured = Mutex<[String: String]>([:])
+
+    static var values: [String: String] { captured.withLock { $0 } }
+
+    static func take() {
+        let environment = ProcessInfo.processInfo.environment
+        captured.withLock { values in
+            for name in names {
+                if let value = environment[name] { values[name] = value }
+                unsetenv(name)
+            }
+        }
     }
 }

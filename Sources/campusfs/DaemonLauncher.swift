@@ -11,8 +11,8 @@ import SystemSupport
 /// inherited descriptor but the readiness pipe; it then starts a session of its own (`setsid`), so closing the
 /// terminal does not end it. The credentials this command found reach it through a pipe on file descriptor 4 that
 /// it reads once (``CredentialPipe``): never on a command line, and never in its environment, which
-/// `/proc/<pid>/environ` shows for as long as it runs and every child (`pdftotext`) inherits — so
-/// `CAMPUSFS_PASSWORD` and `CAMPUSFS_TOKEN` are left out of it. It reports on file descriptor 3 with one line:
+/// `/proc/<pid>/environ` shows for as long as it runs and every child (`pdftotext`) inherits
+/// (``SecretEnvironment`` took `CAMPUSFS_PASSWORD` and `CAMPUSFS_TOKEN` out of this process's at start). It reports on file descriptor 3 with one line:
 /// `ok`, or `ok <exit code> <warning>` (mounted, with something to say) or `<exit code> <message>`
 /// (``ReadinessPipe``).
 enum DaemonLauncher {
@@ -31,15 +31,20 @@ enum DaemonLauncher {
             throw error
         }
 
+        // A few hundred bytes: the pipe's buffer takes them before the daemon exists to read them.
+        let written = credentials.withUnsafeBytes { bytes in write(secret.writeEnd, bytes.baseAddress, bytes.count) }
+        close(secret.writeEnd)
+        guard written == credentials.count else {
+            close(secret.readEnd)
+            close(writeEnd)
+            throw .other("cannot hand the credentials to the daemon: \(errnoText())")
+        }
         closeOnExecEverythingInherited()
         let spawned = Result<pid_t, CLIError> { () throws(CLIError) in
             try spawn(arguments: arguments, readiness: writeEnd, credentials: secret.readEnd, log: log)
         }
         close(writeEnd)
         close(secret.readEnd)
-        // A few hundred bytes: the pipe's buffer takes them whether or not the daemon reads yet.
-        credentials.withUnsafeBytes { bytes in _ = write(secret.writeEnd, bytes.baseAddress, bytes.count) }
-        close(secret.writeEnd)
         let pid = try spawned.get()
         let line = readLine(readEnd)
         switch ReadinessPipe.parse(line) {
@@ -72,9 +77,6 @@ enum DaemonLauncher {
         return (readEnd, writeEnd)
     }
 
-    /// The variables the daemon must not inherit: they hold secrets.
-    static let secretVariables: Set<String> = ["CAMPUSFS_PASSWORD", "CAMPUSFS_TOKEN"]
-
     private static func spawn(
         arguments: [String], readiness: Int32, credentials: Int32, log: URL
     ) throws(CLIError) -> pid_t {
@@ -98,12 +100,9 @@ enum DaemonLauncher {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let environment =
-            ProcessInfo.processInfo.environment.filter { !secretVariables.contains($0.key) }
-            .map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for argument in argv + environment { free(argument) } }
+        defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environment)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard result == 0 else {
             throw .other("cannot start the daemon \(executable): \(String(cString: strerror(result)))")
         }
@@ -151,8 +150,12 @@ enum DaemonLauncher {
 enum CredentialPipe {
     static let descriptor: Int32 = 4
 
-    static func encode(_ credentials: Credentials) -> Data {
-        (try? JSONEncoder().encode(LoginCredentials(credentials))) ?? Data()
+    static func encode(_ credentials: Credentials) throws(CLIError) -> Data {
+        do {
+            return try JSONEncoder().encode(LoginCredentials(credentials))
+        } catch {
+            throw .other("cannot encode the credentials for the daemon: \(error)")
+        }
     }
 
     /// Reads the credentials and closes the descriptor.
@@ -166,7 +169,8 @@ enum CredentialPipe {
             guard count > 0 else { break }
             data.append(contentsOf: buffer[..<count])
         }
-        guard let credentials = try? JSONDecoder().decode(LoginCredentials.self, from: data) else {
+        guard let credentials = try? JSONDecoder().decode(LoginCredentials.self, from: data), credentials.isComplete
+        else {
             throw .other("the daemon got no credentials from `campusfs mount` (descriptor \(fd))")
         }
         return credentials

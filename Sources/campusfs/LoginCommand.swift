@@ -65,14 +65,24 @@ struct LoginCommand: AsyncParsableCommand {
                 return
             }
             let name = try profile.name(paths: paths)
-            let existing = try ConfigFile.load(from: paths.configFile).profiles[name]
+            let file = try await BlockingPool.shared.run { () throws(CLIError) in
+                try ConfigFile.load(from: paths.configFile)
+            }
+            let existing = file.profiles[name]
             let place = try await installation(existing: existing)
             let survey = try await StudIP.survey(place.url)
             printError("Found \(survey.generation) at \(survey.baseURL) (\(Self.offers(survey)))")
+            // A running mount serves one server: another one's login must not reach it.
+            if let status = DaemonDirectory.status(paths.socket(profile: name)), status.serverURL != survey.baseURL {
+                throw CLIError.usage(
+                    "\"\(name)\" is mounted at \(status.mountpoint) for \(status.serverURL), not \(survey.baseURL): "
+                        + "`campusfs unmount --profile \(name)` first, or log in with another --profile")
+            }
             var login = Login(
                 profile: name, paths: paths, baseURL: survey.baseURL, university: place.name,
-                api: profile.api ?? existing?.api.flatMap(ProfileOptions.APIChoice.init) ?? .auto)
-            if let token = ProcessInfo.processInfo.environment["CAMPUSFS_TOKEN"], !token.isEmpty {
+                api: profile.api ?? existing?.api.flatMap(ProfileOptions.APIChoice.init) ?? .auto,
+                isFirstProfile: file.profiles.isEmpty)
+            if let token = SecretEnvironment.values["CAMPUSFS_TOKEN"], !token.isEmpty {
                 try await checkToken(token, login: login)
                 return
             }
@@ -97,13 +107,17 @@ struct LoginCommand: AsyncParsableCommand {
         var url: String
         var name: String?
         var oauth2ClientID: String?
+        /// The `sso=` value of the single sign-on link its students use, where the login page has several.
+        var sso: String?
 
-        init(url: String, name: String? = nil, oauth2ClientID: String? = nil) {
-            (self.url, self.name, self.oauth2ClientID) = (url, name, oauth2ClientID)
+        init(url: String, name: String? = nil, oauth2ClientID: String? = nil, sso: String? = nil) {
+            (self.url, self.name, self.oauth2ClientID, self.sso) = (url, name, oauth2ClientID, sso)
         }
 
         init(_ university: University) {
-            self.init(url: university.url, name: university.name, oauth2ClientID: university.oauth2ClientID)
+            self.init(
+                url: university.url, name: university.name, oauth2ClientID: university.oauth2ClientID,
+                sso: university.sso)
         }
     }
 
@@ -142,7 +156,8 @@ struct LoginCommand: AsyncParsableCommand {
     /// A URL as given, or the one university a name matches.
     private func place(for given: String) async throws(CLIError) -> Place {
         if Self.looksLikeURL(given) { return Place(url: Self.withScheme(given)) }
-        let matches = UniversityList.matching(given, in: try UniversityList.load())
+        let list = try await BlockingPool.shared.run { () throws(CLIError) in try UniversityList.load() }
+        let matches = UniversityList.matching(given, in: list)
         if matches.count == 1, let only = matches.first { return Place(only) }
         guard !matches.isEmpty else {
             throw .usage(
@@ -189,13 +204,14 @@ struct LoginCommand: AsyncParsableCommand {
         let clientID = oauth2ClientID ?? place.oauth2ClientID ?? existing?.oauth2ClientID
         var methods: [Method] = []
         if survey.oauth2, let clientID { methods.append(.oauth2(clientID: clientID)) }
-        methods += survey.singleSignOn.map { Method.singleSignOn($0) }
+        let entries = Self.ordered(survey.singleSignOn, preferring: place.sso)
+        methods += entries.map { Method.singleSignOn($0) }
         if survey.jsonAPI || survey.legacyREST { methods.append(.password) }
         if let method {
             switch method {
             case .basic, .web: return .password
             case .sso:
-                guard let entry = survey.singleSignOn.first else {
+                guard let entry = entries.first else {
                     throw .usage("\(survey.baseURL) shows no single sign-on link on its login page")
                 }
                 return .singleSignOn(entry)
@@ -233,6 +249,16 @@ struct LoginCommand: AsyncParsableCommand {
         return offered[chosen]
     }
 
+    /// The login page's single sign-on links, the one the list names (`sso=<value>`) first: `--method sso` takes
+    /// the first, and the question shows it first.
+    static func ordered(_ entries: [SSOEntry], preferring sso: String?) -> [SSOEntry] {
+        guard let sso else { return entries }
+        let known = { (entry: SSOEntry) in
+            URLComponents(string: entry.url)?.queryItems?.contains { $0.name == "sso" && $0.value == sso } == true
+        }
+        return entries.filter(known) + entries.filter { !known($0) }
+    }
+
     /// A way to log in the installation offers.
     enum Method {
         case password
@@ -261,6 +287,8 @@ struct LoginCommand: AsyncParsableCommand {
         var baseURL: String
         var university: String?
         var api: ProfileOptions.APIChoice
+        /// Whether config.toml has no profile yet: then this one becomes `default_profile`.
+        var isFirstProfile = false
         var username: String?
         var method: LoginMethod = .basic
         var ssoURL: String?
@@ -288,24 +316,28 @@ struct LoginCommand: AsyncParsableCommand {
             let (username, password) = try await usernameAndPassword(existing: existing, prompt: "Stud.IP")
             login.username = username
             login.secret = password.stored
-            if method != .web {
-                let basic = Credentials.basic(username: username, password: password.value)
-                do throws(StudIPError) {
-                    login.fullName = try await verify(basic, login: login)
-                    login.method = .basic
-                    return basic
-                } catch {
-                    // PHP behind FastCGI often never sees an Authorization header; Stud.IP's own form still works.
-                    guard case .authenticationFailed = error, survey.webLoginForm, method == nil else {
-                        throw CLIError(error)
-                    }
-                }
-            }
+            let basic = Credentials.basic(username: username, password: password.value)
             let web = Credentials.webLogin(username: username, password: password.value)
+            // The form first where there is one: its answer tells a wrong password from HTTP Basic that never reaches
+            // Stud.IP (PHP behind FastCGI), so a typo costs one failed login, not two. With the password known to be
+            // right, Basic is tried once more: it needs no session, so it is what the mount uses where it works.
+            guard survey.webLoginForm, method != .basic else {
+                do throws(StudIPError) {
+                    login.fullName = try await verify(method == .web ? web : basic, login: login)
+                } catch {
+                    throw CLIError(error)
+                }
+                login.method = method == .web ? .web : .basic
+                return method == .web ? web : basic
+            }
             do throws(StudIPError) {
                 login.fullName = try await verify(web, login: login)
             } catch {
                 throw CLIError(error)
+            }
+            if method != .web, let name = try? await verify(basic, login: login) {
+                (login.fullName, login.method) = (name ?? login.fullName, .basic)
+                return basic
             }
             login.method = .web
             return web
@@ -346,7 +378,10 @@ struct LoginCommand: AsyncParsableCommand {
             } catch {
                 throw CLIError(error)
             }
-            login.secret = String(decoding: (try? JSONEncoder().encode(tokens)) ?? Data(), as: UTF8.self)
+            guard let encoded = try? JSONEncoder().encode(tokens) else {
+                throw .other("cannot encode the OAuth2 tokens")
+            }
+            login.secret = String(decoding: encoded, as: UTF8.self)
             return credentials
         }
     }
@@ -368,8 +403,7 @@ struct LoginCommand: AsyncParsableCommand {
             guard let username else {
                 throw .usage("no username: pass --username NAME (or run `campusfs login` in a terminal)")
             }
-            let environment = ProcessInfo.processInfo.environment
-            if let password = environment["CAMPUSFS_PASSWORD"], !password.isEmpty {
+            if let password = SecretEnvironment.values["CAMPUSFS_PASSWORD"], !password.isEmpty {
                 return (username, Password(value: password, stored: password))
             }
             if let command {
@@ -402,19 +436,26 @@ struct LoginCommand: AsyncParsableCommand {
         listener.expect(state: authorization.state)
         let url = authorization.authorizeURL
         let opened = noBrowser ? false : await BlockingPool.shared.run { Browser.open(url) }
+        var pasted: String?
+        if !opened {
+            await listener.stop()
+            printError("Open this address in a browser, log in, and allow CampusFS:\n  \(url)")
+            pasted = await BlockingPool.shared.run {
+                Terminal.ask("Then paste the address the browser ended on (it may say it cannot connect): ")
+            }
+            guard pasted != nil else {
+                throw .usage(
+                    "no browser opened and nothing was pasted: run `campusfs login` in a terminal to paste where the "
+                        + "browser ended, or where a browser can open")
+            }
+        }
         do throws(StudIPError) {
             let code: String
-            if opened {
+            if let pasted {
+                code = try authorization.code(fromPasted: pasted)
+            } else {
                 printError("Log in in the browser window that opened; if none did, open:\n  \(url)")
                 code = try await listener.code(state: authorization.state, timeout: .seconds(600))
-            } else {
-                await listener.stop()
-                printError("Open this address in a browser, log in, and allow CampusFS:\n  \(url)")
-                let pasted = await BlockingPool.shared.run {
-                    Terminal.ask("Then paste the address the browser ended on (it may say it cannot connect): ")
-                }
-                guard let pasted else { throw StudIPError.authenticationFailed(server: baseURL) }
-                code = try authorization.code(fromPasted: pasted)
             }
             return try await authorization.exchange(code: code)
         } catch {
@@ -426,7 +467,7 @@ struct LoginCommand: AsyncParsableCommand {
     /// Logs in once (`users/me`, or `user` on the legacy API) and returns the user's full name.
     private func verify(_ credentials: Credentials, login: Login) async throws(StudIPError) -> String? {
         let source = try await StudIP.connect(
-            ClientConfiguration(baseURL: login.baseURL, api: login.api.clientAPI, credentials: credentials))
+            login.resolved.clientConfiguration(credentials))
         let name = source.userFullName
         await source.shutdown()
         return name
@@ -448,30 +489,39 @@ struct LoginCommand: AsyncParsableCommand {
             ("sso_accept_consent", login.acceptsConsent.map { .bool($0) } ?? remove),
             ("oauth2_client_id", login.oauth2ClientID.map { .string($0) } ?? remove),
         ]
-        if let command = profile.passwordCommand { settings.append(("password_command", .string(command))) }
+        if let command = profile.passwordCommand {
+            settings.append(("password_command", .string(command)))
+        } else if login.secret != nil {
+            // The stored secret is the source from now on: an old command would win over it (CredentialSource).
+            settings.append(("password_command", remove))
+        }
         if let api = profile.api { settings.append(("api", .string(api.rawValue))) }
-        try ConfigWriter.write(profile: login.profile, settings: settings, makeDefault: true, paths: login.paths)
-
+        let option = try await BlockingPool.shared.run { [settings] () throws(CLIError) -> String in
+            try ConfigWriter.write(
+                profile: login.profile, settings: settings, makeDefault: login.isFirstProfile, paths: login.paths)
+            return try ProfileOptions.defaultProfileName(paths: login.paths) == login.profile
+                ? "" : " --profile \(login.profile)"
+        }
         let who = login.fullName ?? login.username ?? "you"
         let place = login.university ?? login.baseURL
-        let option =
-            try ProfileOptions.defaultProfileName(paths: login.paths) == login.profile
-            ? "" : " --profile \(login.profile)"
         guard let status = DaemonDirectory.status(login.paths.socket(profile: login.profile)) else {
             print("Logged in as \(who) at \(place); mount with `campusfs mount\(option)`")
             return
         }
-        try hand(credentials, to: login.paths.socket(profile: login.profile), mountpoint: status.mountpoint)
+        try await hand(credentials, to: login.paths.socket(profile: login.profile), mountpoint: status.mountpoint)
         print("Logged in as \(who) at \(place); the mount at \(status.mountpoint) uses it now")
     }
 
     /// Gives a running daemon the new login (it accepts only what the server accepts).
-    private func hand(_ credentials: Credentials, to socket: URL, mountpoint: String) throws(CLIError) {
-        let response: ControlResponse
-        do throws(ControlSocketError) {
-            response = try ControlClient.send(.login(credentials: LoginCredentials(credentials)), to: socket.path)
-        } catch {
-            throw .other(error.description)
+    private func hand(_ credentials: Credentials, to socket: URL, mountpoint: String) async throws(CLIError) {
+        let message = LoginCredentials(credentials)
+        // The daemon logs in before it answers: a wait on a socket, so not on Swift's pool.
+        let response = try await BlockingPool.shared.run { () throws(CLIError) -> ControlResponse in
+            do throws(ControlSocketError) {
+                return try ControlClient.send(.login(credentials: message), to: socket.path)
+            } catch {
+                throw .other(error.description)
+            }
         }
         if let error = response.error {
             throw CLIError(
@@ -489,7 +539,7 @@ struct LoginCommand: AsyncParsableCommand {
             throw CLIError(error)
         }
         if let status = DaemonDirectory.status(login.paths.socket(profile: login.profile)) {
-            try hand(credentials, to: login.paths.socket(profile: login.profile), mountpoint: status.mountpoint)
+            try await hand(credentials, to: login.paths.socket(profile: login.profile), mountpoint: status.mountpoint)
             print("The token logs in as \(who); the mount at \(status.mountpoint) uses it now (it is not stored)")
         } else {
             print("The token logs in as \(who) at \(login.baseURL); it is not stored (CAMPUSFS_TOKEN)")
@@ -499,6 +549,17 @@ struct LoginCommand: AsyncParsableCommand {
     /// `--check`: the profile's stored login, as `mount` would use it, without asking anything.
     private func checkStoredLogin(_ paths: Paths) async throws(CLIError) {
         let resolved = try profile.resolve(paths: paths)
+        // Mounted, the daemon's login is the one that counts, and checking beside it could spend its OAuth2 refresh
+        // token: ask the daemon.
+        if let status = DaemonDirectory.status(paths.socket(profile: resolved.name)) {
+            guard status.server != .loginNeeded else {
+                throw .auth(
+                    "the mount at \(status.mountpoint) needs a login (\(status.serverDetail ?? "refused")); run "
+                        + "`campusfs login\(resolved.option)`")
+            }
+            print("The mount at \(status.mountpoint) is \(status.server.rawValue) at \(resolved.serverName)")
+            return
+        }
         let credentials: Credentials
         do throws(CLIError) {
             credentials = try await CredentialSource.resolve(resolved, interactive: false)

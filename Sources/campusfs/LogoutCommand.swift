@@ -39,11 +39,14 @@ struct LogoutCommand: AsyncParsableCommand {
             var said = removed == 0 ? "nothing was stored for \"\(name)\"" : "forgot the login of \"\(name)\""
             let socket = paths.socket(profile: name)
             if let status = DaemonDirectory.status(socket) {
-                do throws(ControlSocketError) {
-                    _ = try ControlClient.send(.logout, to: socket.path)
-                } catch {
-                    throw CLIError.other(error.description)
+                let response = try await BlockingPool.shared.run { () throws(CLIError) -> ControlResponse in
+                    do throws(ControlSocketError) {
+                        return try ControlClient.send(.logout, to: socket.path)
+                    } catch {
+                        throw .other(error.description)
+                    }
                 }
+                if let error = response.error { throw CLIError(exitCode: response.exitCode ?? 4, error) }
                 said +=
                     "; the mount at \(status.mountpoint) keeps what is cached and fetches nothing until "
                     + "`campusfs login --profile \(name)`"

@@ -63,7 +63,7 @@ struct MountCommand: AsyncParsableCommand {
                 let credentials = try await CredentialSource.resolve(profile)
                 let warning = try DaemonLauncher.launch(
                     arguments: daemonArguments(mountpoint: mountpoint),
-                    credentials: CredentialPipe.encode(credentials), log: profile.paths.log(profile: profile.name))
+                    credentials: try CredentialPipe.encode(credentials), log: profile.paths.log(profile: profile.name))
                 print("mounted \"\(profile.name)\" at \(mountpoint)")
                 if let warning {
                     printError("campusfs: \(warning.message)")
@@ -133,8 +133,7 @@ enum DaemonRunner {
             profile: profile.name, mountpoint: mountpoint, databasePath: profile.databaseURL.path,
             cacheDirectory: profile.paths.cache(profile: profile.name).path,
             socketPath: profile.paths.socket(profile: profile.name).path,
-            client: ClientConfiguration(
-                baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials),
+            client: profile.clientConfiguration(credentials),
             tree: profile.treeOptions, semesters: profile.semesterFilter, cache: cache,
             refreshInterval: profile.refreshInterval ?? .seconds(600), offline: offline, credentialLookup: lookup)
         configuration.tokenStorage = tokenStorage

@@ -3,6 +3,7 @@ import CourseFiles
 import Daemon
 import Foundation
 import MetadataStore
+import StudIPKit
 
 /// The options every command that talks about a profile shares.
 struct ProfileOptions: ParsableArguments {
@@ -51,6 +52,8 @@ struct ProfileOptions: ParsableArguments {
         else {
             throw .usage("profile name \"\(name)\" may only contain letters, digits, '.', '_' and '-'")
         }
+        // `$XDG_DATA_HOME/campusfs/secrets` is the keyring's fallback file, beside the profiles' directories.
+        guard name != "secrets" else { throw .usage("\"secrets\" cannot name a profile; choose another name") }
         return name
     }
 
@@ -195,6 +198,14 @@ struct Profile: Sendable {
 
     /// How messages name the server: the university's name, else the URL.
     var serverName: String { university ?? serverURL }
+
+    /// How the client reaches this profile's installation with `credentials`; OAuth2 refreshes go out under the
+    /// profile's client id, which the installation registered (a token refreshed under another id is refused).
+    func clientConfiguration(_ credentials: Credentials) -> ClientConfiguration {
+        var configuration = ClientConfiguration(baseURL: serverURL, api: api.clientAPI, credentials: credentials)
+        if let oauth2ClientID { configuration.oauthClientID = oauth2ClientID }
+        return configuration
+    }
 
     /// The `--profile` option that names this profile in a command to suggest.
     var option: String { " --profile \(name)" }

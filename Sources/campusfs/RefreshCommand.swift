@@ -81,7 +81,7 @@ struct RefreshCommand: AsyncParsableCommand {
         let courseIDs = try courses(below: path, in: store)
         let credentials = try await CredentialSource.resolve(profile)
         let source = try await StudIP.connect(
-            ClientConfiguration(baseURL: profile.serverURL, api: profile.api.clientAPI, credentials: credentials))
+            profile.clientConfiguration(credentials))
         let result: Result<Refresher.Report, RefreshError>
         do throws(RefreshError) {
             let refresher = Refresher(

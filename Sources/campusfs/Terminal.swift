@@ -22,6 +22,10 @@ enum Terminal {
         guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
+        // Ctrl-C at the prompt must not leave the terminal without echo.
+        terminalBeforePrompt.pointee = saved
+        let previous = signal(SIGINT, restoreTerminalAndExit)
+        defer { signal(SIGINT, previous) }
         // Echo goes off before the prompt shows: TCSAFLUSH drops what was typed before, and a quick answer
         // (pasted, or a script on a pty) would be lost.
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
@@ -48,4 +52,14 @@ enum Terminal {
         }
         return number - 1
     }
+}
+
+/// The terminal's settings while a secret is asked for, for the SIGINT handler (which can capture nothing). Written
+/// only before the handler is installed.
+nonisolated(unsafe) private let terminalBeforePrompt = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+
+/// Restores echo and ends as SIGINT would; `tcsetattr` and `_exit` are async-signal-safe.
+private func restoreTerminalAndExit(_ signal: Int32) {
+    tcsetattr(STDIN_FILENO, TCSAFLUSH, terminalBeforePrompt)
+    _exit(128 + signal)
 }

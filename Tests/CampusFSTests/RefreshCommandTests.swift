@@ -125,15 +125,16 @@ struct RefreshCommandTests {
                 reference.removeHome()
             }
             let login = ["--server", sim.baseURL, "--username", "test_autor"]
-            let (process, _, _) = try cli.launch(["refresh"] + login)
+            let child = try cli.launch(["refresh"] + login)
             let courseListings = "jsonapi GET courses/{id}/file-refs"
             for _ in 0..<400 where (sim.statistics.snapshot().routes[courseListings] ?? 0) < 3 {
                 try await Task.sleep(for: .milliseconds(25))
             }
             #expect((sim.statistics.snapshot().routes[courseListings] ?? 0) >= 3, "some courses were listed")
-            #expect(process.isRunning, "the refresh must still be running when it is killed")
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            #expect(!child.hasEnded, "the refresh must still be running when it is killed")
+            child.kill(SIGKILL)
+            while !child.hasEnded { try await Task.sleep(for: .milliseconds(20)) }
+            child.reap()
 
             let partial = try await cli.run(["tree", "--paths"])
             #expect(partial.status == 0, "the store opens and lists after kill -9: \(partial.stderr)")

@@ -1,5 +1,6 @@
 import FUSEKit
 import Foundation
+import SystemSupport
 import TestSupport
 import Testing
 
@@ -9,42 +10,39 @@ import Testing
     @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
     func aSignalUnmountsABusyMount(signal: Int32) async throws {
         let directory = try temporaryDirectory("fusekit")
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        server.arguments = ["--testing-library", "swift-testing", "--filter", "ServeHelper"]
-        server.environment = ProcessInfo.processInfo.environment.merging(
+        let environment = ProcessInfo.processInfo.environment.merging(
             [ServeHelper.variable: directory], uniquingKeysWith: { $1 })
-        server.standardOutput = FileHandle.nullDevice
-        server.standardInput = FileHandle.nullDevice
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/bin/sh")
-        holder.arguments = ["-c", "exec 3<'\(directory)/hello.txt'; cd '\(directory)'; exec sleep 20"]
+        let server = try Subprocess.launch(
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(),
+            ["--testing-library", "swift-testing", "--filter", "ServeHelper"], environment: environment)
+        var holder: Child?
         defer {
-            for process in [holder, server] where process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-            }
+            for child in [holder, server].compactMap({ $0 }) where !child.hasEnded { child.kill(SIGKILL) }
             removeMountpoint(directory)
             #expect(!isMounted(directory))
         }
-        try server.run()
+        // What they print is read so that it never fills a pipe.
+        for output in [server.stdout, server.stderr] { Task { _ = await readToEnd(output) } }
         try #require(await waitUntil(seconds: 15) { isMounted(directory) }, "the server did not mount")
-        try holder.run()
-        let holding = await waitUntil(seconds: 5) {
-            let descriptors =
-                (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.processIdentifier)/fd")) ?? []
+        let holding = try Subprocess.launch(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "exec 3<'\(directory)/hello.txt'; cd '\(directory)'; exec sleep 20"])
+        holder = holding
+        let held = await waitUntil(seconds: 5) {
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holding.pid)/fd")) ?? []
             return descriptors.contains { descriptor in
                 let target = try? FileManager.default.destinationOfSymbolicLink(
-                    atPath: "/proc/\(holder.processIdentifier)/fd/\(descriptor)")
+                    atPath: "/proc/\(holding.pid)/fd/\(descriptor)")
                 return target == directory + "/hello.txt"
             }
         }
-        try #require(holding, "the holder did not open the file")
+        try #require(held, "the holder did not open the file")
 
-        kill(server.processIdentifier, signal)
-        #expect(await waitUntil(seconds: 5) { !server.isRunning }, "the server did not end within 5 s")
+        server.kill(signal)
+        #expect(await waitUntil(seconds: 5) { server.hasEnded }, "the server did not end within 5 s")
         #expect(!isMounted(directory))
-        if !server.isRunning {
-            #expect(server.terminationReason == .exit)
+        if server.hasEnded {
+            #expect(!server.reap().signaled, "the server ends itself on the signal")
         }
     }
 

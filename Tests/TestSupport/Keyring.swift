@@ -12,15 +12,15 @@ public final class KeyringSession: Sendable {
     /// What a child (or a `SecretStore`) needs to reach the keyring: `DBUS_SESSION_BUS_ADDRESS` and the session's
     /// HOME and XDG directories.
     public let environment: [String: String]
-    /// `dbus-run-session` and the pipe whose end stops it.
-    private let child: Mutex<(process: Process, input: FileHandle)?>
+    /// `dbus-run-session`, whose stdin's end stops it.
+    private let child: Mutex<Child?>
 
     private static let shared = Mutex<Result<KeyringSession, KeyringSessionError>?>(nil)
 
-    private init(directory: URL, environment: [String: String], process: Process, input: FileHandle) {
+    private init(directory: URL, environment: [String: String], child: Child) {
         self.directory = directory
         self.environment = environment
-        child = Mutex((process, input))
+        self.child = Mutex(child)
     }
 
     /// The test process's session, started on first use, with the process's `DBUS_SESSION_BUS_ADDRESS` pointing at
@@ -28,11 +28,6 @@ public final class KeyringSession: Sendable {
     public static func processWide() async throws(KeyringSessionError) -> KeyringSession {
         let result = await withCheckedContinuation { continuation in
             Thread {
-                // Foundation's Process spawns with the calling thread's signal mask, and a thread of the blocking
-                // pool or libdispatch blocks almost all: the bus would ignore dbus-run-session's SIGTERM.
-                var none = sigset_t()
-                sigemptyset(&none)
-                pthread_sigmask(SIG_SETMASK, &none, nil)
                 continuation.resume(
                     returning: shared.withLock { state in
                         if let state { return state }
@@ -80,40 +75,34 @@ public final class KeyringSession: Sendable {
         // The first line of stdin is the unlock password; the shell then waits for stdin's end (``stop()``, or
         // this process's end), removes the session's HOME, and dbus-run-session ends the bus; the keyring daemon,
         // which daemonizes, leaves with its bus.
+        // The script's messages (and the keyring daemon's) go to session.log, read when the session fails.
         let script = """
+            exec 2>"$1"
             IFS= read -r password
             printf %s "$password" | gnome-keyring-daemon --unlock --components=secrets >/dev/null || exit 1
             echo "$DBUS_SESSION_BUS_ADDRESS"
             cat >/dev/null
             rm -rf "$HOME"
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-run-session")
-        process.arguments = ["--", "/bin/sh", "-c", script]
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
         let log = directory.appendingPathComponent("session.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: log.path)
+        let child: Child
         do {
-            try process.run()
-            try input.fileHandleForWriting.write(contentsOf: Data("keyring-unlock-password\n".utf8))
+            child = try Subprocess.launch(
+                URL(fileURLWithPath: "/usr/bin/dbus-run-session"), ["--", "/bin/sh", "-c", script, "sh", log.path],
+                environment: environment, input: .pipe)
+            try child.stdin?.write(contentsOf: Data("keyring-unlock-password\n".utf8))
         } catch {
             throw KeyringSessionError(reason: "cannot start dbus-run-session: \(error)")
         }
         var printed = Data()
         while !printed.contains(UInt8(ascii: "\n")) {
-            let more = output.fileHandleForReading.availableData
+            let more = child.stdout.availableData
             if more.isEmpty { break }
             printed.append(more)
         }
         let address = String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         environment["DBUS_SESSION_BUS_ADDRESS"] = address
-        let session = KeyringSession(
-            directory: directory, environment: environment, process: process, input: input.fileHandleForWriting)
+        let session = KeyringSession(directory: directory, environment: environment, child: child)
         guard !address.isEmpty else {
             let messages = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             session.stop()
@@ -125,9 +114,9 @@ public final class KeyringSession: Sendable {
     /// Ends the session: stdin's end stops the shell, dbus-run-session then stops the bus it started, and the
     /// keyring daemon exits with its bus. Kills nothing by name. Blocks until dbus-run-session is gone.
     public func stop() {
-        guard let (process, input) = child.withLock({ $0.take() }) else { return }
-        try? input.close()
-        process.waitUntilExit()
+        guard let child = child.withLock({ $0.take() }) else { return }
+        try? child.stdin?.close()
+        child.reap()
         try? FileManager.default.removeItem(at: directory)
     }
 }

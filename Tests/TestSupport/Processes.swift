@@ -27,12 +27,12 @@ public func runTool(_ path: String, _ arguments: [String]) async throws -> Comma
     try await onThread { try runToEnd(path, arguments) }
 }
 
-/// Reads a pipe to its end on a thread of its own. Not on a dispatch queue: on Linux Swift's tasks run on the same
+/// Reads a pipe (a child's stdout) to its end on a thread of its own. Not on a dispatch queue: on Linux Swift's tasks run on the same
 /// dispatch worker threads as `DispatchQueue.global()`, and a dozen children talking to in-process simulators
 /// would block every one of them, leaving no thread for the simulators to answer on (measured: a 30 s stall).
-public func readToEnd(_ pipe: Pipe) async -> Data {
+public func readToEnd(_ handle: FileHandle) async -> Data {
     await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: (try? pipe.fileHandleForReading.readToEnd()) ?? Data()) }.start()
+        Thread { continuation.resume(returning: (try? handle.readToEnd()) ?? Data()) }.start()
     }
 }
 
@@ -47,7 +47,7 @@ private func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) a
     }
 }
 
-/// Runs a child with stdin from /dev/null to its end (``Subprocess/run(_:_:environment:inheritingInput:)``).
+/// Runs a child with stdin from /dev/null to its end (``Subprocess/run(_:_:environment:input:limits:)``).
 private func runToEnd(_ path: String, _ arguments: [String]) throws -> CommandResult {
     let output = try Subprocess.run(URL(fileURLWithPath: path), arguments)
     return CommandResult(

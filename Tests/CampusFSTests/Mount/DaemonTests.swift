@@ -78,9 +78,10 @@ struct DaemonTests {
     }
 
     static func with(
-        port: Int = 0, password: String = "testing", _ body: (inout Setup) async throws -> Void
+        _ configuration: SimulatorConfiguration = SimulatorConfiguration(dataset: .fixtures507, flavour: .v55),
+        password: String? = "testing", _ body: (inout Setup) async throws -> Void
     ) async throws {
-        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, flavour: .v55, port: port))
+        let sim = try await Simulator.start(configuration)
         var setup = Setup(
             cli: try CLI(password: password), mountpoint: try temporaryDirectory("campusfs-daemon"),
             sim: sim)
@@ -171,7 +172,7 @@ struct DaemonTests {
     /// fast with ENETDOWN, and once the server is back it opens without a remount.
     @Test func offlineStartAndRecovery() async throws {
         let port = Int.random(in: 20_000..<30_000)
-        try await Self.with(port: port) { setup in
+        try await Self.with(SimulatorConfiguration(dataset: .fixtures507, flavour: .v55, port: port)) { setup in
             #expect(try await setup.mount().status == 0)
             let slides = try setup.document(Self.slides)
             let cached = try await shell("sha256sum < \(setup.path(Self.readme))")

@@ -1,5 +1,4 @@
 import Foundation
-import MetadataStore
 import TestSupport
 import Testing
 
@@ -10,96 +9,19 @@ import Testing
 /// bus, and nowhere else.
 @Suite(.serialized)
 struct LoginFlowTests {
-    /// A simulator, a CLI home without any password in its environment, a keyring, and a mountpoint.
-    struct Setup {
-        var sim: Simulator
-        var cli: CLI
-        var keyring: KeyringSession?
-        var mountpoint: String
+    typealias Setup = DaemonTests.Setup
 
-        func campusfs(_ arguments: [String], timeout: Double = 120) async throws -> CLI.Result {
-            try await cli.run(arguments, timeout: timeout)
-        }
-
-        var config: String { (try? String(contentsOf: cli.configFile, encoding: .utf8)) ?? "" }
-
-        /// The profile's table in config.toml as Python's tomllib reads it.
-        func profile(_ name: String = "default") async throws -> [String: Any] {
-            (try await cli.configuration()["profiles"] as? [String: Any])?[name] as? [String: Any] ?? [:]
-        }
-
-        /// What the keyring holds for the profile, asked with `secret-tool`, not with CampusFS's code.
-        func stored(_ kind: String, profile: String = "default") async throws -> String? {
-            try await keyring?.lookup(profile: profile, server: sim.baseURL, kind: kind)
-        }
-
-        /// How often the simulator served `route` (its statistics).
-        func served(_ route: String) -> Int { sim.statistics.snapshot().routes[route] ?? 0 }
-
-        /// Mounts, lists the tree, and reads the slides, all without a password in the environment.
-        func mountAndRead() async throws {
-            let mounted = try await campusfs(["mount", mountpoint])
-            #expect(mounted.status == 0, "\(mounted.stderr)")
-            let read = try await shell(
-                "sha256sum < \(quoted(mountpoint + "/" + DaemonTests.slides)) | cut -c1-64", timeout: 60)
-            let id = try await shell(
-                "curl -sf \(sim.controlURL)/documents/\(try slidesID())/content | sha256sum | cut -c1-64")
-            #expect(read.status == 0 && read.stdout == id.stdout, "the slides read through the mount")
-        }
-
-        func slidesID() throws -> String {
-            let store = try MetadataStore(path: cli.database().path)
-            return try #require(try store.document(inode: try store.resolve(path: DaemonTests.slides).inode)).id
-        }
-
-        /// No file CampusFS wrote, and neither the daemon's command line nor its environment, holds `secret`.
-        func secretIsNowhereElse(_ secret: String) async throws {
-            let directories = ["data/campusfs", "state/campusfs", "cache/campusfs", "config/campusfs"]
-                .map { quoted(cli.home.appendingPathComponent($0).path) }.joined(separator: " ")
-            let found = try await shell("grep -rlF -- \(quoted(secret)) \(directories) 2>/dev/null; true")
-            #expect(found.stdout.isEmpty, "the secret is in \(found.stdout)")
-            try await daemonDoesNotHold(secret)
-        }
-
-        /// Neither the daemon's command line nor its environment (which its children inherit) holds `secret`.
-        func daemonDoesNotHold(_ secret: String) async throws {
-            let status = try await campusfs(["status", "--json"], timeout: 20)
-            let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
-            let pid = try #require(object?["pid"] as? Int)
-            let process = try await shell(
-                "tr '\\0' '\\n' < /proc/\(pid)/cmdline; tr '\\0' '\\n' < /proc/\(pid)/environ")
-            #expect(process.status == 0)
-            #expect(!process.stdout.contains(secret), "the daemon's command line or environment holds the secret")
-        }
-
-        func cleanUp() async {
-            _ = try? await campusfs(["unmount", mountpoint], timeout: 20)
-            if isMounted(mountpoint) { _ = try? await shell("fusermount3 -u -z \(quoted(mountpoint))") }
-            #expect(!isMounted(mountpoint), "a mount was left behind at \(mountpoint)")
-            rmdir(mountpoint)
-            cli.removeHome()
-        }
-    }
-
+    /// A simulator, a CLI home without any password in its environment, and a mountpoint (``DaemonTests/Setup``);
+    /// with `keyring`, the CLI reaches the test process's keyring (only its bus: the CLI keeps its own HOME and XDG
+    /// directories, as a user's session has one bus for all).
     static func with(
         _ configuration: SimulatorConfiguration, keyring: Bool = true, _ body: (inout Setup) async throws -> Void
     ) async throws {
-        let sim = try await Simulator.start(configuration)
-        var cli = try CLI(password: nil)
-        let session = keyring ? try await KeyringSession.processWide() : nil
-        // The bus only: the CLI keeps its own HOME and XDG directories, as a user's session has one bus for all.
-        cli.environment["DBUS_SESSION_BUS_ADDRESS"] = session?.environment["DBUS_SESSION_BUS_ADDRESS"]
-        var setup = Setup(
-            sim: sim, cli: cli, keyring: session, mountpoint: try temporaryDirectory("campusfs-login"))
-        do {
+        let bus = keyring ? try await KeyringSession.processWide().environment["DBUS_SESSION_BUS_ADDRESS"] : nil
+        try await DaemonTests.with(configuration, password: nil) { setup in
+            setup.cli.environment["DBUS_SESSION_BUS_ADDRESS"] = bus
             try await body(&setup)
-        } catch {
-            await setup.cleanUp()
-            await sim.stop()
-            throw error
         }
-        await setup.cleanUp()
-        await sim.stop()
     }
 
     static func simulator(
@@ -139,7 +61,7 @@ struct LoginFlowTests {
 
             let check = try await setup.campusfs(["login", "--check"])
             #expect(check.status == 0, "\(check.stderr)")
-            #expect(check.stdout.contains("Logged in as "), "\(check.stdout)")
+            #expect(check.stdout.contains(" is online "), "mounted, the daemon answers: \(check.stdout)")
 
             // A password a script gives in the environment reaches the daemon through a pipe, not its environment.
             #expect(try await setup.campusfs(["unmount", setup.mountpoint]).status == 0)
@@ -150,7 +72,7 @@ struct LoginFlowTests {
     }
 
     /// Where PHP never sees an Authorization header, the same password logs in through Stud.IP's form; a session the
-    /// server ends is renewed with exactly one login, and a failed renewal is not repeated.
+    /// server ends is renewed with exactly one login.
     @Test func withoutBasicTheWebFormLogsInAndASessionIsRenewedOnce() async throws {
         try await Self.with(Self.simulator()) { setup in
             setup.sim.settings.update { $0.basicAuthReachesPHP = false }
@@ -198,7 +120,7 @@ struct LoginFlowTests {
         }
     }
 
-    @Test func theConsentPageIsAskedOnceAndRemembered() async throws {
+    @Test func theConsentPageIsAskedAndTheAnswerKeptInTheProfile() async throws {
         try await Self.with(Self.simulator(.v55, sso: SingleSignOnConfiguration(variant: .consent))) { setup in
             let login = try await setup.cli.converse(
                 ["login", "--method", "sso", setup.sim.baseURL],
@@ -229,17 +151,19 @@ struct LoginFlowTests {
         return script.path
     }
 
+    /// The installation registered CampusFS as client "12" (Stud.IP numbers its clients): refreshes must say so.
     @Test func oauth2InTheBrowserStoresTokensThatTheMountRefreshes() async throws {
-        try await Self.with(Self.simulator(.v55)) { setup in
+        var configuration = Self.simulator(.v55)
+        configuration.oauth2Clients = [OAuth2Client(id: "12")]
+        try await Self.with(configuration) { setup in
             setup.cli.environment["BROWSER"] = try Self.browserScript(in: setup.cli.home)
             setup.cli.environment["PATH"] = "/usr/bin:/bin"
             let login = try await setup.campusfs([
-                "login", "--method", "oauth2", "--oauth2-client-id", "campusfs", setup.sim.baseURL,
+                "login", "--method", "oauth2", "--oauth2-client-id", "12", setup.sim.baseURL,
             ])
             #expect(login.status == 0, "\(login.stderr)")
             #expect(try await setup.profile()["login"] as? String == "oauth2")
             let tokens = try #require(try await setup.stored("oauth2-tokens"))
-            #expect(tokens.contains("refreshToken"), "the refresh token is stored")
 
             try await setup.mountAndRead()
             let refreshToken = try #require(
@@ -303,8 +227,18 @@ struct LoginFlowTests {
                 ])
                 #expect(login.status == 0, "\(login.stderr)")
             }
-            setup.cli.environment["CAMPUSFS_PASSWORD"] = nil
             try await setup.mountAndRead()
+
+            // Another installation's login never reaches this mount.
+            try await withSimulator(.fixtures507) { other async throws in
+                let elsewhere = try await setup.campusfs([
+                    "login", "--server", other.baseURL, "--username", "test_autor",
+                ])
+                #expect(elsewhere.status == 1, "\(elsewhere.stderr)")
+                #expect(elsewhere.stderr.contains("campusfs unmount --profile default"), "\(elsewhere.stderr)")
+                #expect(other.statistics.snapshot().routes["web POST login"] == nil, "no login was sent there")
+            }
+            setup.cli.environment["CAMPUSFS_PASSWORD"] = nil
 
             let logout = try await setup.campusfs(["logout"])
             #expect(logout.status == 0, "\(logout.stderr)")
@@ -316,5 +250,46 @@ struct LoginFlowTests {
             #expect(check.status == 2, "\(check.stdout)")
             #expect(check.stderr.contains("campusfs login --profile default"), "\(check.stderr)")
         }
+    }
+}
+
+extension DaemonTests.Setup {
+    var config: String { (try? String(contentsOf: cli.configFile, encoding: .utf8)) ?? "" }
+
+    /// The profile's table in config.toml as Python's tomllib reads it.
+    func profile(_ name: String = "default") async throws -> [String: Any] {
+        (try await cli.configuration()["profiles"] as? [String: Any])?[name] as? [String: Any] ?? [:]
+    }
+
+    /// What the keyring holds for the profile, asked with `secret-tool`, not with CampusFS's code.
+    func stored(_ kind: String, profile: String = "default") async throws -> String? {
+        try await KeyringSession.processWide().lookup(profile: profile, server: sim.baseURL, kind: kind)
+    }
+
+    /// How often the simulator served `route` (its statistics).
+    func served(_ route: String) -> Int { sim.statistics.snapshot().routes[route] ?? 0 }
+
+    /// Mounts at the default profile's settings (no password in the environment) and reads the slides.
+    func mountAndRead() async throws {
+        let mounted = try await campusfs(["mount", mountpoint])
+        #expect(mounted.status == 0, "\(mounted.stderr)")
+        #expect(try await LoginTests.slidesMatchTheServer(self), "the slides read through the mount")
+    }
+
+    /// No file CampusFS wrote, and neither the daemon's command line nor its environment, holds `secret`.
+    func secretIsNowhereElse(_ secret: String) async throws {
+        let directories = ["data/campusfs", "state/campusfs", "cache/campusfs", "config/campusfs"]
+            .map { quoted(cli.home.appendingPathComponent($0).path) }.joined(separator: " ")
+        let found = try await shell("grep -rlF -- \(quoted(secret)) \(directories) 2>/dev/null; true")
+        #expect(found.stdout.isEmpty, "the secret is in \(found.stdout)")
+        try await daemonDoesNotHold(secret)
+    }
+
+    /// Neither the daemon's command line nor its environment (which its children inherit) holds `secret`.
+    func daemonDoesNotHold(_ secret: String) async throws {
+        let pid = try #require(try await status()["pid"] as? Int)
+        let process = try await shell("tr '\\0' '\\n' < /proc/\(pid)/cmdline; tr '\\0' '\\n' < /proc/\(pid)/environ")
+        #expect(process.status == 0)
+        #expect(!process.stdout.contains(secret), "the daemon's command line or environment holds the secret")
     }
 }

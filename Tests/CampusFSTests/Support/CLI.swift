@@ -58,25 +58,25 @@ struct CLI: Sendable {
     }
 
     /// Starts `campusfs` with `arguments`; the caller waits or kills.
-    func launch(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
-        let child = try Subprocess.launch(Self.binary, arguments, environment: environment)
-        return (child.process, child.stdout, child.stderr)
+    func launch(_ arguments: [String]) throws -> Child {
+        try Subprocess.launch(Self.binary, arguments, environment: environment)
     }
 
     /// Runs `campusfs` to completion; a run longer than `timeout` is killed and recorded as a test issue.
     func run(_ arguments: [String], timeout: Double = 120) async throws -> Result {
-        let (process, out, err) = try launch(arguments)
-        async let output = readToEnd(out)
-        async let errors = readToEnd(err)
+        let child = try launch(arguments)
+        async let output = readToEnd(child.stdout)
+        async let errors = readToEnd(child.stderr)
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+        while !child.hasEnded, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if !child.hasEnded {
+            child.kill(SIGKILL)
             Issue.record("campusfs \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+            while !child.hasEnded { try await Task.sleep(for: .milliseconds(20)) }
         }
-        process.waitUntilExit()
+        let ending = child.reap()  // at once: it has ended
         return Result(
-            status: process.terminationStatus, stdout: String(decoding: await output, as: UTF8.self),
+            status: ending.status, stdout: String(decoding: await output, as: UTF8.self),
             stderr: String(decoding: await errors, as: UTF8.self))
     }
 
