@@ -54,12 +54,24 @@ extension JSONAPIEnvironment {
         var result: [JSON] = []
         for reference in references where seen.insert("\(reference.type)/\(reference.id)").inserted {
             switch reference.type {
-            case "users": if let found = university.users[reference.id] { result.append(user(found)) }
-            case "courses": if let found = university.courses[reference.id] { result.append(course(found)) }
+            case "users":
+                if let found = university.users[reference.id] {
+                    result.append(Self.dropping(["relationships", "links"], from: user(found)))
+                }
+            case "courses":
+                if let found = university.courses[reference.id] {
+                    result.append(Self.dropping(["links"], from: course(found)))
+                }
             default: break
             }
         }
         return result
+    }
+
+    /// neomerx v1 writes included resources without `links`, and included users without relationships.
+    private static func dropping(_ keys: Set<String>, from resource: JSON) -> JSON {
+        guard case .object(let members) = resource else { return resource }
+        return .object(members.filter { !keys.contains($0.0) })
     }
 
     private var includes: [String] {
@@ -119,12 +131,12 @@ extension JSONAPIEnvironment {
     }
 
     /// Own dates only (404 for others, on purpose in Stud.IP): from 00:00 of today or of `filter[timestamp]`'s
-    /// day, two weeks.
+    /// day, for ``University/eventWindowDays``.
     func userEvents(id: String, viewer: User) -> SimResponse {
         guard id == viewer.id else { return notFound() }
         let reference = request.queryValue("filter[timestamp]").flatMap { Int($0) } ?? university.now
         let start = university.startOfDay(reference)
-        return eventCollection(university.events(of: id, in: start..<(start + 14 * 86400)))
+        return eventCollection(university.events(of: id, in: start..<(start + University.eventWindowDays * 86400)))
     }
 
     /// The iCalendar export of the user's dates; others' are a 404 like their events.
@@ -202,6 +214,10 @@ extension University {
         let title = event.cycleID == nil || event.cycleDescription.isEmpty ? course : "\(event.cycleDescription), \(course)"
         return event.isCancelled ? title + " (fällt aus)" : title
     }
+
+    /// "Two weeks" of `users/{id}/events` as the capture shows it: a Wednesday 15 days later was listed, a
+    /// Wednesday 16 days later was not (`jsonapi_user_events`, `_ts_ss26`), so 16 days from midnight.
+    static let eventWindowDays = 16
 
     /// Midnight of the day `time` falls on, in the installation's time zone.
     func startOfDay(_ time: Int) -> Int {
