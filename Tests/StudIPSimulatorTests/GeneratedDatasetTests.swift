@@ -36,13 +36,20 @@ struct GeneratedDatasetTests {
             #expect(cancelled.count == 1 && cancelled.allSatisfy { !$0.cancelComment.isEmpty })
             let news = university.news(inRange: course.id)
             #expect(news.count >= 3)
-            #expect(news.allSatisfy { $0.content.hasPrefix("<!--HTML--><p>") && $0.authorID == course.lecturers.first?.userID })
+            #expect(
+                news.allSatisfy {
+                    $0.content.hasPrefix("<!--HTML--><p>") && $0.authorID == course.lecturers.first?.userID
+                })
             #expect(news.contains { $0.content.contains("<a href=") && $0.content.contains("<li>") })
             #expect(news.contains { $0.title.contains("fällt aus") }, "the cancelled lecture is announced")
             #expect(!university.news(inRange: course.id, publishedAt: university.now).isEmpty)
         }
-        #expect(university.regularTimes(of: try #require(university.user(named: "test_autor")).id,
-            in: try #require(university.currentSemester(now: Date(timeIntervalSince1970: TimeInterval(university.now))))).count > 0)
+        #expect(
+            university.regularTimes(
+                of: try #require(university.user(named: "test_autor")).id,
+                in: try #require(
+                    university.currentSemester(now: Date(timeIntervalSince1970: TimeInterval(university.now))))
+            ).count > 0)
     }
 
     @Test("A different seed yields different ids and names", arguments: [GeneratedDataset.Size.demo, .small, .large])

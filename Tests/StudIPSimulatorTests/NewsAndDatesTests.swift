@@ -56,7 +56,8 @@ struct NewsAndDatesTests {
             _ = try await HTTP.control(.PATCH, "\(sim.controlURL)/news/\(id)", #"{"expire": true}"#)
             let after = try await jsonAPIItems("courses/\(Self.inf101)/news", sim)
             #expect(!after.contains { $0["id"] as? String == id })
-            #expect(!(try await restItems("course/\(Self.inf101)/news", sim)).contains { $0["news_id"] as? String == id })
+            #expect(
+                !(try await restItems("course/\(Self.inf101)/news", sim)).contains { $0["news_id"] as? String == id })
             let show = try await HTTP.get("\(sim.baseURL)/jsonapi.php/v1/news/\(id)", headers: jsonAPI)
             #expect(show.status == 200, "an expired announcement stays readable by id")
             let written = try await jsonAPIItems("users/205f3efb7997a0fc9755da2b535038da/news", sim)

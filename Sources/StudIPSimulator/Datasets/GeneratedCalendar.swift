@@ -11,7 +11,8 @@ extension GeneratedBuilder {
     ]
     private static let slots = [(8, 15), (10, 15), (12, 15), (14, 15), (16, 15)]
     private static let reasons = [
-        "Dies academicus – die Veranstaltung fällt aus.", "Krankheit – die Sitzung entfällt, Material folgt im Dateibereich.",
+        "Dies academicus – die Veranstaltung fällt aus.",
+        "Krankheit – die Sitzung entfällt, Material folgt im Dateibereich.",
         "Die Lehrende ist auf einer Tagung; bitte bearbeiten Sie das Übungsblatt selbstständig.",
         "Wegen der Personalversammlung fällt die Veranstaltung aus.",
     ]
@@ -22,12 +23,15 @@ extension GeneratedBuilder {
         let semesters = university.orderedSemesters
         for course in university.courses.values.sorted(by: { $0.id < $1.id }) {
             let lecturer = course.lecturers.first.flatMap { university.users[$0.userID] }
-            let inSemesters = course.isOpenEnded ? Array(semesters.suffix(1)) : semesters.filter { course.isIn(semester: $0.id) }
+            let inSemesters =
+                course.isOpenEnded ? Array(semesters.suffix(1)) : semesters.filter { course.isIn(semester: $0.id) }
             var cancelled: CourseEvent?
             for semester in inSemesters {
                 let dates = regularDates(of: course, in: semester, rng: &rng)
                 for var date in dates {
-                    if cancelled == nil, date.start > GeneratedDataset.now - 4 * Self.week, date.start < GeneratedDataset.now + 6 * Self.week, rng.chance(0.25) {
+                    if cancelled == nil, date.start > GeneratedDataset.now - 4 * Self.week,
+                        date.start < GeneratedDataset.now + 6 * Self.week, rng.chance(0.25)
+                    {
                         date.isCancelled = true
                         date.cancelComment = rng.pick(Self.reasons)
                         cancelled = date

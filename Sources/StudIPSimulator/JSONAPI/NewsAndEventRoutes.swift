@@ -211,7 +211,8 @@ extension University {
     /// dates, with " (fällt aus)" when cancelled.
     func calendarTitle(of event: CourseEvent) -> String {
         let course = courses[event.courseID]?.title ?? ""
-        let title = event.cycleID == nil || event.cycleDescription.isEmpty ? course : "\(event.cycleDescription), \(course)"
+        let title =
+            event.cycleID == nil || event.cycleDescription.isEmpty ? course : "\(event.cycleDescription), \(course)"
         return event.isCancelled ? title + " (fällt aus)" : title
     }
 
