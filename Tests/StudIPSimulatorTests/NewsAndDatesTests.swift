@@ -106,3 +106,20 @@ struct NewsAndDatesTests {
         }
     }
 }
+
+extension NewsAndDatesTests {
+    @Test("Later JSON:API layouts flag a cancelled date", arguments: [Flavour.v55, .v6])
+    func laterLayoutsFlagCancelledDates(flavour: Flavour) async throws {
+        try await withSimulator(.fixtures507More, flavour: flavour) { sim async throws in
+            let result = try await HTTP.get(
+                "\(sim.baseURL)/jsonapi.php/v1/courses/\(Self.inf101)/events", headers: jsonAPI)
+            let items = try object(result)["data"] as? [[String: Any]] ?? []
+            let cancelled = items.filter { Self.attribute($0, "is-cancelled") as? Bool == true }
+            #expect(cancelled.map { $0["id"] as? String } == ["e5184063f32dcb46ccc9dd663caee8be"])
+            #expect(items.count == 19)
+            let exam = try #require(items.first { $0["id"] as? String == "f84ff469016fe49940fde3a9f1d04fbf" })
+            #expect(Self.attribute(exam, "type") as? Int == 3)
+            #expect(Self.attribute(exam, "display-value") as? String == "Tuesday, 09.02.2027 10:00 - 12:00")
+        }
+    }
+}

@@ -27,24 +27,33 @@ extension JSONAPIEnvironment {
             ])
     }
 
-    /// Stud.IP 5.0.7's `course-events`: no cancelled flag, a fixed `SINGLE` recurrence.
+    /// Stud.IP 5.0.7's `course-events`: no cancelled flag, a fixed `SINGLE` recurrence. Later layouts add
+    /// `display-value`, `type` and `is-cancelled` (their values are not captured: the date as Stud.IP's
+    /// `getFullname()` formats it and the default date types are assumptions).
     func courseEvent(_ event: CourseEvent) -> JSON {
-        resource(
-            "course-events", event.id,
-            attributes: [
-                ("title", .string(university.calendarTitle(of: event))),
-                ("description", .string(event.isCancelled ? event.cancelComment : "")),
-                ("start", date(event.start)), ("end", date(event.end)),
-                ("categories", event.isCancelled ? [] : [.string(event.category)]),
-                ("location", .string(event.room)), ("mkdate", date(event.mkdate)), ("chdate", date(event.chdate)),
-                (
-                    "recurrence",
-                    [
-                        "ts": 0, "linterval": 0, "sinterval": 0, "wdays": "", "month": 0, "day": 0, "rtype": "SINGLE",
-                        "duration": 1,
-                    ]
-                ),
-            ],
+        var attributes: [(String, JSON)] = [
+            ("title", .string(university.calendarTitle(of: event))),
+            ("description", .string(event.isCancelled ? event.cancelComment : "")),
+        ]
+        if layout.courseEventFlags { attributes.append(("display-value", .string(university.timeSpan(of: event)))) }
+        attributes += [("start", date(event.start)), ("end", date(event.end))]
+        if layout.courseEventFlags { attributes.append(("type", .int(CourseEvent.typeIDs[event.category] ?? 5))) }
+        attributes += [
+            ("categories", event.isCancelled ? [] : [.string(event.category)]), ("location", .string(event.room)),
+        ]
+        if layout.courseEventFlags { attributes.append(("is-cancelled", .bool(event.isCancelled))) }
+        attributes += [
+            ("mkdate", date(event.mkdate)), ("chdate", date(event.chdate)),
+            (
+                "recurrence",
+                [
+                    "ts": 0, "linterval": 0, "sinterval": 0, "wdays": "", "month": 0, "day": 0, "rtype": "SINGLE",
+                    "duration": 1,
+                ]
+            ),
+        ]
+        return resource(
+            "course-events", event.id, attributes: attributes,
             relationships: [("owner", toOne("courses", event.courseID))])
     }
 
@@ -219,6 +228,20 @@ extension University {
     /// "Two weeks" of `users/{id}/events` as the capture shows it: a Wednesday 15 days later was listed, a
     /// Wednesday 16 days later was not (`jsonapi_user_events`, `_ts_ss26`), so 16 days from midnight.
     static let eventWindowDays = 16
+
+    /// "Tuesday, 13.10.2026 10:15 - 11:45" in the installation's time zone (legacy `course/{id}/events` titles).
+    func timeSpan(of event: CourseEvent) -> String {
+        let names = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+        func local(_ time: Int) -> (day: Int, minute: Int) {
+            let shifted = time + timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(time)))
+            return (shifted.floorDiv(86400), shifted.floorMod(86400) / 60)
+        }
+        let (day, start) = local(event.start)
+        let end = local(event.end).minute
+        let date = CivilCalendar.date(days: day)
+        return "\(names[CivilCalendar.weekday(days: day)]), \(date.day.padded(2)).\(date.month.padded(2)).\(date.year) "
+            + "\(JSONAPIEnvironment.clock(start)) - \(JSONAPIEnvironment.clock(end))"
+    }
 
     /// Midnight of the day `time` falls on, in the installation's time zone.
     func startOfDay(_ time: Int) -> Int {

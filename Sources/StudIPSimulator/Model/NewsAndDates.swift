@@ -60,6 +60,12 @@ public struct CourseEvent: Sendable, Hashable {
     public var mkdate: Int
     public var chdate: Int
 
+    /// Stud.IP's default date types (`TERMIN_TYP`) by name; unknown names are "anderer Termin" (5).
+    static let typeIDs = [
+        "Sitzung": 1, "Vorbesprechung": 2, "Klausur": 3, "Exkursion": 4, "anderer Termin": 5, "Sondersitzung": 6,
+        "Vorlesung": 7,
+    ]
+
     public init(
         id: String, courseID: String, cycleID: String? = nil, start: Int, end: Int, category: String,
         cycleDescription: String = "", room: String = "", isCancelled: Bool = false, cancelComment: String = "",

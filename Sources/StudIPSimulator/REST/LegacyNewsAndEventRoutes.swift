@@ -70,7 +70,7 @@ extension LegacyEnvironment {
         let items = university.events(ofCourse: id).map { event -> (key: String, value: JSON) in
             let value: JSON = [
                 "event_id": .string(event.id), "start": .string(String(event.start)),
-                "end": .string(String(event.end)), "title": .string(timeSpan(event)), "description": "",
+                "end": .string(String(event.end)), "title": .string(university.timeSpan(of: event)), "description": "",
                 "categories": .string(event.category),
                 "room": .string(event.isCancelled ? "(fällt aus)" : "(\(event.room))"),
                 "deleted": event.isCancelled ? true : .null,
@@ -134,16 +134,5 @@ extension LegacyEnvironment {
             return (String(day), entries.isEmpty ? .array([]) : .object(entries))
         }
         return tagged(.object(days))
-    }
-
-    /// "Tuesday, 13.10.2026 10:15 - 11:45" in the installation's time zone.
-    private func timeSpan(_ event: CourseEvent) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = university.timeZone
-        formatter.dateFormat = "EEEE, dd.MM.yyyy HH:mm"
-        let start = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(event.start)))
-        formatter.dateFormat = "HH:mm"
-        return start + " - " + formatter.string(from: Date(timeIntervalSince1970: TimeInterval(event.end)))
     }
 }
