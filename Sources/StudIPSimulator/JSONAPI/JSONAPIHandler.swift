@@ -183,6 +183,7 @@ public struct JSONAPIHandler: APIHandler {
         Route("POST", "folders/*/file-refs", nil, user: { env, p, user in env.upload(into: p[0], user: user) }),
         Route("POST", "folders/*/folders", .single, user: { env, p, user in env.createFolder(in: p[0], user: user) }),
         Route("GET", "courses/*/news", .news, user: { env, p, user in env.courseNews(id: p[0], viewer: user) }),
+        Route("POST", "courses/*/news", .single, user: { env, p, user in env.createNews(in: p[0], user: user) }),
         Route("GET", "news", .news, user: { env, _, user in env.userNews(id: user.id) }),
         Route("GET", "news/*", .single, user: { env, p, _ in env.newsShow(id: p[0]) }),
         Route("GET", "news/*/comments", .list, user: { env, p, _ in env.newsComments(id: p[0]) }),
