@@ -15,6 +15,8 @@ struct Fixture: Sendable {
     let headers: [(String, String)]
     let body: Data?
     let isJSONBody: Bool
+    /// The JSON a POST or PATCH sent (`request_body`), when it was JSON.
+    var requestJSON: JSON? = nil
 
     private static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appending(path: "Fixtures")
@@ -46,7 +48,10 @@ struct Fixture: Sendable {
             name: name, method: try #require(meta["method"] as? String), url: try #require(meta["url"] as? String),
             user: meta["user"] as? String, status: try #require(meta["status"] as? Int),
             requestHeaders: meta["request_headers"] as? [String: String] ?? [:], headers: headers, body: body,
-            isJSONBody: isJSON)
+            isJSONBody: isJSON,
+            requestJSON: (meta["request_body"] as? [String: Any]).flatMap {
+                try? JSONSerialization.data(withJSONObject: $0)
+            }.flatMap { JSON.parse(String(decoding: $0, as: UTF8.self)) })
     }
 
     func header(_ name: String) -> String? {

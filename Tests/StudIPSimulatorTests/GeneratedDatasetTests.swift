@@ -18,6 +18,38 @@ struct GeneratedDatasetTests {
         #expect(first.folders == second.folders)
         #expect(first.fileRefs == second.fileRefs)
         #expect(first.termsOfUse == second.termsOfUse)
+        #expect(first.news == second.news)
+        #expect(first.events == second.events)
+    }
+
+    @Test("Courses have weekly dates, single dates, one cancelled lecture and real-looking announcements")
+    func announcementsAndDates() throws {
+        let university = GeneratedDataset.make(.demo, seed: 7)
+        #expect(GeneratedDataset.make(.demo, seed: 8).news.keys.allSatisfy { university.news[$0] == nil })
+        for course in university.courses.values {
+            let dates = university.events(ofCourse: course.id)
+            let weekly = dates.filter { $0.cycleID != nil }
+            #expect(weekly.count >= 10, "\(course.title): \(weekly.count) weekly dates")
+            #expect(weekly.allSatisfy { !$0.room.isEmpty && $0.end - $0.start == 90 * 60 })
+            #expect(dates.contains { $0.cycleID == nil && $0.category == "Klausur" })
+            let cancelled = dates.filter(\.isCancelled)
+            #expect(cancelled.count == 1 && cancelled.allSatisfy { !$0.cancelComment.isEmpty })
+            let news = university.news(inRange: course.id)
+            #expect(news.count >= 3)
+            #expect(
+                news.allSatisfy {
+                    $0.content.hasPrefix("<!--HTML--><p>") && $0.authorID == course.lecturers.first?.userID
+                })
+            #expect(news.contains { $0.content.contains("<a href=") && $0.content.contains("<li>") })
+            #expect(news.contains { $0.title.contains("fällt aus") }, "the cancelled lecture is announced")
+            #expect(!university.news(inRange: course.id, publishedAt: university.now).isEmpty)
+        }
+        #expect(
+            university.regularTimes(
+                of: try #require(university.user(named: "test_autor")).id,
+                in: try #require(
+                    university.currentSemester(now: Date(timeIntervalSince1970: TimeInterval(university.now))))
+            ).count > 0)
     }
 
     @Test("A different seed yields different ids and names", arguments: [GeneratedDataset.Size.demo, .small, .large])

@@ -56,7 +56,8 @@ struct NewsAndDatesTests {
             _ = try await HTTP.control(.PATCH, "\(sim.controlURL)/news/\(id)", #"{"expire": true}"#)
             let after = try await jsonAPIItems("courses/\(Self.inf101)/news", sim)
             #expect(!after.contains { $0["id"] as? String == id })
-            #expect(!(try await restItems("course/\(Self.inf101)/news", sim)).contains { $0["news_id"] as? String == id })
+            #expect(
+                !(try await restItems("course/\(Self.inf101)/news", sim)).contains { $0["news_id"] as? String == id })
             let show = try await HTTP.get("\(sim.baseURL)/jsonapi.php/v1/news/\(id)", headers: jsonAPI)
             #expect(show.status == 200, "an expired announcement stays readable by id")
             let written = try await jsonAPIItems("users/205f3efb7997a0fc9755da2b535038da/news", sim)
@@ -102,6 +103,23 @@ struct NewsAndDatesTests {
                 ))
             let week = try await jsonAPIItems("users/e7a0a84b161f3e8c09b4a0a2e8a58147/events", sim)
             #expect(week.contains { $0["id"] as? String == added["id"] as? String }, "a new date this week is listed")
+        }
+    }
+}
+
+extension NewsAndDatesTests {
+    @Test("Later JSON:API layouts flag a cancelled date", arguments: [Flavour.v55, .v6])
+    func laterLayoutsFlagCancelledDates(flavour: Flavour) async throws {
+        try await withSimulator(.fixtures507More, flavour: flavour) { sim async throws in
+            let result = try await HTTP.get(
+                "\(sim.baseURL)/jsonapi.php/v1/courses/\(Self.inf101)/events", headers: jsonAPI)
+            let items = try object(result)["data"] as? [[String: Any]] ?? []
+            let cancelled = items.filter { Self.attribute($0, "is-cancelled") as? Bool == true }
+            #expect(cancelled.map { $0["id"] as? String } == ["e5184063f32dcb46ccc9dd663caee8be"])
+            #expect(items.count == 19)
+            let exam = try #require(items.first { $0["id"] as? String == "f84ff469016fe49940fde3a9f1d04fbf" })
+            #expect(Self.attribute(exam, "type") as? Int == 3)
+            #expect(Self.attribute(exam, "display-value") as? String == "Tuesday, 09.02.2027 10:00 - 12:00")
         }
     }
 }

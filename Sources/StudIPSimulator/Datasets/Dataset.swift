@@ -23,7 +23,8 @@ public enum Dataset: Sendable {
         }
     }
 
-    public static let names = ["fixtures-5.0.7", "fixtures-5.0.7-more"] + GeneratedDataset.Size.allCases.map { $0.rawValue }
+    public static let names =
+        ["fixtures-5.0.7", "fixtures-5.0.7-more"] + GeneratedDataset.Size.allCases.map { $0.rawValue }
 
     public func load() throws -> University {
         switch self {

@@ -11,7 +11,8 @@ extension GeneratedBuilder {
     ]
     private static let slots = [(8, 15), (10, 15), (12, 15), (14, 15), (16, 15)]
     private static let reasons = [
-        "Dies academicus – die Veranstaltung fällt aus.", "Krankheit – die Sitzung entfällt, Material folgt im Dateibereich.",
+        "Dies academicus – die Veranstaltung fällt aus.",
+        "Krankheit – die Sitzung entfällt, Material folgt im Dateibereich.",
         "Die Lehrende ist auf einer Tagung; bitte bearbeiten Sie das Übungsblatt selbstständig.",
         "Wegen der Personalversammlung fällt die Veranstaltung aus.",
     ]
@@ -22,25 +23,21 @@ extension GeneratedBuilder {
         let semesters = university.orderedSemesters
         for course in university.courses.values.sorted(by: { $0.id < $1.id }) {
             let lecturer = course.lecturers.first.flatMap { university.users[$0.userID] }
-            let inSemesters = course.isOpenEnded ? Array(semesters.suffix(1)) : semesters.filter { course.isIn(semester: $0.id) }
-            var cancelled: CourseEvent?
+            let inSemesters =
+                course.isOpenEnded ? Array(semesters.suffix(1)) : semesters.filter { course.isIn(semester: $0.id) }
             for semester in inSemesters {
-                let dates = regularDates(of: course, in: semester, rng: &rng)
-                for var date in dates {
-                    if cancelled == nil, date.start > GeneratedDataset.now - 4 * Self.week, date.start < GeneratedDataset.now + 6 * Self.week, rng.chance(0.25) {
-                        date.isCancelled = true
-                        date.cancelComment = rng.pick(Self.reasons)
-                        cancelled = date
-                    }
-                    university.add(date)
-                }
+                for date in regularDates(of: course, in: semester, rng: &rng) { university.add(date) }
                 for date in singleDates(of: course, in: semester, rng: &rng) { university.add(date) }
             }
-            if cancelled == nil, var last = university.events(ofCourse: course.id).last(where: { $0.cycleID != nil }) {
-                last.isCancelled = true
-                last.cancelComment = rng.pick(Self.reasons)
-                university.add(last)
-                cancelled = last
+            // One lecture soon (within about three weeks of "now") is cancelled, else the last one.
+            let weekly = university.events(ofCourse: course.id).filter { $0.cycleID != nil }
+            let soon = GeneratedDataset.now + rng.int(in: 0...3) * Self.week
+            var cancelled = weekly.first { $0.start > soon } ?? weekly.last
+            if var date = cancelled {
+                date.isCancelled = true
+                date.cancelComment = rng.pick(Self.reasons)
+                university.add(date)
+                cancelled = date
             }
             for item in announcements(of: course, lecturer: lecturer, cancelled: cancelled, rng: &rng) {
                 university.add(item)
@@ -98,6 +95,11 @@ extension GeneratedBuilder {
         return result
     }
 
+    /// "08.12.2026", as German announcements write a date.
+    private static func germanDate(_ time: Int) -> String {
+        BerlinTime.dateString(time).split(separator: "-").reversed().joined(separator: ".")
+    }
+
     private func announcements(
         of course: Course, lecturer: User?, cancelled: CourseEvent?, rng: inout SplitMix64
     ) -> [News] {
@@ -143,7 +145,7 @@ extension GeneratedBuilder {
         if let cancelled {
             items.append(
                 (
-                    "Die Veranstaltung am \(BerlinTime.dateString(cancelled.start)) fällt aus",
+                    "Die Veranstaltung am \(Self.germanDate(cancelled.start)) fällt aus",
                     "<p>\(cancelled.cancelComment)</p><p>Der Stoff wird in der folgenden Woche nachgeholt. "
                         + "Bitte lesen Sie bis dahin Kapitel 5 im Skript.</p><p>\(name)</p>",
                     min(now, cancelled.start) - 3 * Self.day, 14

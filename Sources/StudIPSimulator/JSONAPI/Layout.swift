@@ -35,6 +35,11 @@ struct Layout: Sendable {
     var contentDispositionWithFallback: Bool { flavour == .v6 }
     /// 5.x sorts `users/{id}/courses` by start time and name; 6.x keeps database order.
     var sortsUserCourses: Bool { flavour != .v6 }
+    /// An unknown route is Slim 4's JSON error (5.1+); 5.0.7 (Slim 3) sends an HTML page that echoes credentials.
+    var unknownRouteIsJSON: Bool { flavour != .v50 }
+    /// `course-events` with `display-value`, `type` and `is-cancelled` (API.md §3.6, from the 6.x source; 5.0.7 has
+    /// none of them, so a cancelled date is marked only in title, categories and description).
+    var courseEventFlags: Bool { flavour != .v50 }
     /// 6.x takes an open-ended course's start semester from the current semester, 5.x from its `start_time`.
     var openEndedStartIsCurrentSemester: Bool { flavour == .v6 }
 }

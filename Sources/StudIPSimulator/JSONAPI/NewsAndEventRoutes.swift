@@ -27,24 +27,33 @@ extension JSONAPIEnvironment {
             ])
     }
 
-    /// Stud.IP 5.0.7's `course-events`: no cancelled flag, a fixed `SINGLE` recurrence.
+    /// Stud.IP 5.0.7's `course-events`: no cancelled flag, a fixed `SINGLE` recurrence. Later layouts add
+    /// `display-value`, `type` and `is-cancelled` (their values are not captured: the date as Stud.IP's
+    /// `getFullname()` formats it and the default date types are assumptions).
     func courseEvent(_ event: CourseEvent) -> JSON {
-        resource(
-            "course-events", event.id,
-            attributes: [
-                ("title", .string(university.calendarTitle(of: event))),
-                ("description", .string(event.isCancelled ? event.cancelComment : "")),
-                ("start", date(event.start)), ("end", date(event.end)),
-                ("categories", event.isCancelled ? [] : [.string(event.category)]),
-                ("location", .string(event.room)), ("mkdate", date(event.mkdate)), ("chdate", date(event.chdate)),
-                (
-                    "recurrence",
-                    [
-                        "ts": 0, "linterval": 0, "sinterval": 0, "wdays": "", "month": 0, "day": 0, "rtype": "SINGLE",
-                        "duration": 1,
-                    ]
-                ),
-            ],
+        var attributes: [(String, JSON)] = [
+            ("title", .string(university.calendarTitle(of: event))),
+            ("description", .string(event.isCancelled ? event.cancelComment : "")),
+        ]
+        if layout.courseEventFlags { attributes.append(("display-value", .string(university.timeSpan(of: event)))) }
+        attributes += [("start", date(event.start)), ("end", date(event.end))]
+        if layout.courseEventFlags { attributes.append(("type", .int(CourseEvent.typeIDs[event.category] ?? 5))) }
+        attributes += [
+            ("categories", event.isCancelled ? [] : [.string(event.category)]), ("location", .string(event.room)),
+        ]
+        if layout.courseEventFlags { attributes.append(("is-cancelled", .bool(event.isCancelled))) }
+        attributes += [
+            ("mkdate", date(event.mkdate)), ("chdate", date(event.chdate)),
+            (
+                "recurrence",
+                [
+                    "ts": 0, "linterval": 0, "sinterval": 0, "wdays": "", "month": 0, "day": 0, "rtype": "SINGLE",
+                    "duration": 1,
+                ]
+            ),
+        ]
+        return resource(
+            "course-events", event.id, attributes: attributes,
             relationships: [("owner", toOne("courses", event.courseID))])
     }
 
@@ -54,12 +63,24 @@ extension JSONAPIEnvironment {
         var result: [JSON] = []
         for reference in references where seen.insert("\(reference.type)/\(reference.id)").inserted {
             switch reference.type {
-            case "users": if let found = university.users[reference.id] { result.append(user(found)) }
-            case "courses": if let found = university.courses[reference.id] { result.append(course(found)) }
+            case "users":
+                if let found = university.users[reference.id] {
+                    result.append(Self.dropping(["relationships", "links"], from: user(found)))
+                }
+            case "courses":
+                if let found = university.courses[reference.id] {
+                    result.append(Self.dropping(["links"], from: course(found)))
+                }
             default: break
             }
         }
         return result
+    }
+
+    /// neomerx v1 writes included resources without `links`, and included users without relationships.
+    private static func dropping(_ keys: Set<String>, from resource: JSON) -> JSON {
+        guard case .object(let members) = resource else { return resource }
+        return .object(members.filter { !keys.contains($0.0) })
     }
 
     private var includes: [String] {
@@ -119,12 +140,12 @@ extension JSONAPIEnvironment {
     }
 
     /// Own dates only (404 for others, on purpose in Stud.IP): from 00:00 of today or of `filter[timestamp]`'s
-    /// day, two weeks.
+    /// day, for ``University/eventWindowDays``.
     func userEvents(id: String, viewer: User) -> SimResponse {
         guard id == viewer.id else { return notFound() }
         let reference = request.queryValue("filter[timestamp]").flatMap { Int($0) } ?? university.now
         let start = university.startOfDay(reference)
-        return eventCollection(university.events(of: id, in: start..<(start + 14 * 86400)))
+        return eventCollection(university.events(of: id, in: start..<(start + University.eventWindowDays * 86400)))
     }
 
     /// The iCalendar export of the user's dates; others' are a 404 like their events.
@@ -199,8 +220,27 @@ extension University {
     /// dates, with " (fällt aus)" when cancelled.
     func calendarTitle(of event: CourseEvent) -> String {
         let course = courses[event.courseID]?.title ?? ""
-        let title = event.cycleID == nil || event.cycleDescription.isEmpty ? course : "\(event.cycleDescription), \(course)"
+        let title =
+            event.cycleID == nil || event.cycleDescription.isEmpty ? course : "\(event.cycleDescription), \(course)"
         return event.isCancelled ? title + " (fällt aus)" : title
+    }
+
+    /// "Two weeks" of `users/{id}/events` as the capture shows it: a Wednesday 15 days later was listed, a
+    /// Wednesday 16 days later was not (`jsonapi_user_events`, `_ts_ss26`), so 16 days from midnight.
+    static let eventWindowDays = 16
+
+    /// "Tuesday, 13.10.2026 10:15 - 11:45" in the installation's time zone (legacy `course/{id}/events` titles).
+    func timeSpan(of event: CourseEvent) -> String {
+        let names = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+        func local(_ time: Int) -> (day: Int, minute: Int) {
+            let shifted = time + timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(time)))
+            return (shifted.floorDiv(86400), shifted.floorMod(86400) / 60)
+        }
+        let (day, start) = local(event.start)
+        let end = local(event.end).minute
+        let date = CivilCalendar.date(days: day)
+        return "\(names[CivilCalendar.weekday(days: day)]), \(date.day.padded(2)).\(date.month.padded(2)).\(date.year) "
+            + "\(JSONAPIEnvironment.clock(start)) - \(JSONAPIEnvironment.clock(end))"
     }
 
     /// Midnight of the day `time` falls on, in the installation's time zone.

@@ -110,14 +110,17 @@ extension JSONAPIEnvironment {
         let values = ["page[offset]": String(offset), "page[limit]": String(limit)]
         let pageKeys = request.query.map(\.name).filter { values[$0] != nil }
         let order = pageKeys.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-        let group = (order + ["page[offset]", "page[limit]"].filter { !order.contains($0) }).map { ($0, values[$0] ?? "") }
+        let group = (order + ["page[offset]", "page[limit]"].filter { !order.contains($0) }).map {
+            ($0, values[$0] ?? "")
+        }
         var pairs: [(String, String)] = []
         for (name, value) in request.query where !name.hasPrefix("page[") {
             pairs.append((name, value))
         }
-        let position = request.query.firstIndex { $0.name.hasPrefix("page[") }.map { index in
-            request.query[..<index].filter { !$0.name.hasPrefix("page[") }.count
-        } ?? pairs.count
+        let position =
+            request.query.firstIndex { $0.name.hasPrefix("page[") }.map { index in
+                request.query[..<index].filter { !$0.name.hasPrefix("page[") }.count
+            } ?? pairs.count
         pairs.insert(contentsOf: group, at: position)
         return link(request.segments.joined(separator: "/")) + "?" + PHP.buildQuery(pairs)
     }

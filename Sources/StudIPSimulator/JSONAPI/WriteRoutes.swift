@@ -67,3 +67,51 @@ extension JSONAPIEnvironment {
         return SimResponse(status: 204, route: route)
     }
 }
+
+extension JSONAPIEnvironment {
+    /// `POST courses/{id}/news` (teachers): Stud.IP stores midnight of `publication-start` and counts `expire` to
+    /// the midnight *after* `publication-end`, so the end comes back a day later than sent; its HTML purifier marks
+    /// external links and closes `<br>`.
+    func createNews(in courseID: String, user: User) -> SimResponse {
+        guard let course = university.courses[courseID] else { return notFound() }
+        guard user.isRoot || university.membership(of: user.id, in: courseID)?.isTeacher == true else {
+            return forbidden()
+        }
+        guard let body = JSON.parse(String(decoding: request.body, as: UTF8.self)),
+            case .string(let title)? = body["data"]?["attributes"]?["title"], !title.isEmpty,
+            case .string(let startText)? = body["data"]?["attributes"]?["publication-start"],
+            case .string(let endText)? = body["data"]?["attributes"]?["publication-end"],
+            let start = Self.parseISO8601(startText), let end = Self.parseISO8601(endText)
+        else { return error(400, title: "Bad Request") }
+        var content = ""
+        if case .string(let text)? = body["data"]?["attributes"]?["content"] { content = Self.purified(text) }
+        var comments = false
+        if case .bool(let allowed)? = body["data"]?["attributes"]?["comments-allowed"] { comments = allowed }
+        let date = university.startOfDay(start)
+        // The midnight after the last day: 36 hours past its midnight lands in the next day even across DST.
+        let expire = university.startOfDay(university.startOfDay(end) + 36 * 3600) - date
+        guard expire > 0 else { return error(400, title: "Bad Request") }
+        let now = university.now
+        let item = News(
+            id: PHP.newID(), title: title, content: content, authorID: user.id, rangeIDs: [course.id], date: date,
+            expire: expire, allowComments: comments, mkdate: now, chdate: now)
+        guard let updated = try? context.mutate({ $0.add(item) }) else {
+            return error(500, title: "Internal Server Error")
+        }
+        return with(updated).document(
+            ["data": with(updated).news(item)], status: 201, headers: [("Location", link("news/\(item.id)"))])
+    }
+
+    static func parseISO8601(_ text: String) -> Int? {
+        (ISO8601DateFormatter().date(from: text)).map { Int($0.timeIntervalSince1970) }
+    }
+
+    /// What Stud.IP's HTML purifier visibly does to WYSIWYG content (as captured): `<br>` becomes `<br />`, an
+    /// external link gets `class="link-extern" target="_blank" rel="noreferrer noopener"`.
+    static func purified(_ html: String) -> String {
+        html.replacing(/<br\s*\/?>/, with: "<br />")
+            .replacing(/<a href="(https?:[^"]*)">/) { match in
+                "<a href=\"\(match.1)\" class=\"link-extern\" target=\"_blank\" rel=\"noreferrer noopener\">"
+            }
+    }
+}

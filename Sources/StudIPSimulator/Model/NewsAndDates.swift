@@ -60,6 +60,12 @@ public struct CourseEvent: Sendable, Hashable {
     public var mkdate: Int
     public var chdate: Int
 
+    /// Stud.IP's default date types (`TERMIN_TYP`) by name; unknown names are "anderer Termin" (5).
+    static let typeIDs = [
+        "Sitzung": 1, "Vorbesprechung": 2, "Klausur": 3, "Exkursion": 4, "anderer Termin": 5, "Sondersitzung": 6,
+        "Vorlesung": 7,
+    ]
+
     public init(
         id: String, courseID: String, cycleID: String? = nil, start: Int, end: Int, category: String,
         cycleDescription: String = "", room: String = "", isCancelled: Bool = false, cancelComment: String = "",
@@ -95,19 +101,16 @@ extension University {
 
     /// A course's dates by start, cancelled ones included.
     public func events(ofCourse courseID: String) -> [CourseEvent] {
-        events.values.filter { $0.courseID == courseID }.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+        (eventIDsByCourse[courseID] ?? []).compactMap { events[$0] }.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
     }
 
     /// The dates of a user's courses starting in `range`, by start.
     public func events(of userID: String, in range: Range<Int>) -> [CourseEvent] {
-        let courseIDs = Set(courses(of: userID).map(\.id))
-        return events.values.filter { courseIDs.contains($0.courseID) && range.contains($0.start) }
+        courses(of: userID).flatMap { events(ofCourse: $0.id) }.filter { range.contains($0.start) }
             .sorted { ($0.start, $0.id) < ($1.start, $1.id) }
     }
 
     public mutating func add(_ item: News) { news[item.id] = item }
-
-    public mutating func add(_ event: CourseEvent) { events[event.id] = event }
 
     public mutating func removeNews(_ id: String) throws(ModelError) {
         guard news.removeValue(forKey: id) != nil else { throw ModelError("no announcement with id \(id)") }

@@ -22,7 +22,9 @@ public struct University: Sendable {
     public private(set) var fileRefs: [String: FileRef] = [:]
     public private(set) var termsOfUse: [String: TermsOfUse] = [:]
     public internal(set) var news: [String: News] = [:]
-    public internal(set) var events: [String: CourseEvent] = [:]
+    public private(set) var events: [String: CourseEvent] = [:]
+    /// Date ids per course id: timetables and calendars ask per course, and `huge` has thousands of dates.
+    var eventIDsByCourse: [String: Set<String>] = [:]
     /// "Now" for what depends on the date (published news, this week's dates) in datasets captured on a fixed
     /// day; nil follows the clock.
     public var pinnedNow: Int?
@@ -197,6 +199,18 @@ extension University {
             }
         }
         add(folder)
+    }
+
+    /// Adds or replaces a date (a replaced one may move to another course).
+    public mutating func add(_ event: CourseEvent) {
+        if let old = events[event.id] { eventIDsByCourse[old.courseID]?.remove(event.id) }
+        events[event.id] = event
+        eventIDsByCourse[event.courseID, default: []].insert(event.id)
+    }
+
+    public mutating func removeEvent(_ id: String) throws(ModelError) {
+        guard let old = events.removeValue(forKey: id) else { throw ModelError("no date with id \(id)") }
+        eventIDsByCourse[old.courseID]?.remove(id)
     }
 
     public mutating func removeFileRef(_ id: String) throws(ModelError) {

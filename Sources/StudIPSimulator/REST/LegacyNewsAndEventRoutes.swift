@@ -31,7 +31,7 @@ extension LegacyEnvironment {
     }
 
     private func newsList(_ items: [News]) -> SimResponse {
-        paginated(items.map { (key: href("news/\($0.id)"), value: news($0)) }, keyed: true)
+        tagged(envelope(items.map { (key: href("news/\($0.id)"), value: news($0)) }, keyed: true))
     }
 
     func courseNews(id: String, viewer: User) -> SimResponse {
@@ -61,7 +61,7 @@ extension LegacyEnvironment {
 
     func newsComments(id: String) -> SimResponse {
         guard university.news[id] != nil else { return error(404, "News not found") }
-        return paginated([], keyed: true)
+        return tagged(envelope([], keyed: true))
     }
 
     func courseEvents(id: String, viewer: User) -> SimResponse {
@@ -70,7 +70,7 @@ extension LegacyEnvironment {
         let items = university.events(ofCourse: id).map { event -> (key: String, value: JSON) in
             let value: JSON = [
                 "event_id": .string(event.id), "start": .string(String(event.start)),
-                "end": .string(String(event.end)), "title": .string(timeSpan(event)), "description": "",
+                "end": .string(String(event.end)), "title": .string(university.timeSpan(of: event)), "description": "",
                 "categories": .string(event.category),
                 "room": .string(event.isCancelled ? "(fällt aus)" : "(\(event.room))"),
                 "deleted": event.isCancelled ? true : .null,
@@ -78,14 +78,16 @@ extension LegacyEnvironment {
             ]
             return (key: event.id, value: value)
         }
-        return paginated(items, keyed: false)
+        return tagged(envelope(items, keyed: false))
     }
 
-    /// Own dates from now for two weeks, in calendar form (no `deleted`; cancelled only by the title).
+    /// Own dates from now to the end of the JSON:API window, in calendar form (no `deleted`; cancelled only by
+    /// the title).
     func userEvents(id: String, viewer: User) -> SimResponse {
         guard id == viewer.id else { return error(401, "") }
         let now = university.now
-        let items = university.events(of: id, in: now..<(now + 14 * 86400)).map { event -> (key: String, value: JSON) in
+        let end = university.startOfDay(now) + University.eventWindowDays * 86400
+        let items = university.events(of: id, in: now..<end).map { event -> (key: String, value: JSON) in
             let value: JSON = [
                 "event_id": .string(event.id), "course": .string(href("course/\(event.courseID)")),
                 "start": .int(event.start), "end": .int(event.end),
@@ -96,7 +98,7 @@ extension LegacyEnvironment {
             ]
             return (key: event.id, value: value)
         }
-        return paginated(items, keyed: false)
+        return tagged(envelope(items, keyed: false))
     }
 
     func userCalendar(id: String, viewer: User) -> SimResponse {
@@ -131,17 +133,6 @@ extension LegacyEnvironment {
             }
             return (String(day), entries.isEmpty ? .array([]) : .object(entries))
         }
-        return json(.object(days))
-    }
-
-    /// "Tuesday, 13.10.2026 10:15 - 11:45" in the installation's time zone.
-    private func timeSpan(_ event: CourseEvent) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = university.timeZone
-        formatter.dateFormat = "EEEE, dd.MM.yyyy HH:mm"
-        let start = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(event.start)))
-        formatter.dateFormat = "HH:mm"
-        return start + " - " + formatter.string(from: Date(timeIntervalSince1970: TimeInterval(event.end)))
+        return tagged(.object(days))
     }
 }

@@ -451,7 +451,7 @@ struct ControlAPI: Sendable {
             if let note = try string(input, "note") { event.cancelComment = note }
             if let cancelled = try bool(input, "cancelled"), cancelled != event.isCancelled {
                 event.isCancelled = cancelled
-                university.events[id] = nil
+                try university.removeEvent(id)
                 event.id = PHP.newID()
             }
             event.chdate = max(university.now, event.chdate + 1)

@@ -32,7 +32,9 @@ struct InstallationResponder: HTTPResponder {
         let path = request.uri.path
         let body = try await request.collectBody(upTo: 256 << 20)
         let bodyData = Data(buffer: body)
-        let headers = Self.headerDictionary(request.headers)
+        var headers = Self.headerDictionary(request.headers)
+        // HTTP/1.1's `Host` arrives as the `:authority` pseudo-header; PHP sees it as `HTTP_HOST`.
+        if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
         let query = request.uri.query.map(FormEncoding.pairs) ?? []
 
         if path == "/__sim" || path.hasPrefix("/__sim/") {
