@@ -25,7 +25,8 @@ public enum AnnouncementMarkdown {
     }
 
     /// `YYYY-MM-DD <title>.md`, the date the announcement was published there: sorted by name is sorted by date.
-    /// The title raw but on one line (whitespace collapsed, controls dropped); the naming rules make it safe.
+    /// The title raw but on one line (whitespace and control characters collapsed to single spaces); the naming
+    /// rules make it safe.
     public static func fileName(_ announcement: Announcement, timeZone: TimeZone = .berlin) -> String {
         let day = LocalTime(announcement.published, in: timeZone)
         let date = String(format: "%04d-%02d-%02d", day.year, day.month, day.day)
