@@ -41,17 +41,18 @@ public enum ICalendar {
             self.recurrence = recurrence
         }
 
-        /// One date of `course` (its name), summary "<course> (<title>)"; a cancellation's note goes to the
-        /// description.
+        /// One date of `course` (its name), summary "<course> (<kind>)", with the date's topic as description.
+        /// Only what both API generations give goes in, so that a JSON:API and a legacy REST mount serve the same
+        /// bytes: of a cancelled date its time, kind and status (legacy REST gives neither its room nor the cancel
+        /// comment), and no holiday name beside a date (REST only). docs/course-files.md says what that leaves out.
         public init(_ date: CourseDate, course: String, host: String) {
             let kind = date.title?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            let notes = [date.description, date.cancellationNote].compactMap { $0 }.filter {
-                !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
-            }
+            let topic = date.isCancelled ? nil : date.description
             self.init(
                 uid: "\(date.id)@\(host)", start: date.start, end: date.end,
                 summary: kind.isEmpty || kind == course ? course : "\(course) (\(kind))",
-                location: date.room, description: notes.isEmpty ? nil : notes.joined(separator: "\n"),
+                location: date.isCancelled ? nil : date.room,
+                description: topic.flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 },
                 isCancelled: date.isCancelled)
         }
 

@@ -42,9 +42,13 @@ extension JSONAPIFormat {
     /// `course-events` of `courses/{id}/events`. Stud.IP 5.5+ says `is-cancelled`; 5.0 includes a cancelled date
     /// only as a date whose title ends in " (fällt aus)", with no categories and the cancel comment as its
     /// description. Both conditions are required there: a course named "… (fällt aus)" has regular dates with that
-    /// title too, but with a category.
+    /// title too, but with a category. A cancelled date's kind is then its siblings' (the dates with the same title,
+    /// "Projekttreffen, <course>", have the category "Sitzung"), which is what legacy REST names; a lone cancelled
+    /// date has none.
     package static func courseDates(_ elements: [JSONValue], what: String) throws(StudIPError) -> [CourseDate] {
         var dates: [CourseDate] = []
+        var kindOfTitle: [String: String] = [:]
+        var titleOfUnnamed: [Int: String] = [:]
         for element in elements {
             let attributes = element["attributes"]
             guard let id = element["id"]?.id, let start = StudIPDate.iso8601(attributes?["start"]),
@@ -55,15 +59,20 @@ extension JSONAPIFormat {
             let marked = title.hasSuffix(CourseItemText.cancelledSuffix)
             if marked { title.removeLast(CourseItemText.cancelledSuffix.count) }
             let isCancelled = attributes?["is-cancelled"]?.bool ?? (marked && categories.isEmpty)
+            if let kind = categories.first {
+                kindOfTitle[title] = kindOfTitle[title] ?? kind
+            } else {
+                titleOfUnnamed[dates.count] = title
+            }
             let text = CourseItemText.nonEmpty(attributes?["description"]?.string)
             dates.append(
                 CourseDate(
-                    id: id, start: start, end: max(start, end),
-                    title: categories.first ?? CourseItemText.nonEmpty(title),
+                    id: id, start: start, end: max(start, end), title: categories.first,
                     description: isCancelled ? nil : text,
                     room: CourseItemText.nonEmpty(attributes?["location"]?.string), isCancelled: isCancelled,
                     cancellationNote: isCancelled ? text : nil))
         }
+        for (index, title) in titleOfUnnamed { dates[index].title = kindOfTitle[title] }
         return CourseItemText.byStart(dates)
     }
 
@@ -206,7 +215,8 @@ package enum CourseItemText {
     static func withoutParentheses(_ text: String) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let (before, group) = splitTrailingGroup(trimmed)
-        return before.isEmpty ? group ?? trimmed : trimmed
+        guard before.isEmpty, trimmed.hasPrefix("(") else { return trimmed }
+        return group ?? ""  // "()": a date without a room
     }
 
     /// "Vorlesung(Hörsaal 1 (Ä))" → ("Vorlesung", "Hörsaal 1 (Ä)"): the text before the balanced parenthesised

@@ -71,7 +71,8 @@ import Testing
         #expect(summer.location == nil && summer.description == nil)
 
         let cancelled = try #require(byUID["d-cancelled@studip.example.org"])
-        #expect(cancelled.status == "CANCELLED" && cancelled.description == "Dies Academicus")
+        #expect(cancelled.status == "CANCELLED" && cancelled.summary == "Einführung in die Informatik (Vorlesung)")
+        #expect(cancelled.location == nil && cancelled.description == nil, "only what both APIs give")
 
         // The day after the clocks went back.
         let awkward = try #require(byUID["d-awkward@studip.example.org"])
@@ -80,6 +81,34 @@ import Testing
         #expect(awkward.summary == "Einführung in die Informatik (\(expected.trimmingCharacters(in: .whitespaces)))")
         #expect(awkward.location == expected && awkward.description == expected)
         #expect(awkward.start == "2026-10-26T08:00:00+01:00" && awkward.startByVTIMEZONE == awkward.start)
+    }
+
+    /// The cancelled lecture of the captured Stud.IP 5.0.7 as each API's parser reads it: JSON:API with its room
+    /// and the cancel comment, legacy REST with neither; and a holiday's name beside a date that takes place
+    /// (REST only). One calendar.
+    @Test func aCancelledDateReadsTheSameFromBothAPIs() {
+        func date(room: String?, note: String?, cancelled: Bool = true) -> CourseDate {
+            CourseDate(
+                id: "e5184063", start: Self.berlin(2026, 12, 1, 10, 15), end: Self.berlin(2026, 12, 1, 11, 45),
+                title: cancelled ? "Vorlesung" : "Klausur", description: nil, room: room, isCancelled: cancelled,
+                cancellationNote: note)
+        }
+        func calendar(_ dates: [CourseDate]) -> String {
+            ICalendar.calendar(
+                name: "INF-101, Termine",
+                events: dates.map { ICalendar.Event($0, course: "Einführung in die Informatik", host: "h") },
+                timeZone: Self.berlin, stamp: Self.stamp)
+        }
+        let jsonAPI = calendar([
+            date(room: "Hörsaal 1 (Gebäude Ä, Raum 0.12)", note: "Dies academicus – die Veranstaltung fällt aus."),
+            date(room: "Audimax", note: nil, cancelled: false),
+        ])
+        let legacyREST = calendar([
+            date(room: nil, note: nil),
+            date(room: "Audimax", note: "Fastnacht", cancelled: false),
+        ])
+        #expect(jsonAPI == legacyREST)
+        #expect(jsonAPI.contains("SUMMARY:Einführung in die Informatik (Vorlesung)\r\n"))
     }
 
     /// A weekly slot: the first Tuesday of the semester at 10:15, every week until the semester's end (in UTC).
