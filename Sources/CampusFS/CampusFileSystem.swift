@@ -59,7 +59,7 @@ public final class CampusFileSystem: FileSystemOperations {
         var lastID: UInt64 = 0
         var files: [UInt64: OpenFile] = [:]
         /// Generated files (announcements, calendars, timetables) open now, with the bytes they were opened with.
-        var generated: [UInt64: Data] = [:]
+        var generated: [UInt64: (content: Data, opener: pid_t)] = [:]
         /// The content the kernel's page cache holds for an inode: the last one an open served.
         var servedContent: [Inode: String] = [:]
     }
@@ -223,7 +223,7 @@ public final class CampusFileSystem: FileSystemOperations {
         let document: DocumentInfo
         do throws(StoreError) {
             if let content = try store.generatedContent(inode: Int64(inode)) {
-                openGenerated(content, inode: inode, reply: reply)
+                openGenerated(content, inode: inode, opener: reply.context.processID, reply: reply)
                 return
             }
             guard let found = try store.document(inode: Int64(inode)) else {
@@ -240,14 +240,7 @@ public final class CampusFileSystem: FileSystemOperations {
             return
         }
         let opener = reply.context.processID
-        let opening = scans.opening(inode, by: opener)
-        if opening.startsBurst {
-            Task { [scans] in
-                for (opened, version) in await scans.documentsToClear(after: opener) {
-                    await clearHighlight(of: opened, version: version)
-                }
-            }
-        }
+        let opening = judging(inode, by: opener)
         let answering = Task { [cache, logger, scans] in
             let handle: ContentHandle
             let current: DocumentInfo
@@ -256,13 +249,13 @@ public final class CampusFileSystem: FileSystemOperations {
             } catch {
                 report(error, "open of \(document.id)")
                 reply.error(error.errorNumber)
-                scans.answered(inode, by: opener, opened: nil)
+                scans.answered(inode, by: opener, served: nil)
                 return
             }
             let key = CacheDocument(id: current.id, version: current.version).version
             let (id, keepCache) = register(handle, inode: inode, opener: opener, current: key)
             let opened = reply.open(handle: id, keepCache: keepCache)
-            scans.answered(inode, by: opener, opened: opened ? current.version : nil)
+            scans.answered(inode, by: opener, served: opened ? .document(current.version) : nil)
             if !opened {
                 openFiles.withLock { _ = $0.files.removeValue(forKey: id) }
                 await cache.release(handle)
@@ -273,25 +266,33 @@ public final class CampusFileSystem: FileSystemOperations {
         reply.onInterrupt { answering.cancel() }
     }
 
-    /// A generated file is served from the bytes the store had at the open, so a refresh meanwhile cannot tear a
-    /// read; no cache, no download. Opening an announcement is reading it: its `new`/`changed` highlight clears.
-    private func openGenerated(_ content: Data, inode: Inode, reply: OpenReply) {
-        let id = openFiles.withLock { state in
-            state.lastID += 1
-            state.generated[state.lastID] = content
-            return state.lastID
-        }
-        guard reply.open(handle: id, keepCache: false) else {
-            openFiles.withLock { _ = $0.generated.removeValue(forKey: id) }
-            return
-        }
-        Task { [store, logger] in
-            do throws(StoreError) {
-                _ = try await store.run { store throws(StoreError) in try store.markRead(inode: Int64(inode)) }
-            } catch {
-                logger.warning("clearing the highlight of inode \(inode) failed: \(error)")
+    /// Registers an open with the scan detector; the first of a burst waits for its end and then clears what a
+    /// person opened (``ScanDetector``).
+    private func judging(_ inode: Inode, by opener: pid_t) -> ScanDetector.Opening {
+        let opening = scans.opening(inode, by: opener)
+        if opening.startsBurst {
+            Task { [scans] in
+                for (opened, served) in await scans.documentsToClear(after: opener) {
+                    await clearHighlight(of: opened, version: served.version)
+                }
             }
         }
+        return opening
+    }
+
+    /// A generated file is served from the bytes the store had at the open, so a refresh meanwhile cannot tear a
+    /// read; no cache, no download. Opening an announcement is reading it: its `new`/`changed` highlight clears as
+    /// a document's does, unless the open is part of a scan (`grep -r` reads every announcement).
+    private func openGenerated(_ content: Data, inode: Inode, opener: pid_t, reply: OpenReply) {
+        _ = judging(inode, by: opener)
+        let id = openFiles.withLock { state in
+            state.lastID += 1
+            state.generated[state.lastID] = (content, opener)
+            return state.lastID
+        }
+        let opened = reply.open(handle: id, keepCache: false)
+        scans.answered(inode, by: opener, served: opened ? .generated : nil)
+        if !opened { openFiles.withLock { _ = $0.generated.removeValue(forKey: id) } }
     }
 
     /// Opens the document's content and returns it with the metadata it was opened for. A body whose length
@@ -326,7 +327,8 @@ public final class CampusFileSystem: FileSystemOperations {
     /// reads of cached documents cost no task and no thread hop. Only a range still downloading waits in a task.
     public func read(_ inode: Inode, offset: Int64, file: FileInfo, reply: DataReply) {
         counters.countRead()
-        if let content = openFiles.withLock({ $0.generated[file.handle] }) {
+        if let (content, opener) = openFiles.withLock({ $0.generated[file.handle] }) {
+            scans.active(opener)
             let start = Int(clamping: max(offset, 0))
             reply.data(start < content.count ? content[start..<min(content.count, start + reply.size)] : Data())
             return
@@ -361,11 +363,11 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     public func release(_ inode: Inode, file: FileInfo, reply: StatusReply) {
-        let open = openFiles.withLock { state in
-            state.generated.removeValue(forKey: file.handle)
-            return state.files.removeValue(forKey: file.handle)
+        let (open, generated) = openFiles.withLock { state in
+            (state.files.removeValue(forKey: file.handle), state.generated.removeValue(forKey: file.handle))
         }
         reply.ok()
+        if let generated { scans.active(generated.opener) }
         guard let open else { return }
         scans.active(open.opener)
         Task { [cache] in await cache.release(open.handle) }
@@ -412,7 +414,7 @@ public final class CampusFileSystem: FileSystemOperations {
 
     /// Clears `new`/`changed` of a document a person opened (DESIGN.md §1.4), from the burst's task: never on a
     /// request, which would wait for a running refresh's write.
-    private func clearHighlight(of inode: Inode, version: DocumentVersion) async {
+    private func clearHighlight(of inode: Inode, version: DocumentVersion?) async {
         do throws(StoreError) {
             _ = try await store.run { store throws(StoreError) in
                 try store.markRead(inode: Int64(inode), version: version)

@@ -12,6 +12,19 @@ import Synchronization
 /// scan: more than ``personalLimit`` different documents, or a process (or its parent) with a scanner's name.
 /// Deciding at the end means the first documents of a scan are spared too, and a burst waits for slow downloads.
 final class ScanDetector: Sendable {
+    /// What an open served, for clearing its highlight once the burst is judged.
+    enum Served: Sendable, Hashable {
+        /// A document's version: cleared only while it is still the current one.
+        case document(DocumentVersion)
+        /// An announcement, calendar or timetable (rendered by the refresh, no version of its own).
+        case generated
+
+        var version: DocumentVersion? {
+            if case .document(let version) = self { return version }
+            return nil
+        }
+    }
+
     /// How long a process must be idle before its burst is judged.
     private static let quiet: Duration = .seconds(1)
     /// A person opens one document, or a few at once (`cat a b`); more in one burst is a scan.
@@ -28,8 +41,8 @@ final class ScanDetector: Sendable {
     private struct Burst {
         let isScanner: Bool
         var documents: Set<Inode> = []
-        /// The documents whose open succeeded, with the version opened: the ones a person would have seen.
-        var opened: [Inode: DocumentVersion] = [:]
+        /// The files whose open succeeded, with what they served: the ones a person would have seen.
+        var opened: [Inode: Served] = [:]
         var inFlight = 0
         var lastActivity = ContinuousClock.now
 
@@ -53,7 +66,7 @@ final class ScanDetector: Sendable {
         let isScan: Bool
     }
 
-    /// An open of `inode` by `pid` arrived; ``answered(_:by:opened:)`` must follow.
+    /// An open of `inode` by `pid` arrived; ``answered(_:by:served:)`` must follow.
     func opening(_ inode: Inode, by pid: pid_t) -> Opening {
         let joined = bursts.withLock { bursts -> Opening? in
             bursts[pid]?.open(inode)
@@ -69,15 +82,15 @@ final class ScanDetector: Sendable {
         }
     }
 
-    /// - Parameter opened: the version the open served; nil when it failed.
-    func answered(_ inode: Inode, by pid: pid_t, opened: DocumentVersion?) {
+    /// - Parameter served: what the open served; nil when it failed.
+    func answered(_ inode: Inode, by pid: pid_t, served: Served?) {
         update(pid) { burst in
             burst.inFlight -= 1
-            if let opened { burst.opened[inode] = opened }
+            if let served { burst.opened[inode] = served }
         }
     }
 
-    /// A read or release of a document `pid` opened; `inFlight` for a request answered later.
+    /// A read or release of a file `pid` opened; `inFlight` for a request answered later.
     /// - Returns: whether a burst counts it; then ``finished(by:)`` must follow an `inFlight` one.
     @discardableResult
     func active(_ pid: pid_t, inFlight: Bool = false) -> Bool {
@@ -90,11 +103,10 @@ final class ScanDetector: Sendable {
         update(pid) { $0.inFlight -= 1 }
     }
 
-    /// Waits until the burst of `pid` ends and returns the documents to clear, with the versions opened: none for
-    /// a scan.
-    func documentsToClear(after pid: pid_t) async -> [Inode: DocumentVersion] {
+    /// Waits until the burst of `pid` ends and returns the files to clear, with what they served: none for a scan.
+    func documentsToClear(after pid: pid_t) async -> [Inode: Served] {
         while true {
-            let (ended, wait) = bursts.withLock { bursts -> ([Inode: DocumentVersion]?, Duration) in
+            let (ended, wait) = bursts.withLock { bursts -> ([Inode: Served]?, Duration) in
                 guard let burst = bursts[pid] else { return ([:], .zero) }
                 let idle = ContinuousClock.now - burst.lastActivity
                 guard burst.inFlight > 0 || idle < Self.quiet else {
