@@ -223,11 +223,11 @@ extension Refresher {
     }
 
     /// A calendar stamped by its data, not the clock (the latest end among its events), so that both APIs and
-    /// every refresh give the same bytes for the same dates.
+    /// every refresh give the same bytes for the same dates. Its mtime is the store's: when the bytes changed.
     private func calendarFile(name: String, title: String, events: [ICalendar.Event]) -> GeneratedFile {
         let stamp = events.map(\.end).max() ?? Date(timeIntervalSince1970: 0)
         let text = ICalendar.calendar(name: title, events: events, timeZone: Self.installationTimeZone, stamp: stamp)
-        return GeneratedFile(name: name, content: Data(text.utf8), changed: stamp)
+        return GeneratedFile(name: name, content: Data(text.utf8), changed: nil)
     }
 }
 

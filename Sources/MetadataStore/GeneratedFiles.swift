@@ -9,10 +9,11 @@ public struct GeneratedFile: Sendable, Hashable {
     /// The name before NamingRules makes it safe and unique.
     public var name: String
     public var content: Data
-    /// The item's change time: the file's mtime.
-    public var changed: Date
+    /// The item's change time (an announcement's chdate), which is the file's mtime; nil for a file without one
+    /// (a calendar), whose mtime is the refresh that saw its bytes change.
+    public var changed: Date?
 
-    public init(name: String, content: Data, changed: Date) {
+    public init(name: String, content: Data, changed: Date?) {
         self.name = name
         self.content = content
         self.changed = changed
@@ -67,10 +68,11 @@ extension MetadataStore {
                 var folderInode = existingFolder?.inode
                 if !announcements.items.isEmpty {
                     let base = Naming.directoryName(announcements.folderName, id: extras.courseID)
-                    let latest = announcements.items.map(\.1.changed).max() ?? now
+                    let latest = announcements.items.compactMap(\.1.changed).max() ?? now
                     folderInode = try GeneratedNode.put(
                         existingFolder, parent: courseInode, baseName: base, kind: .directory, item: .announcements,
-                        id: extras.courseID, courseID: extras.courseID, content: nil, changed: latest, &editor, db
+                        id: extras.courseID, courseID: extras.courseID, content: nil, changed: latest, now: now,
+                        &editor, db
                     ).inode
                 }
                 for (announcement, file) in announcements.items {
@@ -79,13 +81,13 @@ extension MetadataStore {
                     let base = Naming.documentName(file.name, mimeType: "text/markdown", id: announcement.id)
                     let (inode, wasChanged) = try GeneratedNode.put(
                         old, parent: folder, baseName: base, kind: .file, item: .announcement, id: announcement.id,
-                        courseID: extras.courseID, content: file.content, changed: file.changed, &editor, db)
+                        courseID: extras.courseID, content: file.content, changed: file.changed, now: now, &editor, db)
                     let highlight: Highlight?
                     if let old {
                         highlight = old.highlight == .new ? .new : wasChanged ? .changed : old.highlight
                         if wasChanged { changed.append((inode, announcement.id, highlight)) }
                     } else {
-                        let isRecent = file.changed >= now.addingTimeInterval(-Self.firstSyncNewWindow)
+                        let isRecent = (file.changed ?? now) >= now.addingTimeInterval(-Self.firstSyncNewWindow)
                         highlight = !firstTime || isRecent ? .new : nil
                         added.append((inode, announcement.id, highlight))
                     }
@@ -126,7 +128,7 @@ extension MetadataStore {
                     _ = try GeneratedNode.put(
                         existingCalendar, parent: courseInode, baseName: base, kind: .file, item: .courseCalendar,
                         id: extras.courseID, courseID: extras.courseID, content: dates.calendar.content,
-                        changed: dates.calendar.changed, &editor, db)
+                        changed: dates.calendar.changed, now: now, &editor, db)
                 }
             }
 
@@ -169,7 +171,7 @@ extension MetadataStore {
                 let base = Naming.documentName(file.name, mimeType: "text/calendar", id: semesterID)
                 _ = try GeneratedNode.put(
                     existing, parent: semesterInode, baseName: base, kind: .file, item: .timetable, id: semesterID,
-                    courseID: nil, content: file.content, changed: file.changed, &editor, db)
+                    courseID: nil, content: file.content, changed: file.changed, now: now, &editor, db)
             } else if let existing {
                 try editor.delete(existing.inode, parent: existing.parent, name: existing.name)
             }
@@ -241,10 +243,12 @@ private struct GeneratedNode {
     }
 
     /// Inserts or updates the node (renaming it when its base name changed) and its bytes (nil for the folder);
-    /// returns its inode and whether its bytes or change time changed.
+    /// returns its inode and whether its bytes or change time changed. The mtime is `changed`, or without one the
+    /// refresh (`now`) that first saw these bytes; it never goes back, and moves whenever the bytes change, so
+    /// `ls -l`, `make` and calendar programs watching the file see every change.
     static func put(
         _ existing: GeneratedNode?, parent: Int64, baseName: String, kind: NodeKind, item: ItemKind, id: String,
-        courseID: String?, content: Data?, changed: Date, _ editor: inout TreeEditor, _ db: Database
+        courseID: String?, content: Data?, changed: Date?, now: Date, _ editor: inout TreeEditor, _ db: Database
     ) throws -> (inode: Int64, changed: Bool) {
         let size = Int64(content?.count ?? 0)
         let inode: Int64
@@ -254,17 +258,18 @@ private struct GeneratedNode {
             if existing.parent != parent || existing.baseName != baseName {
                 try editor.place(inode, from: existing.parent, oldName: existing.name, to: parent, baseName: baseName)
             }
-            wasChanged = existing.mtime != changed.timeIntervalSince1970 || existing.content != content
+            let bytesChanged = existing.content != content
+            var mtime = max(existing.mtime, changed?.timeIntervalSince1970 ?? existing.mtime)
+            if bytesChanged, mtime == existing.mtime { mtime = max(now.timeIntervalSince1970, existing.mtime + 1) }
+            wasChanged = bytesChanged || mtime != existing.mtime
             if wasChanged {
-                try db.run(
-                    "UPDATE node SET size = ?, mtime = ? WHERE inode = ?",
-                    [size, changed.timeIntervalSince1970, inode])
+                try db.run("UPDATE node SET size = ?, mtime = ? WHERE inode = ?", [size, mtime, inode])
                 editor.touched(inode)
             }
         } else {
             inode = try editor.insert(
                 parent: parent, baseName: baseName, kind: kind, item: item, studipID: id, courseID: courseID,
-                size: size, mtime: changed, created: changed)
+                size: size, mtime: changed ?? now, created: changed ?? now)
         }
         if let content {
             try db.run(

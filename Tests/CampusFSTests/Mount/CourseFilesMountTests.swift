@@ -55,6 +55,8 @@ struct CourseFilesMountTests {
             let post =
                 #"{"course_id": "\#(Self.inf101)", "title": "Raumänderung", "#
                 + #""content": "<p>Heute im <b>Audimax</b>: Übung fällt aus.</p><ul><li>a</li></ul>"}"#
+            let calendar = campus.path(course + "/Termine.ics")
+            let before = try await shell("stat -c %Y \(calendar)")
             let open = try #require(dates.first { !$0.isCancelled })
             let changed = try await shell(
                 "curl -sf -X POST -d \(quoted(post)) \(campus.sim.controlURL)/news >/dev/null && curl -sf -X PATCH -d "
@@ -84,6 +86,10 @@ struct CourseFilesMountTests {
             let stat = try await shell(
                 "stat -c %s \(campus.path(course + "/Termine.ics")); wc -c < \(campus.path(course + "/Termine.ics"))")
             #expect(stat.lines.count == 2 && stat.lines[0] == stat.lines[1], "getattr's size is the file's")
+            // The cancellation leaves the calendar's stamp (its latest end) as it was; the mtime moves all the same.
+            let moved = try await shell("stat -c %Y \(calendar)")
+            let seconds = { (result: CommandResult) in Int(result.stdout.trimmingCharacters(in: .newlines)) }
+            #expect((seconds(moved) ?? 0) > (seconds(before) ?? .max), "the calendar's mtime moves")
 
             // Offline: the simulator stops answering, the files stay readable.
             await campus.sim.stop()
