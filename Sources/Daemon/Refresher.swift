@@ -122,9 +122,12 @@ public struct Refresher: Sendable {
             }
         }
         if let serverError { throw .studIP(serverError) }
-        if courseFiles.timetable, courseIDs == nil {
+        if courseFiles.timetable {
+            // `refresh PATH` renews the timetables of its courses' semesters (a course's regular times or rooms
+            // may have changed): one request each, none where the timetable is the union of stored dates.
+            let semesters = courseIDs.map { _ in Set(courses.flatMap(\.semesterIDs)) }
             do {
-                summary.merge(try await timetables(overview, placed: placed, now: now))
+                summary.merge(try await timetables(overview, placed: placed, semesters: semesters, now: now))
             } catch {
                 failures.append(ItemProblem(itemID: "timetable", message: "timetable: \(error)"))
             }
@@ -186,11 +189,14 @@ extension Refresher {
         return extras
     }
 
-    /// Each placed semester's timetable: the schedule route's weekly slots, or where the installation has none,
-    /// the union of the semester's course dates the store holds.
-    func timetables(_ overview: RemoteOverview, placed: Set<String>, now: Date) async throws -> RefreshSummary {
+    /// Each placed semester's timetable (of `semesters` only, when given): the schedule route's weekly slots, or
+    /// where the installation has none, the union of the semester's course dates the store holds.
+    func timetables(
+        _ overview: RemoteOverview, placed: Set<String>, semesters: Set<String>?, now: Date
+    ) async throws -> RefreshSummary {
         var summary = RefreshSummary()
-        let inTree = Set(overview.courses.filter { placed.contains($0.id) }.flatMap(\.semesterIDs))
+        var inTree = Set(overview.courses.filter { placed.contains($0.id) }.flatMap(\.semesterIDs))
+        if let semesters { inTree.formIntersection(semesters) }
         for semester in overview.semesters where inTree.contains(semester.id) {
             let slots = try await source.schedule(semesterID: semester.id)
             let events: [ICalendar.Event]

@@ -100,6 +100,28 @@ struct CourseFilesMountTests {
         }
     }
 
+    /// `campusfs refresh PATH` of a course renews its semester's timetable too: a room of the course's weekly
+    /// lecture changes on the server, and the timetable read through the mount names it.
+    @Test func refreshOfACourseRenewsItsSemestersTimetable() async throws {
+        try await MountedCampus.with(.fixtures507More) { campus in
+            let course = try Self.coursePath(campus.store)
+            let timetable = try #require(course.split(separator: "/").first).description + "/Stundenplan.ics"
+            let before = try await shell("cat \(campus.path(timetable))")
+            #expect(before.status == 0 && !before.stdout.contains("Hörsaal 7"), "\(before.stderr)")
+            let lecture = try #require(
+                try await campus.source.dates(courseID: Self.inf101).last { $0.title == "Vorlesung" && !$0.isCancelled }
+            )
+            let moved = try await shell(
+                "curl -sf -X PATCH -d \(quoted(#"{"room": "Hörsaal 7"}"#)) \(campus.sim.controlURL)/dates/\(lecture.id)"
+            )
+            try #require(moved.status == 0, "\(moved.stderr)")
+            _ = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
+                .refresh(courseIDs: [Self.inf101])
+            let after = try await shell("cat \(campus.path(timetable))")
+            #expect(after.stdout.contains("Hörsaal 7"), "the refreshed course's semester has its new room")
+        }
+    }
+
     /// Both API generations give the same announcements, calendars and timetables byte for byte (the calendars
     /// carry only what both give of a cancelled date, docs/course-files.md).
     @Test func bothAPIsGiveTheSameFiles() async throws {
