@@ -1,4 +1,5 @@
 import Foundation
+import StudIPModel
 
 /// The tags and text of an HTML fragment, as a browser would see them for what announcements use.
 ///
@@ -62,7 +63,7 @@ struct HTMLTokenizer {
     private mutating func readText() -> String {
         let start = position
         while position < bytes.count, bytes[position] != UInt8(ascii: "<") { position += 1 }
-        return HTMLEntityTable.decode(String(decoding: bytes[start..<position], as: UTF8.self))
+        return HTMLEntities.decode(String(decoding: bytes[start..<position], as: UTF8.self))
     }
 
     private mutating func readName() -> String {
@@ -97,7 +98,7 @@ struct HTMLTokenizer {
             if position < bytes.count, bytes[position] == UInt8(ascii: "=") {
                 position += 1
                 skipSpaces()
-                value = HTMLEntityTable.decode(readValue())
+                value = HTMLEntities.decode(readValue())
             }
             if !name.isEmpty, attributes[name] == nil { attributes[name] = value }
         }
@@ -174,58 +175,5 @@ struct HTMLTokenizer {
 
     private static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0C || byte == 0x0D
-    }
-}
-
-/// HTML character references: numeric ones and the named ones German and English announcements use.
-///
-/// Not StudIPWire's `HTMLEntities` (the login pages' few): that module is the client's wire format, which
-/// modules outside the client do not import (docs/fuzzing.md), and announcements need typographic quotes,
-/// the euro sign and more.
-enum HTMLEntityTable {
-    static let named: [String: String] = [
-        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}", "shy": "",
-        "auml": "ä", "ouml": "ö", "uuml": "ü", "Auml": "Ä", "Ouml": "Ö", "Uuml": "Ü", "szlig": "ß",
-        "eacute": "é", "egrave": "è", "ecirc": "ê", "Eacute": "É", "aacute": "á", "agrave": "à", "acirc": "â",
-        "ccedil": "ç", "iacute": "í", "oacute": "ó", "uacute": "ú", "ntilde": "ñ", "oslash": "ø", "aring": "å",
-        "ndash": "–", "mdash": "—", "hellip": "…", "bdquo": "„", "ldquo": "“", "rdquo": "”", "sbquo": "‚",
-        "lsquo": "‘", "rsquo": "’", "laquo": "«", "raquo": "»", "lsaquo": "‹", "rsaquo": "›", "bull": "•",
-        "middot": "·", "euro": "€", "copy": "©", "reg": "®", "trade": "™", "deg": "°", "sect": "§", "para": "¶",
-        "times": "×", "divide": "÷", "plusmn": "±", "frac12": "½", "frac14": "¼", "frac34": "¾", "sup2": "²",
-        "sup3": "³", "micro": "µ", "rarr": "→", "larr": "←", "harr": "↔", "rArr": "⇒", "ensp": "\u{2002}",
-        "emsp": "\u{2003}", "thinsp": "\u{2009}", "zwnj": "", "zwj": "",
-    ]
-
-    /// `text` with its references replaced; an unknown or malformed one stays as it is.
-    static func decode(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        var result = ""
-        var rest = Substring(text)
-        while let ampersand = rest.firstIndex(of: "&") {
-            result += rest[..<ampersand]
-            let afterAmpersand = rest.index(after: ampersand)
-            let candidate = rest[afterAmpersand...].prefix(33)
-            if let semicolon = candidate.firstIndex(of: ";"), let decoded = reference(rest[afterAmpersand..<semicolon])
-            {
-                result += decoded
-                rest = rest[rest.index(after: semicolon)...]
-            } else {
-                result += "&"
-                rest = rest[afterAmpersand...]
-            }
-        }
-        return result + rest
-    }
-
-    private static func reference(_ body: Substring) -> String? {
-        if body.hasPrefix("#") {
-            let digits = body.dropFirst()
-            let number =
-                digits.first == "x" || digits.first == "X"
-                ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
-            guard let number, number != 0, let scalar = Unicode.Scalar(number) else { return nil }
-            return String(Character(scalar))
-        }
-        return named[String(body)]
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StudIPModel
 
 /// What the login flows read from an HTML page: its forms, links and message boxes.
 ///
@@ -403,48 +404,5 @@ private struct HTMLScanner {
 
     static func collapsed(_ text: String) -> String {
         text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-    }
-}
-
-/// HTML character references: numeric ones and the named ones login pages use.
-package enum HTMLEntities {
-    static let named: [String: String] = [
-        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}",
-        "auml": "ä", "ouml": "ö", "uuml": "ü", "Auml": "Ä", "Ouml": "Ö", "Uuml": "Ü", "szlig": "ß",
-        "eacute": "é", "egrave": "è", "ndash": "–", "mdash": "—", "hellip": "…", "copy": "©",
-        "laquo": "«", "raquo": "»", "lsaquo": "‹", "rsaquo": "›",
-    ]
-
-    /// `text` with its references replaced; an unknown or malformed one stays as it is.
-    package static func decode(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        var result = ""
-        var rest = Substring(text)
-        while let ampersand = rest.firstIndex(of: "&") {
-            result += rest[..<ampersand]
-            let afterAmpersand = rest.index(after: ampersand)
-            let candidate = rest[afterAmpersand...].prefix(33)
-            if let semicolon = candidate.firstIndex(of: ";"), let decoded = reference(rest[afterAmpersand..<semicolon])
-            {
-                result += decoded
-                rest = rest[rest.index(after: semicolon)...]
-            } else {
-                result += "&"
-                rest = rest[afterAmpersand...]
-            }
-        }
-        return result + rest
-    }
-
-    private static func reference(_ body: Substring) -> String? {
-        if body.hasPrefix("#") {
-            let digits = body.dropFirst()
-            let number =
-                digits.first == "x" || digits.first == "X"
-                ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
-            guard let number, number != 0, let scalar = Unicode.Scalar(number) else { return nil }
-            return String(Character(scalar))
-        }
-        return named[String(body)]
     }
 }

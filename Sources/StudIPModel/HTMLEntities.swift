@@ -1,0 +1,50 @@
+/// HTML character references, numeric and named (those German and English pages use), as Stud.IP's pages and
+/// announcements carry them: one decoder for the client's login-page scanner (StudIPWire) and the announcement
+/// renderer (CourseFiles), which both read this module.
+public enum HTMLEntities {
+    static let named: [String: String] = [
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}", "shy": "",
+        "auml": "ä", "ouml": "ö", "uuml": "ü", "Auml": "Ä", "Ouml": "Ö", "Uuml": "Ü", "szlig": "ß",
+        "eacute": "é", "egrave": "è", "ecirc": "ê", "Eacute": "É", "aacute": "á", "agrave": "à", "acirc": "â",
+        "ccedil": "ç", "iacute": "í", "oacute": "ó", "uacute": "ú", "ntilde": "ñ", "oslash": "ø", "aring": "å",
+        "ndash": "–", "mdash": "—", "hellip": "…", "bdquo": "„", "ldquo": "“", "rdquo": "”", "sbquo": "‚",
+        "lsquo": "‘", "rsquo": "’", "laquo": "«", "raquo": "»", "lsaquo": "‹", "rsaquo": "›", "bull": "•",
+        "middot": "·", "euro": "€", "copy": "©", "reg": "®", "trade": "™", "deg": "°", "sect": "§", "para": "¶",
+        "times": "×", "divide": "÷", "plusmn": "±", "frac12": "½", "frac14": "¼", "frac34": "¾", "sup2": "²",
+        "sup3": "³", "micro": "µ", "rarr": "→", "larr": "←", "harr": "↔", "rArr": "⇒", "ensp": "\u{2002}",
+        "emsp": "\u{2003}", "thinsp": "\u{2009}", "zwnj": "", "zwj": "",
+    ]
+
+    /// `text` with its references replaced; an unknown or malformed one stays as it is.
+    public static func decode(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let ampersand = rest.firstIndex(of: "&") {
+            result += rest[..<ampersand]
+            let afterAmpersand = rest.index(after: ampersand)
+            let candidate = rest[afterAmpersand...].prefix(33)
+            if let semicolon = candidate.firstIndex(of: ";"), let decoded = reference(rest[afterAmpersand..<semicolon])
+            {
+                result += decoded
+                rest = rest[rest.index(after: semicolon)...]
+            } else {
+                result += "&"
+                rest = rest[afterAmpersand...]
+            }
+        }
+        return result + rest
+    }
+
+    private static func reference(_ body: Substring) -> String? {
+        if body.hasPrefix("#") {
+            let digits = body.dropFirst()
+            let number =
+                digits.first == "x" || digits.first == "X"
+                ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
+            guard let number, number != 0, let scalar = Unicode.Scalar(number) else { return nil }
+            return String(Character(scalar))
+        }
+        return named[String(body)]
+    }
+}
