@@ -100,6 +100,38 @@ struct CourseFilesMountTests {
         }
     }
 
+    /// The user's way, with the daemon in its own process: a lecturer posts an announcement and cancels a date,
+    /// `campusfs refresh` reports the announcement as new, `campusfs new` lists it, and the mounted calendar says
+    /// the date is cancelled.
+    @Test func campusfsRefreshAndNewShowAnAnnouncementAndACancelledDate() async throws {
+        try await DaemonTests.with(SimulatorConfiguration(dataset: .fixtures507More, flavour: .v50)) { setup in
+            #expect(try await setup.mount().status == 0)
+            let store = try MetadataStore(path: setup.cli.database().path)
+            let course = try Self.coursePath(store)
+            let calendar = setup.path(course + "/Termine.ics")
+            let cancelledBefore = try await shell("grep -c STATUS:CANCELLED \(calendar)")
+            let lecture = try #require(
+                try store.courseDates(courseID: Self.inf101).first { $0.title == "Vorlesung" && !$0.isCancelled })
+            let post =
+                #"{"course_id": "\#(Self.inf101)", "title": "Klausuranmeldung", "content": "<p>Bis Freitag.</p>"}"#
+            let changed = try await shell(
+                "curl -sf -X POST -d \(quoted(post)) \(setup.sim.controlURL)/news >/dev/null && curl -sf -X PATCH -d "
+                    + quoted(#"{"cancelled": true}"#) + " \(setup.sim.controlURL)/dates/\(lecture.id)")
+            try #require(changed.status == 0, "\(changed.stderr)")
+
+            let refresh = try await setup.campusfs(["refresh", "--json"])
+            let outcome = try JSONSerialization.jsonObject(with: Data(refresh.stdout.utf8)) as? [String: Any]
+            let added = (outcome?["new"] as? [String]) ?? []
+            #expect(
+                added.contains { $0.hasPrefix(course + "/Ankündigungen/") && $0.hasSuffix(" Klausuranmeldung.md") },
+                "\(refresh.stdout) \(refresh.stderr)")
+            let new = try await setup.campusfs(["new"])
+            #expect(new.stdout.contains("Klausuranmeldung.md"), "\(new.stdout) \(new.stderr)")
+            let cancelledAfter = try await shell("grep -c STATUS:CANCELLED \(calendar)")
+            #expect((Int(cancelledAfter.lines.first ?? "") ?? 0) == (Int(cancelledBefore.lines.first ?? "") ?? 0) + 1)
+        }
+    }
+
     /// `campusfs refresh PATH` of a course renews its semester's timetable too: a room of the course's weekly
     /// lecture changes on the server, and the timetable read through the mount names it.
     @Test func refreshOfACourseRenewsItsSemestersTimetable() async throws {
