@@ -37,10 +37,12 @@ let package = Package(
         // The client's vocabulary (models, errors), which the filesystem names; the wire format, which only the
         // client and the fuzz targets read (docs/fuzzing.md). Foundation only, so that a sanitizer build is quick.
         .target(name: "StudIPModel"),
-        .target(name: "StudIPWire", dependencies: ["StudIPModel"]),
+        .target(name: "StudIPWire", dependencies: ["StudIPModel", "HTMLText"]),
         .target(name: "NamingRules", dependencies: ["StudIPModel"]),
+        // HTML lexing and character references for the login-page scanner and the announcement renderer.
+        .target(name: "HTMLText"),
         // Announcements as Markdown, dates and timetables as iCalendar (issue 18; docs/course-files.md).
-        .target(name: "CourseFiles", dependencies: ["StudIPModel"]),
+        .target(name: "CourseFiles", dependencies: ["StudIPModel", "HTMLText"]),
         .target(
             name: "StudIPKit",
             dependencies: [

@@ -1,5 +1,5 @@
 import Foundation
-import StudIPModel
+import HTMLText
 
 /// What the login flows read from an HTML page: its forms, links and message boxes.
 ///
@@ -129,8 +129,12 @@ package struct HTMLMessage: Sendable, Hashable {
 
 /// One pass over the bytes. Text is gathered only while a link, button or message box is open.
 private struct HTMLScanner {
-    let bytes: [UInt8]
-    var position = 0
+    var lexer: HTMLLexer
+    var bytes: [UInt8] { lexer.bytes }
+    var position: Int {
+        get { lexer.position }
+        set { lexer.position = newValue }
+    }
     var page = HTMLPage()
     var form: HTMLForm?
     /// Open elements whose text is wanted, innermost last; the text goes to all of them.
@@ -156,7 +160,7 @@ private struct HTMLScanner {
     /// Skipped whole. `noscript` is read: a client without JavaScript sees what it holds (a Continue button).
     static let rawTextElements: Set<String> = ["script", "style", "textarea", "title"]
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: [UInt8]) { lexer = HTMLLexer(bytes) }
 
     mutating func scan() -> HTMLPage {
         while position < bytes.count {
@@ -177,33 +181,29 @@ private struct HTMLScanner {
 
     private mutating func tag() {
         let start = position
+        if lexer.skipComment() { return }
         position += 1
-        if starts(with: "!--") {
-            position = find("-->", from: position + 3).map { $0 + 3 } ?? bytes.count
-            return
-        }
         if position < bytes.count, bytes[position] == UInt8(ascii: "!") || bytes[position] == UInt8(ascii: "?") {
-            skipPast(UInt8(ascii: ">"))
+            lexer.skipPast(UInt8(ascii: ">"))
             return
         }
         let closing = position < bytes.count && bytes[position] == UInt8(ascii: "/")
         if closing { position += 1 }
-        let name = readName()
+        let name = lexer.readName()
         guard !name.isEmpty else {
             // A lone `<` in text.
             addText(bytes[start..<min(position, bytes.count)])
             return
         }
         if closing {
-            skipPast(UInt8(ascii: ">"))
+            lexer.skipPast(UInt8(ascii: ">"))
             endTag(name)
             return
         }
-        let attributes = readAttributes()
+        let attributes = lexer.readAttributes()
         startTag(name, attributes)
         if Self.rawTextElements.contains(name) {
-            let closer = Array("</\(name)".utf8)
-            position = findCaseInsensitive(closer, from: position) ?? bytes.count
+            position = lexer.find("</\(name)", from: position) ?? bytes.count
         }
     }
 
@@ -292,114 +292,6 @@ private struct HTMLScanner {
         for index in collectors.indices where collectors[index].text.count < Self.maxText {
             collectors[index].text += text.prefix(Self.maxText - collectors[index].text.count)
         }
-    }
-
-    // MARK: Lexing
-
-    private mutating func readName() -> String {
-        let start = position
-        while position < bytes.count, Self.isNameByte(bytes[position]) { position += 1 }
-        return String(decoding: bytes[start..<position], as: UTF8.self).lowercased()
-    }
-
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"):
-            true
-        default: false
-        }
-    }
-
-    private static func isSpace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0C || byte == 0x0D
-    }
-
-    /// Attributes up to the tag's `>`; names lowercased, values entity-decoded, the first of a repeated name wins.
-    private mutating func readAttributes() -> [String: String] {
-        var attributes: [String: String] = [:]
-        while position < bytes.count {
-            let byte = bytes[position]
-            if byte == UInt8(ascii: ">") {
-                position += 1
-                return attributes
-            }
-            if Self.isSpace(byte) || byte == UInt8(ascii: "/") {
-                position += 1
-                continue
-            }
-            let start = position
-            while position < bytes.count, !Self.isSpace(bytes[position]),
-                ![UInt8(ascii: ">"), UInt8(ascii: "="), UInt8(ascii: "/")].contains(bytes[position])
-            {
-                position += 1
-            }
-            // A stray `=` or quote: step over it.
-            if position == start { position += 1 }
-            let name = String(decoding: bytes[start..<position], as: UTF8.self).lowercased()
-            skipSpaces()
-            var value = ""
-            if position < bytes.count, bytes[position] == UInt8(ascii: "=") {
-                position += 1
-                skipSpaces()
-                value = HTMLEntities.decode(readValue())
-            }
-            if !name.isEmpty, attributes[name] == nil { attributes[name] = value }
-        }
-        return attributes
-    }
-
-    private mutating func readValue() -> String {
-        guard position < bytes.count else { return "" }
-        let quote = bytes[position]
-        if quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
-            let start = position + 1
-            let end = bytes[start...].firstIndex(of: quote) ?? bytes.count
-            position = min(end + 1, bytes.count)
-            return String(decoding: bytes[start..<end], as: UTF8.self)
-        }
-        let start = position
-        while position < bytes.count, !Self.isSpace(bytes[position]), bytes[position] != UInt8(ascii: ">") {
-            position += 1
-        }
-        return String(decoding: bytes[start..<position], as: UTF8.self)
-    }
-
-    private mutating func skipSpaces() {
-        while position < bytes.count, Self.isSpace(bytes[position]) { position += 1 }
-    }
-
-    private mutating func skipPast(_ byte: UInt8) {
-        position = (bytes[min(position, bytes.count)...].firstIndex(of: byte) ?? bytes.count - 1) + 1
-    }
-
-    private func starts(with text: String) -> Bool {
-        let pattern = Array(text.utf8)
-        return bytes.count - position >= pattern.count && Array(bytes[position..<position + pattern.count]) == pattern
-    }
-
-    private func find(_ text: String, from start: Int) -> Int? {
-        findCaseInsensitive(Array(text.utf8), from: start)
-    }
-
-    /// The first index of `pattern` (ASCII letters in any case) at or after `start`.
-    private func findCaseInsensitive(_ pattern: [UInt8], from start: Int) -> Int? {
-        guard let first = pattern.first, bytes.count - start >= pattern.count else { return nil }
-        var index = start
-        let last = bytes.count - pattern.count
-        while index <= last {
-            if Self.lower(bytes[index]) == Self.lower(first),
-                pattern.indices.allSatisfy({ Self.lower(bytes[index + $0]) == Self.lower(pattern[$0]) })
-            {
-                return index
-            }
-            index += 1
-        }
-        return nil
-    }
-
-    private static func lower(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
     }
 
     static func collapsed(_ text: String) -> String {

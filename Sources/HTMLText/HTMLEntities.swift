@@ -1,6 +1,4 @@
-/// HTML character references, numeric and named (those German and English pages use), as Stud.IP's pages and
-/// announcements carry them: one decoder for the client's login-page scanner (StudIPWire) and the announcement
-/// renderer (CourseFiles), which both read this module.
+/// HTML character references: numeric ones and the named ones German and English pages use.
 public enum HTMLEntities {
     static let named: [String: String] = [
         "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}", "shy": "",
