@@ -49,6 +49,16 @@ struct CourseFilesMountTests {
             let dates = try await campus.source.dates(courseID: Self.inf101)
             let statuses = try await Self.events(campus.path(course + "/Termine.ics"))
             #expect(statuses.count == dates.count && !dates.isEmpty)
+            // Each semester's timetable: one weekly VEVENT per slot the schedule route lists.
+            let overview = try await campus.source.overview()
+            let semester = try #require(
+                overview.courses.first { $0.id == Self.inf101 }?.semesterIDs.first.flatMap { id in
+                    overview.semesters.first { $0.id == id }
+                })
+            let slots = try #require(try await campus.source.schedule(semesterID: semester.id))
+            let timetable = try #require(course.split(separator: "/").first).description + "/Stundenplan.ics"
+            let weekly = try await Self.events(campus.path(timetable))
+            #expect(weekly.count == slots.count && !slots.isEmpty, "\(weekly.count) events, \(slots.count) slots")
             #expect(statuses.filter { $0 == "CANCELLED" }.count == dates.filter(\.isCancelled).count)
 
             // A new announcement and a cancelled date show after a refresh; the announcement is highlighted.
