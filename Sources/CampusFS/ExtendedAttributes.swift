@@ -39,7 +39,10 @@ public enum CampusAttribute: String, CaseIterable, Sendable {
         case .newBelow: return info.node.kind == .directory ? String(info.node.highlightedBelow) : nil
         case .state: return nil
         case .pinned: return info.user.pinned ? "1" : nil
-        case .id: return info.node.studipID
+        case .id:
+            // A course's folder of announcements, its calendar and a semester's timetable are CampusFS's, not
+            // Stud.IP objects: the course or semester id they are stored under is no id of theirs.
+            return [.announcements, .courseCalendar, .timetable].contains(info.node.item) ? nil : info.node.studipID
         case .owner: return document.flatMap { $0.ownerName.isEmpty ? nil : $0.ownerName }
         case .license: return document.flatMap { $0.license.isEmpty ? nil : $0.license }
         case .mimeType: return document?.mimeType

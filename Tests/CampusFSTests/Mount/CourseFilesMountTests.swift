@@ -45,6 +45,15 @@ struct CourseFilesMountTests {
             #expect(files.count == news.count && !news.isEmpty)
             #expect(
                 files.allSatisfy { $0.range(of: #"^\d{4}-\d{2}-\d{2} .+\.md$"#, options: .regularExpression) != nil })
+            // An announcement is a Stud.IP object with its id; the folder and the calendar are CampusFS's: none.
+            let id = { (path: String) in
+                try await shell("getfattr --only-values -n user.campusfs.id \(campus.path(path))").stdout
+            }
+            let newest = try #require(files.max())
+            let newestID = try await id(course + "/Ankündigungen/" + newest)
+            #expect(news.contains { $0.id == newestID }, "\(newestID)")
+            #expect(try await id(course + "/Ankündigungen").isEmpty)
+            #expect(try await id(course + "/Termine.ics").isEmpty)
 
             let dates = try await campus.source.dates(courseID: Self.inf101)
             let statuses = try await Self.events(campus.path(course + "/Termine.ics"))
@@ -73,7 +82,7 @@ struct CourseFilesMountTests {
                     + quoted(#"{"cancelled": true, "note": "Krankheit"}"#)
                     + " \(campus.sim.controlURL)/dates/\(open.id)")
             try #require(changed.status == 0, "\(changed.stderr)")
-            _ = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions()).refresh()
+            try await campus.refresh()
             let added = try #require(
                 try Self.names(campus.store, course + "/Ankündigungen").first { $0.hasSuffix(" Raumänderung.md") })
             let addedPath = course + "/Ankündigungen/" + added
@@ -157,8 +166,7 @@ struct CourseFilesMountTests {
                 "curl -sf -X PATCH -d \(quoted(#"{"room": "Hörsaal 7"}"#)) \(campus.sim.controlURL)/dates/\(lecture.id)"
             )
             try #require(moved.status == 0, "\(moved.stderr)")
-            _ = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
-                .refresh(courseIDs: [Self.inf101])
+            try await campus.refresh(courseIDs: [Self.inf101])
             let after = try await shell("cat \(campus.path(timetable))")
             #expect(after.stdout.contains("Hörsaal 7"), "the refreshed course's semester has its new room")
         }
