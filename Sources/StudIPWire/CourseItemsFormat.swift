@@ -117,12 +117,14 @@ extension LegacyRESTFormat {
             let html =
                 element["body_html"]?.string.map(CourseItemText.withoutFormattedContentWrapper)
                 ?? CourseItemText.withoutHTMLMarker(element["body"]?.string ?? "")
+            // `expire` is a duration after `date`; one past the year 9999 is no readable end, so none.
             let expire = element["expire"]?.int ?? 0
+            let end = published.addingTimeInterval(TimeInterval(expire))
             announcements.append(
                 Announcement(
                     id: id, title: element["topic"]?.string ?? "", html: html,
                     authorName: element["user_id"]?.id.flatMap { names[$0] }, published: published,
-                    expires: expire > 0 ? published.addingTimeInterval(TimeInterval(expire)) : nil,
+                    expires: expire > 0 && StudIPDate.readable.contains(end) ? end : nil,
                     changed: StudIPDate.unix(element["chdate"]) ?? StudIPDate.unix(element["mkdate"]) ?? published,
                     commentsAllowed: element["allow_comments"]?.bool ?? false))
         }

@@ -32,6 +32,19 @@ struct FuzzFindingsTests {
         #expect(walk.content.problems.map(\.itemID) == ["d1"])
     }
 
+    /// `Scripts/fuzz legacy` (2026-11-25): a legacy REST news `expire` of "1111111111111401200" seconds (a numeric string) gave an expiry past the
+    /// year 9999, which the rest of the code may not meet (a `timespec`, the Markdown's date line).
+    @Test("a legacy REST announcement expiring beyond the year 9999 has no expiry")
+    func legacyAnnouncementExpiryOutOfRange() throws {
+        let element = try DecodingTests.json(
+            #"{"news_id": "n1", "topic": "T", "body_html": "<p>x</p>", "date": 1763942400, "chdate": 1763942400,"#
+                + #" "expire": "1111111111111401200"}"#)
+        let announcement = try #require(
+            try LegacyRESTFormat.announcements([element], names: [:], what: "test").first)
+        #expect(announcement.expires == nil)
+        #expect(announcement.published == Date(timeIntervalSince1970: 1_763_942_400))
+    }
+
     @Test("a JSON:API semester beginning in the year 20202 is unreadable")
     func jsonAPISemesterOutOfRange() throws {
         let element = try DecodingTests.json(
