@@ -13,28 +13,30 @@ public enum HTMLEntities {
         "emsp": "\u{2003}", "thinsp": "\u{2009}", "zwnj": "", "zwj": "",
     ]
 
-    /// `text` with its references replaced; an unknown or malformed one stays as it is.
+    /// `text` with its references replaced; an unknown or malformed one stays as it is. Read scalar by scalar, not
+    /// by Character: a combining mark after `&` or `;` ("&amp;\u{301}") would otherwise hide the reference.
     public static func decode(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        var result = ""
-        var rest = Substring(text)
-        while let ampersand = rest.firstIndex(of: "&") {
-            result += rest[..<ampersand]
-            let afterAmpersand = rest.index(after: ampersand)
-            let candidate = rest[afterAmpersand...].prefix(33)
-            if let semicolon = candidate.firstIndex(of: ";"), let decoded = reference(rest[afterAmpersand..<semicolon])
-            {
-                result += decoded
-                rest = rest[rest.index(after: semicolon)...]
+        let scalars = text.unicodeScalars
+        guard scalars.contains("&") else { return text }
+        var result = String.UnicodeScalarView()
+        var index = scalars.startIndex
+        while let ampersand = scalars[index...].firstIndex(of: "&") {
+            result.append(contentsOf: scalars[index..<ampersand])
+            let body = scalars.index(after: ampersand)
+            let semicolon = scalars[body...].prefix(33).firstIndex(of: ";")
+            if let semicolon, let decoded = reference(String(scalars[body..<semicolon])) {
+                result.append(contentsOf: decoded.unicodeScalars)
+                index = scalars.index(after: semicolon)
             } else {
-                result += "&"
-                rest = rest[afterAmpersand...]
+                result.append("&")
+                index = body
             }
         }
-        return result + rest
+        result.append(contentsOf: scalars[index...])
+        return String(result)
     }
 
-    private static func reference(_ body: Substring) -> String? {
+    private static func reference(_ body: String) -> String? {
         if body.hasPrefix("#") {
             let digits = body.dropFirst()
             let number =
@@ -43,6 +45,6 @@ public enum HTMLEntities {
             guard let number, number != 0, let scalar = Unicode.Scalar(number) else { return nil }
             return String(Character(scalar))
         }
-        return named[String(body)]
+        return named[body]
     }
 }

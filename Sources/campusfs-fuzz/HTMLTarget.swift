@@ -52,9 +52,19 @@ enum HTMLTarget {
         value.map { " \(name)=\"\(escape($0))\"" } ?? ""
     }
 
+    /// Scalar by scalar: a `"` followed by a combining mark is one Character, which `replacing` would miss.
     private static func escape(_ text: String) -> String {
-        text.replacing("&", with: "&amp;").replacing("\"", with: "&quot;").replacing("<", with: "&lt;")
-            .replacing(">", with: "&gt;")
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": escaped += "&amp;"
+            case "\"": escaped += "&quot;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 }
 
