@@ -172,6 +172,30 @@ struct CourseFilesMountTests {
         }
     }
 
+    /// An installation without the schedule route (404): the timetable is the union of the semester's course
+    /// dates, one VEVENT each, as python3-icalendar reads it.
+    @Test func withoutAScheduleRouteTheTimetableIsTheSemestersDates() async throws {
+        try await MountedCampus.with(.fixtures507More) { campus in
+            campus.sim.faults.add(Fault(action: .status(404), pathContains: "/schedule"))
+            try await campus.refresh()
+            let course = try Self.coursePath(campus.store)
+            let overview = try await campus.source.overview()
+            let semester = try #require(
+                overview.courses.first { $0.id == Self.inf101 }?.semesterIDs.first.flatMap { id in
+                    overview.semesters.first { $0.id == id }
+                })
+            var expected = 0
+            for other in overview.courses where other.semesterIDs.contains(semester.id) {
+                expected += try await campus.source.dates(courseID: other.id).filter {
+                    $0.start >= semester.begin && $0.start <= semester.end
+                }.count
+            }
+            let timetable = try #require(course.split(separator: "/").first).description + "/Stundenplan.ics"
+            let events = try await Self.events(campus.path(timetable))
+            #expect(events.count == expected && expected > 0, "\(events.count) events, \(expected) dates")
+        }
+    }
+
     /// Both API generations give the same announcements, calendars and timetables byte for byte (the calendars
     /// carry only what both give of a cancelled date, docs/course-files.md).
     @Test func bothAPIsGiveTheSameFiles() async throws {
