@@ -1,3 +1,4 @@
+import CSpawn
 import ControlProtocol
 import Foundation
 import Glibc
@@ -39,7 +40,6 @@ enum DaemonLauncher {
             close(writeEnd)
             throw .other("cannot hand the credentials to the daemon: \(errnoText())")
         }
-        closeOnExecEverythingInherited()
         let spawned = Result<pid_t, CLIError> { () throws(CLIError) in
             try spawn(arguments: arguments, readiness: writeEnd, credentials: secret.readEnd, log: log)
         }
@@ -94,6 +94,9 @@ enum DaemonLauncher {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         posix_spawn_file_actions_adddup2(&actions, readiness, ReadinessPipe.descriptor)
         posix_spawn_file_actions_adddup2(&actions, credentials, CredentialPipe.descriptor)
+        // Nothing else this command inherited crosses over: a pipe of the caller's would stay open for the
+        // daemon's lifetime, and `$(campusfs mount)` or a test harness would wait for ever.
+        posix_spawn_file_actions_addclosefrom_np(&actions, max(ReadinessPipe.descriptor, CredentialPipe.descriptor) + 1)
         var noSignals = sigset_t()
         sigemptyset(&noSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
@@ -107,18 +110,6 @@ enum DaemonLauncher {
             throw .other("cannot start the daemon \(executable): \(String(cString: strerror(result)))")
         }
         return pid
-    }
-
-    /// Marks every descriptor above standard error close-on-exec, so nothing this command inherited crosses over
-    /// to the daemon: a pipe of the caller's, or the socket Foundation's `Process` watches to learn that this command
-    /// exited, would stay open for the daemon's lifetime and `$(campusfs mount)` or a test harness would wait
-    /// forever. (Glibc's `posix_spawn_file_actions_addclosefrom_np` is not visible to Swift.)
-    private static func closeOnExecEverythingInherited() {
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        for case let fd? in open.map({ Int32($0) }) where fd > 2 {
-            let flags = fcntl(fd, F_GETFD)
-            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
-        }
     }
 
     /// This program's file, symlinks resolved (`/proc/self/exe`): what the daemon runs, and what `campusfs demo`'s
