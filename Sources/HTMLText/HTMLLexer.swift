@@ -5,6 +5,8 @@
 public struct HTMLLexer {
     public let bytes: [UInt8]
     public var position = 0
+    /// Checked at every `<` of a page: not made from a string each time.
+    private static let commentOpener = Array("<!--".utf8)
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
@@ -57,15 +59,9 @@ public struct HTMLLexer {
 
     /// Past a comment that starts here (`<!--`), to the end when it is not closed; false when none starts here.
     public mutating func skipComment() -> Bool {
-        guard starts(with: "<!--") else { return false }
+        guard matches(Self.commentOpener, at: position) else { return false }
         position = find("-->", from: position + 4).map { $0 + 3 } ?? bytes.count
         return true
-    }
-
-    /// Whether `text` (ASCII letters in any case) starts here. Compares there only: a search would make a page of
-    /// many `<` quadratic.
-    public func starts(with text: String) -> Bool {
-        matches(Array(text.utf8), at: position)
     }
 
     /// The first index of `text` (ASCII letters in any case) at or after `start`; linear for the short patterns
@@ -81,6 +77,8 @@ public struct HTMLLexer {
         return nil
     }
 
+    /// Whether `pattern` (ASCII letters in any case) starts at `index`: a compare in place, never a search, so that
+    /// a page of many `<` stays linear.
     private func matches(_ pattern: [UInt8], at index: Int) -> Bool {
         index >= 0 && bytes.count - index >= pattern.count
             && pattern.indices.allSatisfy { Self.lower(bytes[index + $0]) == Self.lower(pattern[$0]) }

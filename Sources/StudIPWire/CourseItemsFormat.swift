@@ -42,9 +42,9 @@ extension JSONAPIFormat {
     /// `course-events` of `courses/{id}/events`. Stud.IP 5.5+ says `is-cancelled`; 5.0 includes a cancelled date
     /// only as a date whose title ends in " (fällt aus)", with no categories and the cancel comment as its
     /// description. Both conditions are required there: a course named "… (fällt aus)" has regular dates with that
-    /// title too, but with a category. A cancelled date's kind is then its siblings' (the dates with the same title,
-    /// "Projekttreffen, <course>", have the category "Sitzung"), which is what legacy REST names; a lone cancelled
-    /// date has none.
+    /// title too, but with a category. A date without a category (5.0's cancelled ones) takes the kind of the dates
+    /// with the same title ("Projekttreffen, <course>" has the category "Sitzung"), which is what legacy REST names;
+    /// a date no other shares a title with has none.
     package static func courseDates(_ elements: [JSONValue], what: String) throws(StudIPError) -> [CourseDate] {
         var dates: [CourseDate] = []
         var kindOfTitle: [String: String] = [:]

@@ -11,7 +11,7 @@ public struct SubprocessError: Error, Sendable, Hashable, CustomStringConvertibl
     public var description: String { "cannot start \(executable): \(reason)" }
 }
 
-/// Child processes (the password command, pdftotext, xdg-open; the tests' tools), started one way and read one
+/// Child processes (the password command, pdftotext; the tests' tools), started one way and read one
 /// way: stdout and stderr at the same time, since reading one after the other deadlocks once the child fills the
 /// other pipe (64 KiB) and waits for it to drain.
 ///
