@@ -89,6 +89,9 @@ let package = Package(
         .target(name: "TextGrep", dependencies: ["CWctype", "MetadataStore"]),
         // The login's secrets in the desktop's keyring (libsecret), or a 0600 file without one (docs/secrets.md).
         .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        // The person's desktop session: notifications over D-Bus (GIO's GDBus), `xdg-open` (issue 19).
+        .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .target(name: "Desktop", dependencies: ["AsyncHelpers", "CGio", "SystemSupport"]),
         .target(name: "SecretStore", dependencies: ["CLibSecret", "SystemSupport"]),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
@@ -108,7 +111,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "AsyncHelpers", "CampusFS", "ControlProtocol", "StudIPKit", "StudIPModel", "MetadataStore",
-                "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport", "CourseFiles",
+                "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport", "CourseFiles", "Desktop",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -117,7 +120,7 @@ let package = Package(
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
                 "ContentIndexing", "StudIPSimulator", "CXattr", "SecretStore", "SystemSupport", "TextGrep",
-                "CourseFiles",
+                "CourseFiles", "Desktop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -186,7 +189,7 @@ let package = Package(
             name: "CampusFSTests",
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
-                "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "SystemSupport", "TestSupport",
+                "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "SystemSupport", "TestSupport", "Desktop",
                 // The CLI's own pieces that need no subprocess (the list of universities).
                 "campusfs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

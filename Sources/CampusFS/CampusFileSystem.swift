@@ -148,6 +148,29 @@ public final class CampusFileSystem: FileSystemOperations {
         }
     }
 
+    /// The kernel checks no permission bits on this mount (see ``CampusMount``), so `access(2)` gets its answer
+    /// here, from the same modes `getattr` reports: nothing is writable (`EROFS`, as for every mutation), documents
+    /// are readable unless Stud.IP locks them, directories are searchable. The mounting user is the only one the
+    /// kernel lets in (no `allow_other`), so the owner's bits are the ones that count.
+    public func access(_ inode: Inode, mask: Int32, reply: StatusReply) {
+        do throws(StoreError) {
+            guard let node = try store.node(inode: Int64(inode)) else {
+                reply.error(ENOENT)
+                return
+            }
+            let mode = mode(of: node)
+            if mask & W_OK != 0 {
+                reply.error(EROFS)
+            } else if mask & R_OK != 0 && mode & S_IRUSR == 0 || mask & X_OK != 0 && mode & S_IXUSR == 0 {
+                reply.error(EACCES)
+            } else {
+                reply.ok()
+            }
+        } catch {
+            fail(reply, error)
+        }
+    }
+
     public func readLink(_ inode: Inode, reply: LinkReply) {
         do throws(StoreError) {
             guard let node = try store.node(inode: Int64(inode)) else {

@@ -38,10 +38,12 @@ public final class CampusMount: Sendable {
     }
 
     /// The kernel settings of notes/FUSE.md §3.3: READDIRPLUS always (attributes with every listing), OPENDIR
-    /// skipped (listings cached until invalidated), cached symlinks and "no ACL", more background requests for
-    /// readahead that waits on downloads.
+    /// skipped (listings cached until invalidated), cached symlinks, more background requests for readahead that
+    /// waits on downloads. Not §3.3's POSIX ACLs: the capability turns the kernel's `default_permissions` check on,
+    /// which refuses a student's tags on a read-only document (only root passes it); without it every `ls -l` asks
+    /// the daemon for `system.posix_acl_*`, which ``CampusFileSystem`` answers from memory.
     public static let kernelSettings = KernelSettings(
-        readDirectoryPlus: .always, cacheSymlinks: true, posixACL: true, skipsOpenDirectory: true, maxBackground: 64)
+        readDirectoryPlus: .always, cacheSymlinks: true, posixACL: false, skipsOpenDirectory: true, maxBackground: 64)
 
     /// The kernel's readahead for the mount: 1 MiB READs instead of 256 KiB ones. Measured on a 1 GiB `cat` of a
     /// cached document with the page cache dropped: 0.63–0.77 s at the default 128 KiB, 0.38–0.56 s at 1,024 KiB,
@@ -75,16 +77,20 @@ public final class CampusMount: Sendable {
 
     /// Mounts at `mountpoint` and starts serving; returns once the mount exists (requests that arrive before the
     /// loop runs wait in the kernel). With `exitOnSignals`, SIGINT, SIGTERM and SIGHUP unmount cleanly (one mount
-    /// per process may own them: the daemon's).
+    /// per process may own them: the daemon's). `whenStopping` runs once, on the thread that stops the mount (a
+    /// signal's, ``stop(timeout:)``'s caller), before it unmounts.
     public func start(
         at mountpoint: String, fileSystemName: String = "campusfs", exitOnSignals: Bool = false,
-        loop: LoopConfiguration = LoopConfiguration(maxThreads: 16)
+        loop: LoopConfiguration = LoopConfiguration(maxThreads: 16), whenStopping: (@Sendable () -> Void)? = nil
     ) throws(MountError) {
         let session: FUSESession
         do throws(FUSEKitError) {
             session = try FUSESession(
                 fileSystem: fileSystem,
-                options: MountOptions(fileSystemName: fileSystemName, subtype: "campusfs", kernel: Self.kernelSettings))
+                // No default_permissions: with it, the kernel lets only root set tags on a read-only document.
+                options: MountOptions(
+                    fileSystemName: fileSystemName, subtype: "campusfs", defaultPermissions: false,
+                    kernel: Self.kernelSettings))
         } catch {
             throw .session(error)
         }
@@ -93,6 +99,7 @@ public final class CampusMount: Sendable {
             guard running == nil else { throw .alreadyStarted }
             do throws(FUSEKitError) {
                 try session.mount(at: mountpoint)
+                if let whenStopping { session.whenExiting(whenStopping) }
                 if exitOnSignals { try session.exitOnTerminationSignals() }
             } catch {
                 throw .session(error)

@@ -3,6 +3,7 @@ import CampusFS
 import ContentCache
 import ContentIndexing
 import ControlProtocol
+import Desktop
 import FUSEKit
 import Foundation
 import Logging
@@ -43,6 +44,12 @@ public struct DaemonConfiguration: Sendable {
     public var refreshTimeout: Duration = .seconds(600)
     /// The generated files (issue 18); German and all on unless the profile says otherwise.
     public var courseFiles = CourseFilesOptions()
+    /// The service manager that started the daemon (systemd, `Type=notify`); nil when none did.
+    public var serviceManager: ServiceManager?
+    /// Desktop notifications about new documents and a refused login; nil sends none.
+    public var notifications: NotificationSettings?
+    /// The command that logs this profile in again, for messages (`campusfs login --profile uni`).
+    public var loginCommand = "campusfs login"
 
     public init(
         profile: String, mountpoint: String, databasePath: String, cacheDirectory: String, socketPath: String,
@@ -125,6 +132,13 @@ public final class CampusDaemon: Sendable {
     private let lastRefresh = Mutex(LastRefresh())
     /// How far the running refresh is, for `status` and `campusfs refresh`'s progress line.
     private let refreshProgress = Mutex<RefreshProgress?>(nil)
+    /// Desktop notifications; nil without a session bus or when the profile turned them off.
+    private let notifier: NewsNotifier?
+    /// Tells the task that keeps the service manager's status line current that something changed.
+    private let statusChanges: AsyncStream<Void>.Continuation
+    private let statusUpdates: AsyncStream<Void>
+    /// The status line and the watchdog: cancelled at shutdown.
+    private let serviceTasks = Mutex<[Task<Void, Never>]>([])
 
     /// How the last refresh went, for `status`.
     private struct LastRefresh {
@@ -132,6 +146,8 @@ public final class CampusDaemon: Sendable {
         var error: RefreshError?
         /// Courses the last successful refresh could not read, with why.
         var failedCourses: [String] = []
+        /// What the last successful refresh found: new, changed and removed items.
+        var found: (added: Int, changed: Int, removed: Int)?
     }
 
     /// Opens the store (refreshing first if it was never filled, else right after mounting, in the background),
@@ -186,6 +202,20 @@ public final class CampusDaemon: Sendable {
             await link.shutdown()
             throw .mount(error)
         }
+        var notifier: NewsNotifier?
+        if let settings = configuration.notifications {
+            do throws(NotificationError) {
+                let bus = try await BlockingPool.shared.run { () throws(NotificationError) in
+                    try NotificationBus(address: settings.busAddress)
+                }
+                notifier = NewsNotifier(
+                    bus: bus, store: store, mountpoint: configuration.mountpoint,
+                    loginCommand: configuration.loginCommand, minimumInterval: settings.minimumInterval,
+                    logger: logger)
+            } catch {
+                logger.warning("no desktop notifications: \(error)")
+            }
+        }
         let daemon = Holder()
         let control: ControlServer
         do throws(ControlSocketError) {
@@ -199,20 +229,29 @@ public final class CampusDaemon: Sendable {
         }
         let started = CampusDaemon(
             configuration: configuration, store: store, link: link, mount: mount, indexer: indexer, control: control,
-            startedFromStore: synced, logger: logger)
+            notifier: notifier, startedFromStore: synced, logger: logger)
         daemon.value = started
         if let firstRefresh { started.record(firstRefresh) }
         do throws(CampusMount.MountError) {
             // Mounting runs fusermount3 and waits for it.
+            let service = configuration.serviceManager
             try await BlockingPool.shared.run { () throws(CampusMount.MountError) in
                 try mount.start(
                     at: configuration.mountpoint, fileSystemName: fileSystemName(profile: configuration.profile),
-                    exitOnSignals: true)
+                    exitOnSignals: true,
+                    whenStopping: {
+                        // On the thread that stops the mount, before it unmounts: the manager hears it first.
+                        service?.send("STOPPING=1\nSTATUS=Unmounting \(configuration.mountpoint)", waiting: true)
+                    })
             }
         } catch {
             control.stop()
+            await started.closeNotifications()
             await link.shutdown()
             throw .mount(error)
+        }
+        await link.observe { [weak started] state, problem, loggedOut in
+            started?.serverChanged(to: state, problem: problem, loggedOut: loggedOut)
         }
         mount.fileSystem.refreshCourses(
             with: CampusFileSystem.CourseRefreshing(
@@ -232,14 +271,18 @@ public final class CampusDaemon: Sendable {
             Task { [weak started] in _ = await started?.refresh() }
             await started.waitForTheServer(patience: Self.loginCheckPatience)
         }
+        await started.reportReady()
         return started
     }
 
     private init(
         configuration: DaemonConfiguration, store: MetadataStore, link: ServerLink, mount: CampusMount,
-        indexer: ContentIndexer, control: ControlServer, startedFromStore: Bool, logger: Logger
+        indexer: ContentIndexer, control: ControlServer, notifier: NewsNotifier?, startedFromStore: Bool,
+        logger: Logger
     ) {
         self.configuration = configuration
+        self.notifier = notifier
+        (statusUpdates, statusChanges) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.store = store
         self.link = link
         self.mount = mount
@@ -274,8 +317,102 @@ public final class CampusDaemon: Sendable {
         // Stopping waits up to 5 s for the FUSE loop: on a thread of its own, not a pool's.
         await Self.onThread { [mount] in mount.stop() }
         poller.withLock { $0 }?.cancel()
+        for task in serviceTasks.withLock({ $0 }) { task.cancel() }
+        statusChanges.finish()
         control.stop()
+        await closeNotifications()
         await link.shutdown()
+    }
+
+    private func closeNotifications() async {
+        guard let notifier else { return }
+        // Closing waits for the bus's signal thread to end.
+        await BlockingPool.shared.run { notifier.close() }
+    }
+
+    // MARK: - The service manager and the desktop
+
+    /// Says `READY=1` to the service manager once the mount answers a `stat` (its root is another device than the
+    /// directory it covers), then keeps the status line current and the watchdog fed.
+    private func reportReady() async {
+        guard let service = configuration.serviceManager else { return }
+        let mountpoint = configuration.mountpoint
+        let answers = await BlockingPool.shared.run { () -> Bool in
+            for _ in 0..<500 {
+                var root = stat()
+                var covered = stat()
+                if stat(mountpoint, &root) == 0, stat(mountpoint + "/..", &covered) == 0, root.st_dev != covered.st_dev
+                {
+                    return true
+                }
+                usleep(20_000)
+            }
+            return false
+        }
+        if !answers { logger.error("the mount at \(mountpoint) does not answer; telling the service manager anyway") }
+        let line = await statusLine()
+        service.send("READY=1\nSTATUS=\(line)")
+        var tasks = [
+            Task { [weak self, statusUpdates] in
+                var last = line
+                for await _ in statusUpdates {
+                    guard let self else { return }
+                    let now = await self.statusLine()
+                    if now != last { service.send("STATUS=\(now)") }
+                    last = now
+                }
+            }
+        ]
+        if let interval = service.watchdogInterval {
+            // From a task: a ping proves that the cooperative pool, which every open and refresh needs, still runs.
+            tasks.append(
+                Task {
+                    while !Task.isCancelled {
+                        service.send("WATCHDOG=1")
+                        try? await Task.sleep(for: interval)
+                    }
+                })
+        }
+        serviceTasks.withLock { $0 += tasks }
+    }
+
+    /// What `systemctl status` shows: the server's state, and what the last refresh found.
+    func statusLine() async -> String {
+        let last = lastRefresh.withLock { $0 }
+        let problem = await link.problem
+        var refreshed = ""
+        if let at = last.at {
+            let time = Self.clock.string(from: at)
+            refreshed =
+                "last refresh \(time)"
+                + (last.found.map { ": \($0.added) new, \($0.changed) changed, \($0.removed) removed" } ?? "")
+        }
+        switch await link.state {
+        case .unknown:
+            return "Mounted at \(configuration.mountpoint); connecting to \(configuration.client.baseURL)"
+        case .online:
+            let api = await link.apiName.map { " (\($0))" } ?? ""
+            return "Online\(api)" + (refreshed.isEmpty ? "" : "; \(refreshed)")
+        case .offline:
+            return "Offline: \(problem ?? "Stud.IP cannot be reached"); serving the cached tree"
+                + (refreshed.isEmpty ? "" : "; \(refreshed)")
+        case .loginNeeded:
+            return "Login needed: \(problem ?? "Stud.IP refused the login"); run \(configuration.loginCommand); "
+                + "serving the cached tree"
+        }
+    }
+
+    private static let clock: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm"
+        return formatter
+    }()
+
+    /// The server link's state changed (on its actor: must not block).
+    private func serverChanged(to state: DaemonStatus.Server, problem: String?, loggedOut: Bool) {
+        statusChanges.yield()
+        guard let notifier else { return }
+        Task { await notifier.serverChanged(to: state, problem: problem, loggedOut: loggedOut) }
     }
 
     // MARK: - Control requests
@@ -428,6 +565,7 @@ public final class CampusDaemon: Sendable {
             switch result {
             case .success(let report):
                 record(report)
+                if let notifier { await notifier.refreshed(report.summary) }
                 // Kernel invalidations write to /dev/fuse and wait for the kernel; re-pinning reads the store.
                 await BlockingPool.shared.run { [mount] in mount.apply(report.summary) }
                 for sweep in report.summary.sweepingRemovals {
@@ -446,6 +584,7 @@ public final class CampusDaemon: Sendable {
                 )
             case .failure(let error):
                 lastRefresh.withLock { $0.error = error }
+                statusChanges.yield()
                 logger.warning("refresh failed: \(error)")
             }
             return result
@@ -455,7 +594,13 @@ public final class CampusDaemon: Sendable {
     /// Remembers a successful refresh for `status`, and logs every course it could not read.
     private func record(_ report: Refresher.Report) {
         let failed = report.failedCourses.map(\.message)
-        lastRefresh.withLock { $0 = LastRefresh(at: Date(), error: nil, failedCourses: failed) }
+        let summary = report.summary
+        lastRefresh.withLock {
+            $0 = LastRefresh(
+                at: Date(), error: nil, failedCourses: failed,
+                found: (summary.added.count, summary.changed.count, summary.removed.count))
+        }
+        statusChanges.yield()
         for message in failed { logger.warning("course not refreshed: \(message)") }
     }
 

@@ -38,9 +38,14 @@ public actor ServerLink: DocumentDownloader {
     private let lookingUp = SingleFlight<LookupResult, Never>()
     private var lastLookup: ContinuousClock.Instant?
     static let lookupInterval: Duration = .seconds(30)
-    public private(set) var state: DaemonStatus.Server = .unknown
+    public private(set) var state: DaemonStatus.Server = .unknown {
+        didSet { if state != oldValue { observer?(state, problem, loggedOut) } }
+    }
     /// What went wrong last, phrased for the user; nil while things work.
     public private(set) var problem: String?
+    /// Told every change of ``state``, with ``problem`` and whether `campusfs logout` caused it.
+    public typealias StateObserver = @Sendable (DaemonStatus.Server, _ problem: String?, _ loggedOut: Bool) -> Void
+    private var observer: StateObserver?
     private let connect: @Sendable (ClientConfiguration) async throws(StudIPError) -> any DocumentSource
     private let lookup: CredentialLookup?
 
@@ -99,6 +104,11 @@ public actor ServerLink: DocumentDownloader {
         }
     }
 
+    /// Calls `observer` at every change of ``state`` from now on (on this actor: it must not block).
+    public func observe(_ observer: @escaping StateObserver) {
+        self.observer = observer
+    }
+
     /// Logs in with `credentials` from now on (`campusfs login` while mounted): drops the connection that used the
     /// old ones and connects with these at once, so the caller hears whether the server accepts them.
     public func use(_ newCredentials: Credentials) async throws(StudIPError) {
@@ -121,8 +131,8 @@ public actor ServerLink: DocumentDownloader {
         given = nil
         loggedOut = true
         await disconnect()
-        state = .loginNeeded
         problem = "logged out with `campusfs logout`"
+        state = .loginNeeded
     }
 
     /// `campusfs login`'s credentials, else the lookup's current answer, else those the daemon started with. A
@@ -182,21 +192,21 @@ public actor ServerLink: DocumentDownloader {
     public func record(_ error: StudIPError) {
         switch error {
         case .unreachable:
-            state = .offline
             problem = error.description
+            state = .offline
         case _ where error.isLoginFailure:
-            state = .loginNeeded
             if !refused.contains(where: { $0.isSameLogin(as: credentials) }) { refused.append(credentials) }
             problem = error.description
+            state = .loginNeeded
         default:
             break
         }
     }
 
     public func recordSuccess() {
-        state = .online
         refused = []
         problem = nil
+        state = .online
     }
 
     public func shutdown() async {

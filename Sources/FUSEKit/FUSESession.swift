@@ -53,6 +53,7 @@ public final class FUSESession: Sendable {
         var exitRequested = false
         var waking = false
         var signals: TerminationSignalWatcher?
+        var whenExiting: (@Sendable () -> Void)?
     }
 
     private let core: SessionCore
@@ -155,6 +156,11 @@ public final class FUSESession: Sendable {
 
     /// Ends ``run(_:)`` from any thread; returns at once. Also valid before `run`, which then returns at once.
     public func exit() {
+        let whenExiting = state.withLock { state in
+            defer { state.whenExiting = nil }
+            return state.whenExiting
+        }
+        whenExiting?()
         let wake = state.withLock { state -> Bool in
             state.exitRequested = true
             if let handle = state.handle { fuse_session_exit(handle.raw) }
@@ -262,6 +268,13 @@ public final class FUSESession: Sendable {
     }
 
     // MARK: - Signals
+
+    /// Runs `body` once, on the thread that first asks for the exit (``exit()``, a termination signal), before the
+    /// loop is told to end: the owner's last word while the mount is still there (systemd's `STOPPING=1`). An
+    /// external unmount ends the loop without it.
+    public func whenExiting(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.whenExiting = body }
+    }
 
     /// Makes SIGINT, SIGTERM and SIGHUP (or `signals`) end ``run(_:)`` cleanly, with the mount busy or not;
     /// the previous dispositions are replaced and reset to the default when `run` returns.

@@ -64,6 +64,9 @@ public protocol FileSystemOperations: Sendable {
     func readDirectoryPlus(_ inode: Inode, offset: Int64, file: FileInfo, reply: DirectoryPlusReply)
     func releaseDirectory(_ inode: Inode, file: FileInfo, reply: StatusReply)
     func statistics(_ inode: Inode, reply: StatisticsReply)
+    /// `access(2)` (and `chdir`) for `mask` (`R_OK`, `W_OK`, `X_OK`); asked only of a mount without
+    /// ``MountOptions/defaultPermissions``, where the kernel checks nothing itself.
+    func access(_ inode: Inode, mask: Int32, reply: StatusReply)
 
     /// Every name reaches the filesystem (`security.*` and `system.*` too, on every `ls -l`), so refuse
     /// namespaces it does not serve without expensive work. Answering `ENOSYS` disables getxattr for the
@@ -107,6 +110,10 @@ extension FileSystemOperations {
     public func releaseDirectory(_ inode: Inode, file: FileInfo, reply: StatusReply) { reply.ok() }
     public func statistics(_ inode: Inode, reply: StatisticsReply) {
         reply.statistics(FileSystemStatistics(blockSize: 512))
+    }
+    /// Read-only like the other defaults: writing is refused, reading and searching allowed.
+    public func access(_ inode: Inode, mask: Int32, reply: StatusReply) {
+        if mask & W_OK != 0 { reply.error(EROFS) } else { reply.ok() }
     }
 
     public func getExtendedAttribute(_ inode: Inode, name: String, reply: ExtendedAttributeReply) {

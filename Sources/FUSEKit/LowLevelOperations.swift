@@ -133,6 +133,11 @@ func makeLowLevelOperations() -> fuse_lowlevel_ops {
                 inode, reply: ExtendedAttributeNamesReply(request, core: core, operation: "listxattr", size: size))
         }
     }
+    ops.access = { request, inode, mask in
+        serve(request) { core, request in
+            core.fileSystem.access(inode, mask: mask, reply: StatusReply(request, core: core, operation: "access"))
+        }
+    }
     ops.setxattr = { request, inode, name, value, size, flags in
         serve(request) { core, request in
             let bytes = value.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: size)) } ?? []

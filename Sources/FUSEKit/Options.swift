@@ -4,7 +4,10 @@ public struct MountOptions: Sendable, Hashable {
     public var fileSystemName: String
     /// Makes the type `fuse.<subtype>` (`subtype=`), so `mount -t fuse.<subtype>` finds the mount.
     public var subtype: String?
-    /// Let the kernel check permission bits, so the filesystem need not implement `access`.
+    /// Let the kernel check permission bits, so the filesystem need not implement `access`. The kernel then also
+    /// refuses `setxattr` of `user.*` attributes to anyone but root on a file without a write bit (the VFS asks for
+    /// write permission on the inode): a read-only filesystem with writable attributes turns it off and answers
+    /// ``FileSystemOperations/access(_:mask:reply:)`` and every mutation itself.
     public var defaultPermissions: Bool
     /// Let users other than the mounting one in (needs `user_allow_other` in /etc/fuse.conf for non-root).
     public var allowOther: Bool

@@ -224,6 +224,22 @@ extension MetadataStore {
         return below.isEmpty ? nil : Set(below)
     }
 
+    /// The course each of `inodes` lies in, so that what a refresh found can be told per course (the desktop
+    /// notifications); nodes outside a course (a semester's timetable) are left out.
+    public func courses(containing inodes: some Sequence<Int64>) throws(StoreError) -> [Int64: CourseHeading] {
+        try read("finding the courses of new and changed items") { db in
+            var found: [Int64: CourseHeading] = [:]
+            for inode in Set(inodes) {
+                guard let row = try db.row(QuerySQL.courseOfNode, [inode]) else { continue }
+                let directory: Int64 = try row.decode(atIndex: 3)
+                found[inode] = CourseHeading(
+                    courseID: try row.decode(atIndex: 0), number: try row.decode(atIndex: 1),
+                    title: try row.decode(atIndex: 2), path: try Paths.path(of: directory, db) ?? "")
+            }
+            return found
+        }
+    }
+
     /// The courses that have a directory, for the refresher to list (`applyCourse` refuses the others).
     public func placedCourses() throws(StoreError) -> [PlacedCourse] {
         try read("listing the courses") { db in

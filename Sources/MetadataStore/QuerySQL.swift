@@ -92,6 +92,12 @@ enum QuerySQL {
         LIMIT ?
         """
 
+    /// The course a node lies in, and the course's directory.
+    static let courseOfNode = """
+        SELECT c.id, c.number, c.title, cn.inode FROM node n JOIN course c ON c.id = n.course_id
+        JOIN node cn ON cn.item_kind = 'course' AND cn.studip_id = c.id WHERE n.inode = ?
+        """
+
     static let placedCourses = """
         SELECT n.inode, n.studip_id, c.title, c.listed_at FROM node n JOIN course c ON c.id = n.studip_id
         WHERE n.item_kind = 'course' ORDER BY n.inode

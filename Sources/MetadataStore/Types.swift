@@ -169,6 +169,24 @@ public struct PlacedCourse: Sendable, Hashable {
     public var listedAt: Date?
 }
 
+/// A course as messages name it: its number (`INF-101`) when it has one, else its title; and where its directory is.
+public struct CourseHeading: Sendable, Hashable {
+    public var courseID: String
+    public var number: String
+    public var title: String
+    /// The course directory's path from the mount point.
+    public var path: String
+
+    public init(courseID: String, number: String, title: String, path: String) {
+        self.courseID = courseID
+        self.number = number
+        self.title = title
+        self.path = path
+    }
+
+    public var label: String { number.isEmpty ? title : number }
+}
+
 /// One node of a full walk (`campusfs tree`).
 public struct WalkEntry: Sendable, Hashable {
     public var node: Node

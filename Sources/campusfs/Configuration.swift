@@ -19,10 +19,13 @@ import TOMLKit
 /// semesters = ["WS 2026/27"]                  # titles or ids; empty or missing: all
 /// hidden_courses = ["<course id>"]
 /// course_name = "{number} {title}"
+/// mountpoint = "~/Uni"                        # where `campusfs mount` (and campusfs@uni.service) mounts
 /// language = "de"                             # de | en: names of the generated files (Ankündigungen, Termine.ics)
 /// announcements = true                        # a course's announcements as Markdown files
 /// dates = true                                # a course's dates as Termine.ics
 /// timetable = true                            # a semester's timetable as Stundenplan.ics
+/// notifications = true                        # desktop notifications about new documents and a refused login
+/// notification_interval = "1m"                # at most one notification about new documents per interval
 /// ```
 struct ConfigFile: Decodable, Sendable {
     var defaultProfile: String?
@@ -106,6 +109,7 @@ struct ConfigFile: Decodable, Sendable {
             #"a list of course ids, e.g. hidden_courses = ["1fafd4798ef2af4ee2860238232af98f"] "#
             + "(a course folder's user.campusfs.id)",
         "course_name": #"a template in quotes, e.g. course_name = "{number} {title}""#,
+        "mountpoint": #"a directory in quotes, e.g. mountpoint = "~/Uni/TU Beispiel""#,
         "cache_limit": #"a size in quotes, e.g. cache_limit = "10G""#,
         "refresh_interval": #"a duration in quotes, e.g. refresh_interval = "10m""#,
         "removal_grace": #"a duration in quotes, e.g. removal_grace = "7d""#,
@@ -114,6 +118,8 @@ struct ConfigFile: Decodable, Sendable {
         "announcements": "true or false without quotes, e.g. announcements = false",
         "dates": "true or false without quotes, e.g. dates = false",
         "timetable": "true or false without quotes, e.g. timetable = false",
+        "notifications": "true or false without quotes, e.g. notifications = false",
+        "notification_interval": #"a duration in quotes, e.g. notification_interval = "5m""#,
     ]
 }
 
@@ -131,6 +137,7 @@ struct ProfileSettings: Decodable, Sendable {
     var semesters: [String]?
     var hiddenCourses: [String]?
     var courseName: String?
+    var mountpoint: String?
     var cacheLimit: String?
     var refreshInterval: String?
     var removalGrace: String?
@@ -139,9 +146,13 @@ struct ProfileSettings: Decodable, Sendable {
     var announcements: Bool?
     var dates: Bool?
     var timetable: Bool?
+    var notifications: Bool?
+    var notificationInterval: String?
 
     enum CodingKeys: String, CodingKey {
-        case url, university, username, login, api, semesters, language, announcements, dates, timetable
+        case url, university, username, login, api, semesters, language, announcements, dates, timetable, notifications
+        case mountpoint
+        case notificationInterval = "notification_interval"
         case ssoURL = "sso_url"
         case oauth2ClientID = "oauth2_client_id"
         case ssoAcceptConsent = "sso_accept_consent"
@@ -161,6 +172,7 @@ struct ProfileSettings: Decodable, Sendable {
             (.oauth2ClientID, oauth2ClientID), (.api, api), (.passwordCommand, passwordCommand),
             (.courseName, courseName), (.cacheLimit, cacheLimit), (.refreshInterval, refreshInterval),
             (.removalGrace, removalGrace), (.refreshTimeout, refreshTimeout), (.language, language),
+            (.notificationInterval, notificationInterval), (.mountpoint, mountpoint),
         ]
         let lists: [(CodingKeys, [String]?)] = [(.semesters, semesters), (.hiddenCourses, hiddenCourses)]
         return single.compactMap { key, value in value.map { (key: key.rawValue, value: $0) } }

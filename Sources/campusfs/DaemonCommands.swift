@@ -35,7 +35,7 @@ struct UnmountCommand: AsyncParsableCommand {
                 return
             }
             let (stale, owner) = try abandonedMount(at: target, profile: named, paths: paths)
-            try detach(stale.path)
+            try MountRecord.detach(stale.path)
             try? FileManager.default.removeItem(at: paths.mountRecord(profile: owner))
             print("detached \(stale.path) (its daemon was gone)")
         }
@@ -72,19 +72,6 @@ struct UnmountCommand: AsyncParsableCommand {
             try? await Task.sleep(for: .milliseconds(50))
         }
         throw .other("\(path) is still mounted after 10 s; see the daemon's log")
-    }
-
-    private func detach(_ path: String) throws(CLIError) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/fusermount3")
-        process.arguments = ["-u", "-z", path]
-        do {
-            try process.run()
-        } catch {
-            throw .other("cannot run fusermount3 (package fuse3): \(error.localizedDescription)")
-        }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw .other("fusermount3 -u -z \(path) failed") }
     }
 }
 

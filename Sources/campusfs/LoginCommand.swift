@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlProtocol
+import Desktop
 import Foundation
 import SecretStore
 import StudIPKit
@@ -435,7 +436,7 @@ struct LoginCommand: AsyncParsableCommand {
         }
         listener.expect(state: authorization.state)
         let url = authorization.authorizeURL
-        let opened = noBrowser ? false : await BlockingPool.shared.run { Browser.open(url) }
+        let opened = noBrowser ? false : await BlockingPool.shared.run { Opener.open(url) }
         var pasted: String?
         if !opened {
             await listener.stop()

@@ -20,12 +20,19 @@ struct MountCommand: AsyncParsableCommand {
             Examples:
               CAMPUSFS_PASSWORD=… campusfs mount --server https://studip.example.org/studip --username jdoe
               campusfs mount ~/Uni --profile uni
-              campusfs mount --foreground      # stay attached; Ctrl-C unmounts (for systemd)
+              campusfs mount --foreground      # stay attached; Ctrl-C unmounts
+
+            Under systemd (`systemctl --user enable --now campusfs@PROFILE`, installed by Scripts/install) the \
+            foreground daemon speaks the notify protocol: READY=1 once the mount answers, a STATUS= line that \
+            `systemctl --user status` shows (online, offline, login needed, the last refresh), STOPPING=1 before it \
+            unmounts, and WATCHDOG=1 when the unit sets WatchdogSec=. A mount a crashed daemon left behind is \
+            replaced. With a session bus, new documents and a refused login become desktop notifications (profile \
+            settings notifications and notification_interval).
             """)
 
     @OptionGroup var profile: ProfileOptions
 
-    @Argument(help: "An empty directory to mount on (default: ~/Uni, created if missing).")
+    @Argument(help: "An empty directory to mount on (default: the profile's mountpoint or ~/Uni, created if missing).")
     var mountpoint: String?
 
     @Flag(help: "Serve in this process instead of a background daemon; Ctrl-C or SIGTERM unmounts.")
@@ -43,7 +50,13 @@ struct MountCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let profile = try profile.resolve()
-            let mountpoint = try Mountpoint.prepare(mountpoint, default: profile.paths.defaultMountpoint)
+            if let stale = try MountRecord.replaceStale(profile: profile.name, paths: profile.paths) {
+                printError(
+                    "campusfs: replacing the mount at \(stale) that a stopped daemon of \"\(profile.name)\" left behind"
+                )
+            }
+            let mountpoint = try Mountpoint.prepare(
+                mountpoint, default: profile.mountpoint ?? profile.paths.defaultMountpoint)
             let socket = profile.paths.socket(profile: profile.name)
             if ControlClient.isServing(socket.path) {
                 throw CLIError.usage(
@@ -92,6 +105,8 @@ struct MountCommand: AsyncParsableCommand {
     private func serve(_ profile: Profile, at mountpoint: String) async throws {
         // Started by `campusfs mount`: leave its session, so the terminal closing does not end the mount.
         if readyFD != nil { setsid() }
+        // Started by systemd (`campusfs@.service`): it hears READY=1 once the mount answers.
+        let serviceManager = ServiceManager.fromEnvironment()
         do throws(CLIError) {
             let storage = KeyringTokenStorage(profile: profile)
             let credentials: Credentials
@@ -102,7 +117,7 @@ struct MountCommand: AsyncParsableCommand {
             }
             let daemon = try await DaemonRunner.start(
                 profile, mountpoint: mountpoint, credentials: credentials, lookup: CredentialSource.lookup(profile),
-                tokenStorage: storage, offline: offline)
+                tokenStorage: storage, offline: offline, serviceManager: serviceManager)
             let warning = await DaemonRunner.warning(daemon, profile: profile)
             if let readyFD {
                 ReadinessPipe.send(.ready(warning: warning), to: readyFD)
@@ -125,7 +140,7 @@ struct MountCommand: AsyncParsableCommand {
 enum DaemonRunner {
     static func start(
         _ profile: Profile, mountpoint: String, credentials: Credentials, lookup: ServerLink.CredentialLookup? = nil,
-        tokenStorage: (any TokenStorage)? = nil, offline: Bool
+        tokenStorage: (any TokenStorage)? = nil, offline: Bool, serviceManager: ServiceManager? = nil
     ) async throws(CLIError) -> CampusDaemon {
         var cache = ContentCacheConfiguration()
         if let limit = profile.cacheLimit { cache.sizeLimit = limit }
@@ -140,6 +155,14 @@ enum DaemonRunner {
         if let grace = profile.removalGrace { configuration.removalGrace = grace }
         if let timeout = profile.refreshTimeout { configuration.refreshTimeout = timeout }
         configuration.courseFiles = profile.courseFiles
+        configuration.loginCommand = "campusfs login" + profile.option
+        if profile.notifications, let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"],
+            !bus.isEmpty
+        {
+            configuration.notifications = NotificationSettings(
+                busAddress: bus, minimumInterval: profile.notificationInterval ?? .seconds(60))
+        }
+        configuration.serviceManager = serviceManager
         let daemon: CampusDaemon
         do throws(DaemonError) {
             daemon = try await CampusDaemon.start(configuration)

@@ -1,6 +1,7 @@
 import Daemon
 import Foundation
 import Glibc
+import SystemSupport
 
 /// One mount as `/proc/self/mountinfo` lists it, with what tells whose it is.
 struct MountEntry: Equatable {
@@ -107,6 +108,31 @@ struct MountRecord: Codable, Equatable {
         else { return true }
         let state = stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first
         return state == "Z" || state == "X"
+    }
+
+    /// Detaches a mount whose daemon is gone (`fusermount3 -u -z`: lazily, so a process still inside cannot block
+    /// it).
+    static func detach(_ path: String) throws(CLIError) {
+        let output: Subprocess.Output
+        do throws(SubprocessError) {
+            output = try Subprocess.run(URL(fileURLWithPath: "/usr/bin/fusermount3"), ["-u", "-z", path])
+        } catch {
+            throw .other("cannot run fusermount3 (package fuse3): \(error.reason)")
+        }
+        guard output.status == 0 else {
+            let said = String(decoding: output.stderr, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw .other("fusermount3 -u -z \(path) failed" + (said.isEmpty ? "" : ": \(said)"))
+        }
+    }
+
+    /// Detaches the mount a crashed or killed daemon of `profile` left behind — this user's, with the profile's
+    /// fsname, its daemon gone — so that mounting again (a restart by systemd) replaces it. Returns its path.
+    static func replaceStale(profile: String, paths: Paths) throws(CLIError) -> String? {
+        let url = paths.mountRecord(profile: profile)
+        guard let record = read(url), record.daemonIsGone, let entry = record.mount(of: profile) else { return nil }
+        try detach(entry.path)
+        try? FileManager.default.removeItem(at: url)
+        return entry.path
     }
 }
 

@@ -112,6 +112,9 @@ struct ProfileOptions: ParsableArguments {
         let refreshTimeout = try settings?.refreshTimeout.map { (text) throws(CLIError) in
             try Self.duration(text, key: "refresh_timeout", example: "10m")
         }
+        let notificationInterval = try settings?.notificationInterval.map { (text) throws(CLIError) in
+            try Self.duration(text, key: "notification_interval", example: "1m")
+        }
         let languageName = settings?.language ?? "de"
         guard let language = ["de": CourseFilesLanguage.german, "en": .english][languageName] else {
             throw .usage("language must be \"de\" or \"en\", not \"\(languageName)\"")
@@ -128,6 +131,11 @@ struct ProfileOptions: ParsableArguments {
         profile.courseFiles = CourseFilesOptions(
             language: language, announcements: settings?.announcements ?? true, dates: settings?.dates ?? true,
             timetable: settings?.timetable ?? true, host: parsed.host ?? "studip")
+        profile.notifications = settings?.notifications ?? true
+        profile.mountpoint = settings?.mountpoint.map { path in
+            URL(fileURLWithPath: path.hasPrefix("~/") ? paths.home.path + path.dropFirst() : path)
+        }
+        profile.notificationInterval = notificationInterval
         return profile
     }
 
@@ -193,6 +201,13 @@ struct Profile: Sendable {
     var refreshTimeout: Duration?
     /// Announcements, dates and timetables (`language`, `announcements`, `dates`, `timetable`); German, all on.
     var courseFiles = CourseFilesOptions()
+    /// Where `campusfs mount` mounts without an argument (`mountpoint`, `~/` for the home); nil: `~/Uni`. A second
+    /// profile under systemd needs one of its own.
+    var mountpoint: URL?
+    /// Desktop notifications (`notifications`); on unless turned off, sent only with a session bus.
+    var notifications = true
+    /// At most one notification about new documents per this (`notification_interval`); nil: a minute.
+    var notificationInterval: Duration?
 
     var databaseURL: URL { paths.database(profile: name) }
 

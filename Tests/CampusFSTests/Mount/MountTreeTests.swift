@@ -129,8 +129,7 @@ struct MountTreeTests {
     }
 
     /// A document the user may not download shows mode 0000 (its neighbours 0444), and opening it fails with
-    /// `EACCES`: from the daemon for root, who passes the kernel's `default_permissions` check; from the kernel for
-    /// anyone else.
+    /// `EACCES`, from the daemon (the kernel checks no permission bits on this mount).
     @Test func aDocumentThatMayNotBeDownloadedGivesEACCES() async throws {
         try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
             let tree = try campus.store.walk()
@@ -142,7 +141,7 @@ struct MountTreeTests {
                 "python3 -c 'import errno, os, sys\ntry:\n os.open(sys.argv[1], os.O_RDONLY)\n print(\"ok\")\n"
                     + "except OSError as e:\n print(errno.errorcode[e.errno])' \(campus.path(scan.path))")
             #expect(result.stdout == "EACCES\n", "\(result.stderr)")
-            #expect((campus.mount.counters.snapshot().opens > opensBefore) == (getuid() == 0))
+            #expect(campus.mount.counters.snapshot().opens > opensBefore)
             let stat = try await shell(
                 "stat -c '%s %a' \(campus.path(scan.path)) \(campus.path(neighbour.path))")
             #expect(stat.lines == ["\(scan.node.size) 0", "\(neighbour.node.size) 444"], "\(stat.stderr)")

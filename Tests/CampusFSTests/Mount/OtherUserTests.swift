@@ -93,4 +93,54 @@ struct OtherUserTests {
             _ = try await shell("chown -R 0:0 \(quoted(home))")
         }
     }
+
+    /// A student is not root: on a read-only document (mode 0444) the kernel's `default_permissions` check would
+    /// refuse their tags, rating and highlight (`setxattr` of `user.*` asks for write permission), which root
+    /// alone passes — and every other test here runs as root. Mounted by an ordinary user, their attributes are
+    /// written, while the tree stays read-only to them: EROFS for writes, `test -w` false, `test -r` true.
+    @Test(.enabled(if: !fuseDeviceIsPrivate, "/dev/fuse is private to root here"))
+    func anOrdinaryUserTagsRatesAndHighlightsReadOnlyDocuments() async throws {
+        try await DaemonTests.with { setup in
+            let home = setup.cli.home.path
+            let binary = home + "/campusfs"
+            try FileManager.default.copyItem(atPath: CLI.binary.path, toPath: binary)
+            let mountpoint = home + "/Uni"
+            try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+            #expect(try await shell("chown -R 65534:65534 \(quoted(home))").status == 0)
+            let environment = setup.cli.environment.map { "\($0.key)=\($0.value)" }.map(quoted)
+                .joined(separator: " ")
+            let student = "setpriv --reuid=65534 --regid=65534 --clear-groups env -i \(environment)"
+            defer { _ = try? FileManager.default.removeItem(atPath: binary) }
+            let mount = try await shell(
+                "\(student) \(quoted(binary)) mount \(quoted(mountpoint)) --server \(setup.sim.baseURL) "
+                    + "--username test_autor", timeout: 60)
+            try #require(mount.status == 0, "\(mount.stdout) \(mount.stderr)")
+            let document = quoted(mountpoint + "/" + DaemonTests.readme)
+            let folder = quoted(mountpoint + "/" + DaemonTests.course + "/Übungsblätter")
+            let script = """
+                stat -c %a \(document) \(folder)
+                setfattr -n user.xdg.tags -v exam,week1 \(document) && echo tagged
+                setfattr -n user.baloo.rating -v 8 \(document) && echo rated
+                setfattr -n user.campusfs.highlight -v flagged \(document) && echo flagged
+                setfattr -n user.xdg.tags -v sheets \(folder) && echo folder tagged
+                getfattr --only-values -n user.xdg.tags \(document); echo
+                getfattr --only-values -n user.baloo.rating \(document); echo
+                test -r \(document) && echo readable
+                test -w \(document) || echo not writable
+                test -x \(folder) && echo searchable
+                echo x 2>&1 > \(document) | sed 's/.*: //'
+                touch \(quoted(mountpoint + "/" + DaemonTests.course + "/new.txt")) 2>&1 | sed 's/.*: //'
+                """
+            let result = try await shell("\(student) bash -c \(quoted(script))", timeout: 60)
+            #expect(
+                result.lines == [
+                    "444", "555", "tagged", "rated", "flagged", "folder tagged", "exam,week1", "8", "readable",
+                    "not writable", "searchable", "Read-only file system", "Read-only file system",
+                ], "\(result.stderr)")
+            let unmount = try await shell("\(student) \(quoted(binary)) unmount \(quoted(mountpoint))", timeout: 30)
+            #expect(unmount.status == 0, "\(unmount.stderr)")
+            if isMounted(mountpoint) { _ = try await shell("fusermount3 -u -z \(quoted(mountpoint))") }
+            _ = try await shell("chown -R 0:0 \(quoted(home))")
+        }
+    }
 }

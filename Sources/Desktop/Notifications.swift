@@ -1,0 +1,211 @@
+import CGio
+import Dispatch
+import Foundation
+import Synchronization
+
+/// One notification, as the freedesktop Notifications interface takes it.
+public struct DesktopNotification: Sendable, Hashable {
+    /// A button (or, keyed `default`, a click on the notification) that opens a folder.
+    public struct Action: Sendable, Hashable {
+        public var key: String
+        public var label: String
+        /// The path `xdg-open` opens when the person chooses the action.
+        public var opens: String
+
+        public init(key: String, label: String, opens: String) {
+            self.key = key
+            self.label = label
+            self.opens = opens
+        }
+    }
+
+    public enum Urgency: UInt8, Sendable {
+        case low = 0
+        case normal = 1
+        case critical = 2
+    }
+
+    public var summary: String
+    public var body: String
+    public var actions: [Action]
+    public var urgency: Urgency
+    /// The specification's category (`transfer.complete`, …), which servers may use for an icon or a sound.
+    public var category: String?
+
+    public init(
+        summary: String, body: String, actions: [Action] = [], urgency: Urgency = .normal, category: String? = nil
+    ) {
+        self.summary = summary
+        self.body = body
+        self.actions = actions
+        self.urgency = urgency
+        self.category = category
+    }
+}
+
+/// Why a notification could not be shown: no session bus, no notification server, the bus went away.
+public struct NotificationError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
+
+/// The session's notification server (org.freedesktop.Notifications on the D-Bus session bus), through GIO's
+/// GDBus — the library the keyring's libsecret already brings. One connection for the daemon's life, so the server
+/// can tell it which action the person chose: a notification's actions only work while its sender is connected.
+///
+/// ``post(_:)`` is a synchronous D-Bus call (up to 5 s): call it from a thread that may block. The server's
+/// signals (an action chosen, a notification closed) arrive on the thread `campusfs-desktop`, which runs a GLib
+/// main loop for them and nothing else, and which opens the chosen folder with ``Opener``.
+public final class NotificationBus: Sendable {
+    private let connection: BusConnection
+    private let application: String
+    private let events: Events
+    private let loop: MainLoop
+    private let closed = Mutex(false)
+    private let loopEnded = DispatchSemaphore(value: 0)
+
+    /// Connects to the bus at `address` (the session's `DBUS_SESSION_BUS_ADDRESS`) and starts listening for the
+    /// server's signals. Blocks until connected. `open` runs for a chosen action's path (default: ``Opener``).
+    public init(
+        address: String, application: String = "CampusFS",
+        open: @escaping @Sendable (String) -> Void = { _ = Opener.open($0) }
+    ) throws(NotificationError) {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let raw = campusfs_bus_open(address, &message) else {
+            defer { g_free(message) }
+            throw NotificationError(
+                description: "cannot connect to the session bus at \(address): "
+                    + (message.map { String(cString: $0) } ?? "unknown error"))
+        }
+        connection = BusConnection(raw: raw)
+        self.application = application
+        events = Events(open: open)
+        loop = MainLoop()
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [connection, events, loop, loopEnded] in
+            g_main_context_push_thread_default(loop.context)
+            let retained = Unmanaged.passRetained(events)
+            let subscription = UnsafeMutablePointer<campusfs_subscription>.allocate(capacity: 1)
+            subscription.initialize(
+                to: campusfs_subscription(
+                    event: { id, action, context in
+                        guard let context else { return }
+                        Unmanaged<Events>.fromOpaque(context).takeUnretainedValue()
+                            .handle(id: id, action: action.map { String(cString: $0) })
+                    }, context: retained.toOpaque()))
+            let id = campusfs_subscribe(connection.raw, subscription)
+            started.signal()
+            g_main_loop_run(loop.loop)
+            g_dbus_connection_signal_unsubscribe(connection.raw, id)
+            // The subscription's data may be used until what was queued for it is dispatched.
+            while g_main_context_iteration(loop.context, 0) != 0 {}
+            g_main_context_pop_thread_default(loop.context)
+            subscription.deallocate()
+            retained.release()
+            loopEnded.signal()
+        }
+        thread.name = "campusfs-desktop"
+        thread.start()
+        started.wait()
+    }
+
+    /// Shows `notification`; returns the server's id for it.
+    @discardableResult
+    public func post(_ notification: DesktopNotification) throws(NotificationError) -> UInt32 {
+        let strings = notification.actions.flatMap { [$0.key, $0.label] }
+        var message: UnsafeMutablePointer<CChar>?
+        let id = withCStrings(strings) { actions in
+            campusfs_notify(
+                connection.raw, application, "folder-remote", notification.summary, notification.body, actions,
+                notification.urgency.rawValue, notification.category, -1, &message)
+        }
+        guard id != 0 else {
+            defer { g_free(message) }
+            throw NotificationError(
+                description: "the notification server did not take the notification: "
+                    + (message.map { String(cString: $0) } ?? "unknown error"))
+        }
+        events.remember(id: id, actions: notification.actions)
+        return id
+    }
+
+    /// Stops listening and closes the connection; blocks until both are done.
+    public func close() {
+        guard
+            !closed.withLock({ closed in
+                defer { closed = true }
+                return closed
+            })
+        else { return }
+        g_main_loop_quit(loop.loop)
+        loopEnded.wait()
+        g_dbus_connection_close_sync(connection.raw, nil, nil)
+    }
+
+    deinit {
+        close()
+        g_object_unref(UnsafeMutableRawPointer(connection.raw))
+    }
+}
+
+/// What the actions of the notifications still shown open, by the server's id.
+private final class Events: Sendable {
+    private let folders = Mutex<[UInt32: [String: String]]>([:])
+    private let open: @Sendable (String) -> Void
+    /// A server that never says "closed" (some forget to) must not make this grow for the daemon's life.
+    private static let remembered = 64
+
+    init(open: @escaping @Sendable (String) -> Void) { self.open = open }
+
+    func remember(id: UInt32, actions: [DesktopNotification.Action]) {
+        guard !actions.isEmpty else { return }
+        folders.withLock { folders in
+            folders[id] = Dictionary(actions.map { ($0.key, $0.opens) }, uniquingKeysWith: { first, _ in first })
+            if folders.count > Self.remembered, let oldest = folders.keys.min() { folders[oldest] = nil }
+        }
+    }
+
+    /// An action chosen (`action`) or the notification closed (nil): only ids this connection posted count.
+    func handle(id: UInt32, action: String?) {
+        let path = folders.withLock { folders -> String? in
+            guard let action else {
+                folders[id] = nil
+                return nil
+            }
+            return folders[id]?[action]
+        }
+        guard let path else { return }
+        // xdg-open may take a while; the loop thread stays free for the next signal.
+        Thread { [open] in open(path) }.start()
+    }
+}
+
+/// GDBus connections are thread-safe; the handle is only ever used through GIO's functions.
+private final class BusConnection: @unchecked Sendable {
+    let raw: OpaquePointer
+    init(raw: OpaquePointer) { self.raw = raw }
+}
+
+/// The GLib main loop that delivers the server's signals, and its context; `g_main_loop_quit` may come from any
+/// thread, everything else happens on the loop's thread.
+private final class MainLoop: @unchecked Sendable {
+    let context: OpaquePointer
+    let loop: OpaquePointer
+
+    init() {
+        context = g_main_context_new()
+        loop = g_main_loop_new(context, 0)
+    }
+
+    deinit {
+        g_main_loop_unref(loop)
+        g_main_context_unref(context)
+    }
+}
+
+/// Runs `body` with `strings` as a NULL-terminated C array that lives as long as the call.
+private func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+    let duplicates = strings.map { strdup($0) }
+    defer { for duplicate in duplicates { free(duplicate) } }
+    let pointers = duplicates.map { UnsafePointer($0) } + [nil]
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+}
