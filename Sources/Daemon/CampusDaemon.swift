@@ -315,7 +315,7 @@ public final class CampusDaemon: Sendable {
     /// Unmounts (if still mounted) and stops the poller, the control socket and the connections.
     public func shutdown() async {
         // Stopping waits up to 5 s for the FUSE loop: on a thread of its own, not a pool's.
-        await Self.onThread { [mount] in mount.stop() }
+        _ = await Self.onThread { [mount] in mount.stop() }
         poller.withLock { $0 }?.cancel()
         for task in serviceTasks.withLock({ $0 }) { task.cancel() }
         statusChanges.finish()

@@ -135,7 +135,7 @@ actor NewsNotifier {
 
     private func post(_ notification: DesktopNotification) async {
         do throws(NotificationError) {
-            try await BlockingPool.shared.run { [bus] () throws(NotificationError) in try bus.post(notification) }
+            _ = try await BlockingPool.shared.run { [bus] () throws(NotificationError) in try bus.post(notification) }
         } catch {
             logger.warning("desktop notification not shown: \(error)")
         }
