@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import StudIPKit
+import Synchronization
 import SystemSupport
 
 /// Document blobs on disk, download coordination and eviction (DESIGN.md §1.5, §2): one blob per document
@@ -10,7 +11,9 @@ import SystemSupport
 /// Concurrency model: the actor owns the bookkeeping — the index of completed blobs, the downloads in flight (at
 /// most one per document, which is what coalesces concurrent opens), open handles, pins and LRU order — and
 /// every change to the directory's committed state (sidecars, eviction, removal) happens on it, so those
-/// decisions never race. The expensive work stays off it: each download runs in its own task
+/// decisions never race. The index and the open claims sit in a `Mutex` (``Book``) that the actor changes in one
+/// locked step per decision, so that ``openCached(_:revalidate:)`` — an open of a cached current version, the one
+/// a `grep -r` makes thousands of times — claims a blob on the FUSE worker that asked, without a task or a hop. The expensive work stays off it: each download runs in its own task
 /// (``DownloadJob``), and reads never touch the actor: ``readIfAvailable(_:offset:length:)`` and
 /// ``read(_:offset:length:)`` are `nonisolated` and go from the handle to `pread`; only the second waits, on the
 /// download's ``Transfer`` (a `Mutex` plus continuations), when the range has not arrived yet. Every system call
@@ -42,18 +45,50 @@ public actor ContentCache {
         case transfer(Transfer)
     }
 
+    /// What an open needs to know and change, shared by the actor and ``openCached(_:revalidate:)``.
+    private struct Book {
+        var index: [String: Indexed] = [:]
+        var openHandles: [UInt64: String] = [:]
+        var openCounts: [String: Int] = [:]
+        var accessClock: UInt64 = 0
+        var lastHandleID: UInt64 = 0
+        /// The documents of ``ContentCache/transfers``: none of them is served without the actor.
+        var downloading: Set<String> = []
+
+        mutating func tick() -> UInt64 {
+            accessClock += 1
+            return accessClock
+        }
+
+        /// Claims `documentID` for a new handle and returns the handle's id.
+        mutating func claim(_ documentID: String) -> UInt64 {
+            openCounts[documentID, default: 0] += 1
+            lastHandleID += 1
+            openHandles[lastHandleID] = documentID
+            return lastHandleID
+        }
+
+        mutating func releaseClaim(_ documentID: String) {
+            let remaining = openCounts[documentID, default: 1] - 1
+            openCounts[documentID] = remaining > 0 ? remaining : nil
+        }
+
+        /// Marks a cached copy used now, for LRU eviction and `cache clean --older-than`.
+        mutating func touch(_ documentID: String) {
+            let clock = tick()
+            index[documentID]?.lastAccess = clock
+            index[documentID]?.lastUsed = Date()
+        }
+    }
+
     private let layout: CacheLayout
     private let downloader: any DocumentDownloader
     private let configuration: ContentCacheConfiguration
     private let logger: Logger
-    private var index: [String: Indexed] = [:]
+    private let book = Mutex(Book())
     private var transfers: [String: Active] = [:]
-    private var openHandles: [UInt64: String] = [:]
-    private var openCounts: [String: Int] = [:]
     private var pinned: Set<String> = []
     private var diskShortage: DiskShortage?
-    private var accessClock: UInt64 = 0
-    private var lastHandleID: UInt64 = 0
 
     /// Opens (creating it with mode 0700) the cache directory and recovers from a crash: partial downloads are
     /// deleted, not resumed, and only blobs with a matching sidecar are kept.
@@ -68,11 +103,13 @@ public actor ContentCache {
         let recovered = layout.recover().sorted {
             ($0.lastAccess.tv_sec, $0.lastAccess.tv_nsec) < ($1.lastAccess.tv_sec, $1.lastAccess.tv_nsec)
         }
-        for (position, item) in recovered.enumerated() {
-            index[item.entry.documentID] = Indexed(
-                entry: item.entry, lastAccess: UInt64(position + 1), lastUsed: CacheLayout.date(item.lastAccess))
+        book.withLock { book in
+            for (position, item) in recovered.enumerated() {
+                book.index[item.entry.documentID] = Indexed(
+                    entry: item.entry, lastAccess: UInt64(position + 1), lastUsed: CacheLayout.date(item.lastAccess))
+            }
+            book.accessClock = UInt64(recovered.count)
         }
-        accessClock = UInt64(recovered.count)
     }
 
     /// Opens a document for reading. A cached current version is served from its blob; otherwise this starts or
@@ -88,27 +125,51 @@ public actor ContentCache {
     public func open(_ document: CacheDocument, revalidate: Bool = true) async throws(ContentCacheError)
         -> ContentHandle
     {
-        // Counted as open from the start, so an eviction while this waits cannot take the blob it gets.
-        openCounts[document.id, default: 0] += 1
+        // Claimed from the start, so an eviction while this waits cannot take the blob it gets.
+        let id = book.withLock { $0.claim(document.id) }
         let source: Source
         do throws(ContentCacheError) {
             source = try await acquire(document, allowStale: true, revalidate: revalidate)
         } catch {
-            releaseClaim(document.id)
+            release(id: id)
             throw error
         }
-        lastHandleID += 1
-        openHandles[lastHandleID] = document.id
         switch source {
         case .blob(let entry, let descriptor):
             return ContentHandle(
-                id: lastHandleID, documentID: entry.documentID, version: entry.version, contentID: entry.blob,
+                id: id, documentID: entry.documentID, version: entry.version, contentID: entry.blob,
                 size: entry.size, descriptor: descriptor, transfer: nil)
         case .transfer(let transfer):
             return ContentHandle(
-                id: lastHandleID, documentID: document.id, version: document.version, contentID: transfer.blob,
+                id: id, documentID: document.id, version: document.version, contentID: transfer.blob,
                 size: document.size, descriptor: transfer.descriptor, transfer: transfer)
         }
+    }
+
+    /// ``open(_:revalidate:)`` of a cached current version, on the calling thread and without the actor; nil when
+    /// the open needs the actor: nothing or another version cached, a download of the document running, the copy
+    /// due for revalidation (with `revalidate`), or its blob deleted from the directory. It blocks on `open(2)`:
+    /// call it from a thread that may block (a FUSE worker), never from Swift's cooperative pool.
+    public nonisolated func openCached(_ document: CacheDocument, revalidate: Bool = true) -> ContentHandle? {
+        let configuration = configuration
+        let claimed = book.withLock { book -> (UInt64, CacheEntry)? in
+            guard !book.downloading.contains(document.id), let cached = book.index[document.id],
+                cached.entry.version == document.version,
+                !revalidate || !Self.needsRevalidation(cached, configuration)
+            else { return nil }
+            book.touch(document.id)
+            return (book.claim(document.id), cached.entry)
+        }
+        guard let (id, entry) = claimed else { return nil }
+        guard let descriptor = try? Descriptor.open(layout.blobPath(entry.blob), flags: O_RDONLY) else {
+            // Deleted from the directory (DESIGN.md §1.2 allows it): the actor's path finds out and forgets it.
+            release(id: id)
+            return nil
+        }
+        descriptor.markAccessed()
+        return ContentHandle(
+            id: id, documentID: entry.documentID, version: entry.version, contentID: entry.blob, size: entry.size,
+            descriptor: descriptor, transfer: nil)
     }
 
     /// Reads like `pread(2)`: short or empty past the end. Waits (suspending, never blocking a thread) until the
@@ -128,10 +189,17 @@ public actor ContentCache {
         try handle.readIfAvailable(offset: offset, length: length)
     }
 
-    /// Ends a handle's claim on its document (evictable again once no handle is left). Idempotent.
-    public func release(_ handle: ContentHandle) {
-        guard let documentID = openHandles.removeValue(forKey: handle.id) else { return }
-        releaseClaim(documentID)
+    /// Ends a handle's claim on its document (evictable again once no handle is left). Idempotent; needs no actor,
+    /// so a `close` costs no task.
+    public nonisolated func release(_ handle: ContentHandle) {
+        release(id: handle.id)
+    }
+
+    private nonisolated func release(id: UInt64) {
+        book.withLock { book in
+            guard let documentID = book.openHandles.removeValue(forKey: id) else { return }
+            book.releaseClaim(documentID)
+        }
     }
 
     /// Makes sure the current version is cached, downloading it if needed, without opening it (pins).
@@ -144,7 +212,7 @@ public actor ContentCache {
     /// `user.campusfs.state` for a document whose metadata names `currentVersion`.
     public func state(of documentID: String, currentVersion: String) -> DocumentCacheState {
         if activeTransfer(documentID) != nil { return .downloading }
-        guard let cached = index[documentID] else { return .remote }
+        guard let cached = book.withLock({ $0.index[documentID] }) else { return .remote }
         return cached.entry.version == currentVersion ? .cached : .stale
     }
 
@@ -166,14 +234,18 @@ public actor ContentCache {
                 active.transfer.finish(.failed(.cancelled))
                 partials.append(active.transfer.temporaryPath)
             }
-            if let cached = index.removeValue(forKey: documentID) { entries.append(cached.entry) }
+            let removed = book.withLock { book in
+                book.downloading.remove(documentID)
+                return book.index.removeValue(forKey: documentID)
+            }
+            if let removed { entries.append(removed.entry) }
         }
         await delete(entries: entries, paths: partials)
     }
 
     public func usage() -> CacheUsage {
         CacheUsage(
-            bytes: cachedBytes(), count: index.count, limit: configuration.sizeLimit,
+            bytes: cachedBytes(), count: book.withLock { $0.index.count }, limit: configuration.sizeLimit,
             downloadsInFlight: transfers.count,
             diskShortage: diskShortage)
     }
@@ -181,7 +253,7 @@ public actor ContentCache {
     /// What is cached and downloading now.
     public func inventory() -> CacheInventory {
         CacheInventory(
-            copies: index.mapValues { layout.copy($0.entry, lastUsed: $0.lastUsed) },
+            copies: book.withLock { $0.index }.mapValues { layout.copy($0.entry, lastUsed: $0.lastUsed) },
             downloading: transfers.compactMapValues { active in
                 let transfer = active.transfer
                 guard !transfer.phase.isTerminal else { return nil }
@@ -196,16 +268,19 @@ public actor ContentCache {
         var result = CleanResult()
         var removed: [CacheEntry] = []
         let now = Date()
-        for (id, cached) in index where request.documentIDs?.contains(id) ?? true {
-            let copy = layout.copy(cached.entry, lastUsed: cached.lastUsed)
-            let isPinned = pinned.contains(id) || request.pinned.contains(id)
-            let isOpen = openCounts[id] != nil || transfers[id] != nil
-            guard request.removes(copy, isPinned: isPinned, isOpen: isOpen, now: now, counting: &result) else {
-                continue
+        // One locked step: an open on a FUSE worker either claimed a copy before (it stays) or finds it gone.
+        book.withLock { book in
+            for (id, cached) in book.index where request.documentIDs?.contains(id) ?? true {
+                let copy = layout.copy(cached.entry, lastUsed: cached.lastUsed)
+                let isPinned = pinned.contains(id) || request.pinned.contains(id)
+                let isOpen = book.openCounts[id] != nil || transfers[id] != nil
+                guard request.removes(copy, isPinned: isPinned, isOpen: isOpen, now: now, counting: &result) else {
+                    continue
+                }
+                book.index[id] = nil
+                removed.append(cached.entry)
+                logger.debug("cleaned", metadata: ["document": "\(id)"])
             }
-            index[id] = nil
-            removed.append(cached.entry)
-            logger.debug("cleaned", metadata: ["document": "\(id)"])
         }
         await delete(entries: removed)
         return result
@@ -231,17 +306,20 @@ public actor ContentCache {
             diskShortage = nil
             return []
         }
-        let candidates = index.values.filter {
-            let id = $0.entry.documentID
-            return !pinned.contains(id) && openCounts[id] == nil && transfers[id] == nil
-        }
         var evicted: [CacheEntry] = []
-        for candidate in candidates.sorted(by: { $0.lastAccess < $1.lastAccess }) where needed() {
-            index[candidate.entry.documentID] = nil
-            evicted.append(candidate.entry)
-            bytes -= candidate.entry.size
-            free = free > .max - candidate.entry.size ? .max : free + candidate.entry.size
-            logger.debug("evicted", metadata: ["document": "\(candidate.entry.documentID)"])
+        // One locked step, as in clean(_:).
+        book.withLock { book in
+            let candidates = book.index.values.filter {
+                let id = $0.entry.documentID
+                return !pinned.contains(id) && book.openCounts[id] == nil && transfers[id] == nil
+            }
+            for candidate in candidates.sorted(by: { $0.lastAccess < $1.lastAccess }) where needed() {
+                book.index[candidate.entry.documentID] = nil
+                evicted.append(candidate.entry)
+                bytes -= candidate.entry.size
+                free = free > .max - candidate.entry.size ? .max : free + candidate.entry.size
+                logger.debug("evicted", metadata: ["document": "\(candidate.entry.documentID)"])
+            }
         }
         noteDiskShortage(free: free)
         return evicted
@@ -286,7 +364,7 @@ public actor ContentCache {
                 case .streaming, .completed:
                     return .transfer(transfer)
                 case .failed(let error):
-                    let isCurrent = index[document.id]?.entry.version == document.version
+                    let isCurrent = book.withLock { $0.index[document.id]?.entry.version == document.version }
                     if allowStale, isCurrent ? error.allowsCachedCopy : error.isOffline,
                         let cached = try await openBlob(document.id)
                     {
@@ -297,8 +375,8 @@ public actor ContentCache {
                     continue
                 }
             }
-            if let cached = index[document.id], cached.entry.version == document.version {
-                if revalidate, needsRevalidation(cached) {
+            if let cached = book.withLock({ $0.index[document.id] }), cached.entry.version == document.version {
+                if revalidate, Self.needsRevalidation(cached, configuration) {
                     // Asked only when it matters, so warm opens cost no hop to the downloader; the state may change
                     // while this waits, hence the loop.
                     revalidate = !(await downloader.isKnownUnavailable)
@@ -315,7 +393,7 @@ public actor ContentCache {
     }
 
     /// A blob with an `ETag` the server has not confirmed within the revalidation interval.
-    private func needsRevalidation(_ cached: Indexed) -> Bool {
+    private static func needsRevalidation(_ cached: Indexed, _ configuration: ContentCacheConfiguration) -> Bool {
         guard cached.entry.etag != nil, let interval = configuration.revalidationInterval else { return false }
         guard let validatedAt = cached.validatedAt else { return true }
         return validatedAt.duration(to: .now) >= interval
@@ -324,7 +402,7 @@ public actor ContentCache {
     /// Opens the indexed blob and marks it accessed; forgets it (nil) when someone deleted it from the cache
     /// directory, which DESIGN.md §1.2 allows at any time.
     private func openBlob(_ documentID: String) async throws(ContentCacheError) -> Source? {
-        guard let cached = index[documentID] else { return nil }
+        guard let cached = book.withLock({ $0.index[documentID] }) else { return nil }
         let path = layout.blobPath(cached.entry.blob)
         let descriptor: Descriptor
         do throws(ContentCacheError) {
@@ -334,13 +412,18 @@ public actor ContentCache {
                 return descriptor
             }
         } catch .io(_, _, ENOENT) {
-            if index[documentID]?.entry.blob == cached.entry.blob { index[documentID] = nil }
+            book.withLock { book in
+                if book.index[documentID]?.entry.blob == cached.entry.blob { book.index[documentID] = nil }
+            }
             return nil
         }
         // Replaced or removed while it was opened: look again.
-        guard index[documentID]?.entry.blob == cached.entry.blob else { return try await openBlob(documentID) }
-        index[documentID]?.lastAccess = tick()
-        index[documentID]?.lastUsed = Date()
+        let unchanged = book.withLock { book in
+            guard book.index[documentID]?.entry.blob == cached.entry.blob else { return false }
+            book.touch(documentID)
+            return true
+        }
+        guard unchanged else { return try await openBlob(documentID) }
         return .blob(cached.entry, descriptor)
     }
 
@@ -355,12 +438,13 @@ public actor ContentCache {
             return
         }
         let transfer = Transfer(document: document, blob: blob, temporaryPath: temporaryPath, descriptor: descriptor)
-        let stored = index[document.id]?.entry
+        let stored = book.withLock { $0.index[document.id]?.entry }
         let job = DownloadJob(
             transfer: transfer,
             request: DownloadRequest(
                 documentID: document.id, ifNoneMatch: stored?.etag, ifModifiedSince: stored?.lastModified),
             blob: blob, blobPath: layout.blobPath(blob), downloader: downloader, cache: self)
+        book.withLock { _ = $0.downloading.insert(document.id) }
         transfers[document.id] = Active(
             transfer: transfer, task: Task.detached { await job.run() }, deadline: startDeadline(for: transfer))
     }
@@ -423,12 +507,17 @@ public actor ContentCache {
             return
         }
         // Bookkeeping, eviction and the waiters' wake-up in one step, so whoever the download wakes sees them done.
-        let replaced = index[document.id]?.entry
-        index[document.id] = Indexed(entry: entry, lastAccess: tick(), lastUsed: Date(), validatedAt: .now)
+        let replaced = book.withLock { book in
+            defer {
+                book.index[document.id] = Indexed(
+                    entry: entry, lastAccess: book.tick(), lastUsed: Date(), validatedAt: .now)
+            }
+            return book.index[document.id]?.entry
+        }
         detach(transfer)
         let evicted = evictFromIndex(free: free)
         transfer.finish(.completed)
-        if index[document.id] != nil { announce(entry) }
+        if book.withLock({ $0.index[document.id] }) != nil { announce(entry) }
         let replacedBlob = replaced.flatMap { $0.blob != blob ? layout.blobPath($0.blob) : nil }
         await delete(entries: evicted, paths: replacedBlob.map { [$0] } ?? [])
     }
@@ -437,7 +526,7 @@ public actor ContentCache {
     func commitNotModified(_ transfer: Transfer) async {
         let document = transfer.document
         guard transfers[document.id]?.transfer === transfer else { return }
-        guard var entry = index[document.id]?.entry else {
+        guard var entry = book.withLock({ $0.index[document.id]?.entry }) else {
             let detail = "304 Not Modified, but no version is cached"
             await abandon(
                 transfer,
@@ -456,11 +545,18 @@ public actor ContentCache {
             return
         }
         // Removed (or replaced) while the sidecar was written: the sidecar names a blob that is gone.
-        guard transfers[document.id]?.transfer === transfer, index[document.id]?.entry.blob == entry.blob else {
+        let unchanged =
+            transfers[document.id]?.transfer === transfer
+            && book.withLock { book in
+                guard book.index[document.id]?.entry.blob == entry.blob else { return false }
+                book.index[document.id] = Indexed(
+                    entry: entry, lastAccess: book.tick(), lastUsed: Date(), validatedAt: .now)
+                return true
+            }
+        guard unchanged else {
             if let key = try? CacheLayout.key(for: document.id) { await delete(paths: [layout.sidecarPath(key: key)]) }
             return
         }
-        index[document.id] = Indexed(entry: entry, lastAccess: tick(), lastUsed: Date(), validatedAt: .now)
         detach(transfer)
         transfer.finish(.notModified)
         announce(entry)
@@ -500,6 +596,7 @@ public actor ContentCache {
         guard let active = transfers[id], active.transfer === transfer else { return }
         active.deadline.cancel()
         transfers[id] = nil
+        book.withLock { _ = $0.downloading.remove(id) }
     }
 
     private func activeTransfer(_ documentID: String) -> Transfer? {
@@ -507,17 +604,7 @@ public actor ContentCache {
         return transfer
     }
 
-    private func releaseClaim(_ documentID: String) {
-        let remaining = openCounts[documentID, default: 1] - 1
-        openCounts[documentID] = remaining > 0 ? remaining : nil
-    }
-
-    private func cachedBytes() -> Int64 { index.values.reduce(0) { $0 + $1.entry.size } }
-
-    private func tick() -> UInt64 {
-        accessClock += 1
-        return accessClock
-    }
+    private func cachedBytes() -> Int64 { book.withLock { $0.index.values.reduce(0) { $0 + $1.entry.size } } }
 }
 
 /// A cache directory that no daemon serves (`campusfs cache` without a mount): nothing is open or downloading.

@@ -166,6 +166,33 @@ import Testing
         }
     }
 
+    /// A cached document opens on the worker that asked (a `grep -r` opens thousands): the answer is there when
+    /// `open` returns, with no task in between; the first open, which downloads, answers from a task.
+    @Test func aCachedDocumentOpensBeforeOpenReturns() async throws {
+        try await Campus.with { campus in
+            try await campus.withFileSystem { fs in
+                let document = try #require(try campus.document(Self.readme))
+                let expected = try await campus.serverBytes(document.id)
+                let inode = try Self.inode(campus, Self.readme)
+                let first = try await Self.answer { fs.open(inode, file: FileInfo(), reply: $0) }
+                let downloaded = FileInfo(handle: try first.opened.handle)
+                #expect(try await Self.readAll(fs, inode, downloaded) == expected)
+                _ = try await Self.answer { fs.release(inode, file: downloaded, reply: $0) }
+                let wanted = CacheDocument(id: document.id, version: document.version)
+                for _ in 0..<200 where await fs.cache.state(of: wanted.id, currentVersion: wanted.version) != .cached {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+
+                let cached = RecordingReply<ReplyKind.Open>(context: RequestContext(processID: 4242))
+                fs.open(inode, file: FileInfo(), reply: cached.reply)
+                let answered = try #require(cached.answered, "the cached document's open waited for a task")
+                let file = FileInfo(handle: try answered.opened.handle)
+                #expect(try await Self.readAll(fs, inode, file) == expected)
+                _ = try await Self.answer { fs.release(inode, file: file, reply: $0) }
+            }
+        }
+    }
+
     @Test func aDocumentThatMayNotBeDownloadedIsEACCES() async throws {
         try await Campus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
             try await campus.withFileSystem { fs in

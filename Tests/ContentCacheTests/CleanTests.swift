@@ -30,7 +30,7 @@ import Testing
         #expect(await cache.state(of: "free", currentVersion: "v1") == .remote)
         #expect(await cache.state(of: "other", currentVersion: "v1") == .cached, "outside the request")
         #expect(await cache.usage().bytes == 9500)
-        await cache.release(handle)
+        cache.release(handle)
         #expect(try await cache.load(try #require(documents["free"])) == fixture.document("free", size: 1000).1)
     }
 
@@ -56,7 +56,7 @@ import Testing
         fixture.downloader.gate.open()
         try await cache.prefetch(partial)
         #expect(await cache.inventory().progress(of: [done, partial]).cachedBytes == 101_000)
-        await cache.release(handle)
+        cache.release(handle)
     }
 
     /// Without a daemon: the directory is read as it is, and cleaned by the blobs' modification times.

@@ -28,7 +28,7 @@ import Testing
         #expect(await cached() == ["b", "c", "d", "f"])
         let usage = await cache.usage()
         #expect((usage.bytes, usage.count, usage.limit) == (4000, 4, 4500))
-        await cache.release(openB)
+        cache.release(openB)
     }
 
     @Test func unpinningAndReleasingMakeDocumentsEvictableAgain() async throws {
@@ -51,7 +51,7 @@ import Testing
         #expect(await cache.evict() == 1)
         #expect(await cache.state(of: "pinned", currentVersion: "v1") == .remote)
         #expect(await cache.state(of: "open", currentVersion: "v1") == .cached)
-        await cache.release(handle)
+        cache.release(handle)
         #expect(await cache.evict() == 1)
         #expect(await cache.usage().count == 0)
         #expect(fixture.files(in: "blobs").isEmpty)

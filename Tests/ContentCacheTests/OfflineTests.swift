@@ -48,7 +48,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(700))
         fixture.downloader.gate.open()
         #expect(try await waiting.value == queuedBytes)
-        await cache.release(streaming)
+        cache.release(streaming)
     }
 
     @Test func anOlderVersionIsServedWhenOffline() async throws {

@@ -47,10 +47,10 @@ import Testing
         let cache = try fixture.cache(revalidationInterval: .zero)
         let first = try await cache.open(document)
         #expect(try await cache.readAll(first) == oldBytes)
-        await cache.release(first)
+        cache.release(first)
 
         let confirmed = try await cache.open(document)
-        await cache.release(confirmed)
+        cache.release(confirmed)
         #expect(fixture.downloader.requests.last?.ifNoneMatch == "\"1 100 5000\"")
         #expect(fixture.downloader.bodies == 1, "a 304 sends no body")
         #expect(confirmed.contentID == first.contentID)
@@ -61,7 +61,7 @@ import Testing
         #expect(try await cache.readAll(replaced) == newBytes)
         #expect(replaced.contentID != first.contentID)
         #expect(replaced.version == document.version)
-        await cache.release(replaced)
+        cache.release(replaced)
         #expect(try await cache.load(document) == newBytes)
         #expect(fixture.downloader.bodies == 2)
     }
