@@ -46,6 +46,26 @@ static inline uint32_t campusfs_notify(
     return id;
 }
 
+/// org.freedesktop.FileManager1.ShowFolders: the session's file manager (Nautilus, Dolphin, Nemo, Thunar …) opens a
+/// window for the folder `uri`, started by D-Bus activation in a process of its own rather than as our child (which
+/// systemd would stop with the unit). False and `*message` when no file manager answers.
+static inline gboolean campusfs_show_folder(GDBusConnection *connection, const char *uri, char **message) {
+    GVariantBuilder uris;
+    g_variant_builder_init(&uris, G_VARIANT_TYPE("as"));
+    g_variant_builder_add(&uris, "s", uri);
+    GError *error = NULL;
+    GVariant *reply = g_dbus_connection_call_sync(
+        connection, "org.freedesktop.FileManager1", "/org/freedesktop/FileManager1", "org.freedesktop.FileManager1",
+        "ShowFolders", g_variant_new("(ass)", &uris, ""), NULL, G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
+    if (reply == NULL) {
+        *message = g_strdup(error != NULL ? error->message : "unknown error");
+        g_clear_error(&error);
+        return FALSE;
+    }
+    g_variant_unref(reply);
+    return TRUE;
+}
+
 /// What the notification server says about a notification: an action the person chose (`action` set) or that the
 /// notification closed (`action` NULL).
 typedef void (*campusfs_notification_event)(uint32_t id, const char *action, void *context);

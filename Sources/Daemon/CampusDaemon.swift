@@ -202,6 +202,17 @@ public final class CampusDaemon: Sendable {
             await link.shutdown()
             throw .mount(error)
         }
+        let daemon = Holder()
+        let control: ControlServer
+        do throws(ControlSocketError) {
+            control = try ControlServer(path: configuration.socketPath) { request in
+                guard let daemon = daemon.value else { return .failure("the daemon is starting", exitCode: 4) }
+                return await daemon.handle(request)
+            }
+        } catch {
+            await link.shutdown()
+            throw .control(error)
+        }
         var notifier: NewsNotifier?
         if let settings = configuration.notifications {
             do throws(NotificationError) {
@@ -215,17 +226,6 @@ public final class CampusDaemon: Sendable {
             } catch {
                 logger.warning("no desktop notifications: \(error)")
             }
-        }
-        let daemon = Holder()
-        let control: ControlServer
-        do throws(ControlSocketError) {
-            control = try ControlServer(path: configuration.socketPath) { request in
-                guard let daemon = daemon.value else { return .failure("the daemon is starting", exitCode: 4) }
-                return await daemon.handle(request)
-            }
-        } catch {
-            await link.shutdown()
-            throw .control(error)
         }
         let started = CampusDaemon(
             configuration: configuration, store: store, link: link, mount: mount, indexer: indexer, control: control,
@@ -241,7 +241,10 @@ public final class CampusDaemon: Sendable {
                     exitOnSignals: true,
                     whenStopping: {
                         // On the thread that stops the mount, before it unmounts: the manager hears it first.
-                        service?.send("STOPPING=1\nSTATUS=Unmounting \(configuration.mountpoint)", waiting: true)
+                        let message = "STOPPING=1\nSTATUS=Unmounting \(configuration.mountpoint)"
+                        if service?.send(message, waiting: true) == false {
+                            logger.warning("the service manager did not take STOPPING=1 within 5 s")
+                        }
                     })
             }
         } catch {
@@ -250,6 +253,7 @@ public final class CampusDaemon: Sendable {
             await link.shutdown()
             throw .mount(error)
         }
+        if let notifier { Task { await notifier.handleServerChanges() } }
         await link.observe { [weak started] state, problem, loggedOut in
             started?.serverChanged(to: state, problem: problem, loggedOut: loggedOut)
         }
@@ -337,17 +341,13 @@ public final class CampusDaemon: Sendable {
     private func reportReady() async {
         guard let service = configuration.serviceManager else { return }
         let mountpoint = configuration.mountpoint
+        // Mounting waited for the kernel's INIT already; this is the promise READY=1 makes, checked as a client
+        // sees it.
         let answers = await BlockingPool.shared.run { () -> Bool in
-            for _ in 0..<500 {
-                var root = stat()
-                var covered = stat()
-                if stat(mountpoint, &root) == 0, stat(mountpoint + "/..", &covered) == 0, root.st_dev != covered.st_dev
-                {
-                    return true
-                }
-                usleep(20_000)
-            }
-            return false
+            var root = stat()
+            var covered = stat()
+            return stat(mountpoint, &root) == 0 && stat(mountpoint + "/..", &covered) == 0
+                && root.st_dev != covered.st_dev
         }
         if !answers { logger.error("the mount at \(mountpoint) does not answer; telling the service manager anyway") }
         let line = await statusLine()
@@ -411,8 +411,7 @@ public final class CampusDaemon: Sendable {
     /// The server link's state changed (on its actor: must not block).
     private func serverChanged(to state: DaemonStatus.Server, problem: String?, loggedOut: Bool) {
         statusChanges.yield()
-        guard let notifier else { return }
-        Task { await notifier.serverChanged(to: state, problem: problem, loggedOut: loggedOut) }
+        notifier?.serverChanged(to: state, problem: problem, loggedOut: loggedOut)
     }
 
     // MARK: - Control requests
@@ -565,9 +564,10 @@ public final class CampusDaemon: Sendable {
             switch result {
             case .success(let report):
                 record(report)
-                if let notifier { await notifier.refreshed(report.summary) }
                 // Kernel invalidations write to /dev/fuse and wait for the kernel; re-pinning reads the store.
                 await BlockingPool.shared.run { [mount] in mount.apply(report.summary) }
+                // After the kernel heard of them, so a click on the notification finds the new documents listed.
+                if let notifier { await notifier.refreshed(report.summary) }
                 for sweep in report.summary.sweepingRemovals {
                     logger.warning(
                         """

@@ -49,6 +49,15 @@ actor NewsNotifier {
     private var flush: Task<Void, Never>?
     /// Whether this outage's refused login was notified already.
     private var loginNotified = false
+    /// The server link's state changes, in the order they happened.
+    private nonisolated let serverChanges: AsyncStream<ServerChange>.Continuation
+    private let serverChangeStream: AsyncStream<ServerChange>
+
+    private struct ServerChange: Sendable {
+        var state: DaemonStatus.Server
+        var problem: String?
+        var loggedOut: Bool
+    }
 
     init(
         bus: NotificationBus, store: MetadataStore, mountpoint: String, loginCommand: String,
@@ -60,6 +69,7 @@ actor NewsNotifier {
         self.loginCommand = loginCommand
         self.minimumInterval = minimumInterval
         self.logger = logger
+        (serverChangeStream, serverChanges) = AsyncStream.makeStream()
     }
 
     /// Takes what a refresh found; posts at once, or when ``NotificationSettings/minimumInterval`` has passed since
@@ -100,8 +110,20 @@ actor NewsNotifier {
         }
     }
 
-    /// Notifies a refused login once per outage; an answer from the server ends the outage.
-    func serverChanged(to state: DaemonStatus.Server, problem: String?, loggedOut: Bool) async {
+    /// Takes a change of the server link's state (called on the link's actor, so it must not wait); they are
+    /// handled one at a time, in order, by ``handleServerChanges()``.
+    nonisolated func serverChanged(to state: DaemonStatus.Server, problem: String?, loggedOut: Bool) {
+        serverChanges.yield(ServerChange(state: state, problem: problem, loggedOut: loggedOut))
+    }
+
+    /// Runs until ``close()``: notifies a refused login once per outage; an answer from the server ends the outage.
+    func handleServerChanges() async {
+        for await change in serverChangeStream {
+            await handle(change.state, problem: change.problem, loggedOut: change.loggedOut)
+        }
+    }
+
+    private func handle(_ state: DaemonStatus.Server, problem: String?, loggedOut: Bool) async {
         switch state {
         case .online:
             loginNotified = false
@@ -119,8 +141,10 @@ actor NewsNotifier {
         }
     }
 
-    /// Closes the connection to the bus; blocks until its signal thread ended.
+    /// Closes the connection to the bus; blocks until its signal thread ended. Finds still waiting for the interval
+    /// are not notified.
     nonisolated func close() {
+        serverChanges.finish()
         bus.close()
     }
 
@@ -129,8 +153,9 @@ actor NewsNotifier {
         let finds = pending
         pending = []
         guard let notification = Self.notification(for: finds, mountpoint: mountpoint) else { return }
-        lastPosted = .now
         await post(notification)
+        // From when the server had it, so a slow call cannot bring the next one closer.
+        lastPosted = .now
     }
 
     private func post(_ notification: DesktopNotification) async {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// systemd's notify protocol (`sd_notify(3)`), which a `Type=notify` unit waits for: one datagram of `KEY=value`
 /// lines to the socket named in `$NOTIFY_SOCKET` (a path, or `@name` in the abstract namespace). Written out rather
@@ -60,9 +61,11 @@ public final class ServiceManager: Sendable {
         let bytes = Array(message.utf8)
         var address = address
         let flags = Int32(MSG_NOSIGNAL) | (waiting ? 0 : Int32(MSG_DONTWAIT))
-        let sent = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                sendto(descriptor, bytes, bytes.count, flags, socketAddress, addressLength)
+        let sent = try? systemCall("sendto") {
+            withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                    sendto(descriptor, bytes, bytes.count, flags, socketAddress, addressLength)
+                }
             }
         }
         return sent == bytes.count

@@ -64,11 +64,9 @@ public final class NotificationBus: Sendable {
     private let loopEnded = DispatchSemaphore(value: 0)
 
     /// Connects to the bus at `address` (the session's `DBUS_SESSION_BUS_ADDRESS`) and starts listening for the
-    /// server's signals. Blocks until connected. `open` runs for a chosen action's path (default: ``Opener``).
-    public init(
-        address: String, application: String = "CampusFS",
-        open: @escaping @Sendable (String) -> Void = { _ = Opener.open($0) }
-    ) throws(NotificationError) {
+    /// server's signals. Blocks until connected. A chosen action's folder opens in the session's file manager
+    /// (``showFolder(_:on:)``), else with ``Opener``.
+    public init(address: String, application: String = "CampusFS") throws(NotificationError) {
         var message: UnsafeMutablePointer<CChar>?
         guard let raw = campusfs_bus_open(address, &message) else {
             defer { g_free(message) }
@@ -76,9 +74,12 @@ public final class NotificationBus: Sendable {
                 description: "cannot connect to the session bus at \(address): "
                     + (message.map { String(cString: $0) } ?? "unknown error"))
         }
-        connection = BusConnection(raw: raw)
+        let connection = BusConnection(raw: raw)
+        self.connection = connection
         self.application = application
-        events = Events(open: open)
+        events = Events { path in
+            if !NotificationBus.showFolder(path, on: connection) { _ = Opener.open(path) }
+        }
         loop = MainLoop()
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [connection, events, loop, loopEnded] in
@@ -128,6 +129,17 @@ public final class NotificationBus: Sendable {
         return id
     }
 
+    /// Asks the session's file manager to show `path` (`org.freedesktop.FileManager1`, which GNOME Files, Dolphin,
+    /// Nemo, Caja and Thunar offer): it starts by D-Bus activation outside our process, so stopping the mount's
+    /// unit does not close its window, and it needs no `DISPLAY` in our environment, which a user unit may lack.
+    /// False when no file manager answers. Blocks for the call (up to 10 s).
+    fileprivate static func showFolder(_ path: String, on connection: BusConnection) -> Bool {
+        var message: UnsafeMutablePointer<CChar>?
+        let shown = campusfs_show_folder(connection.raw, URL(fileURLWithPath: path).absoluteString, &message) != 0
+        g_free(message)
+        return shown
+    }
+
     /// Stops listening and closes the connection; blocks until both are done.
     public func close() {
         guard
@@ -136,8 +148,12 @@ public final class NotificationBus: Sendable {
                 return closed
             })
         else { return }
-        g_main_loop_quit(loop.loop)
-        loopEnded.wait()
+        // A quit before the loop runs is lost (GLib clears it when the loop starts), so it repeats until the loop
+        // thread ends.
+        repeat {
+            g_main_loop_quit(loop.loop)
+            g_main_context_wakeup(loop.context)
+        } while loopEnded.wait(timeout: .now() + .milliseconds(50)) == .timedOut
         g_dbus_connection_close_sync(connection.raw, nil, nil)
     }
 
@@ -171,7 +187,9 @@ private final class Events: Sendable {
                 folders[id] = nil
                 return nil
             }
-            return folders[id]?[action]
+            // One action per notification: the server closes it after a click, and a repeated or forged signal
+            // for the same id starts nothing more.
+            return folders.removeValue(forKey: id)?[action]
         }
         guard let path else { return }
         // xdg-open may take a while; the loop thread stays free for the next signal.

@@ -17,9 +17,12 @@ public enum Opener {
     public static func open(_ target: String) -> Bool {
         let succeeded = Mutex<Bool>(false)
         let ended = DispatchSemaphore(value: 0)
-        // The child is waited for to its end on a thread of its own, also when that is after the patience.
+        // The child is waited for to its end on a thread of its own, also when that is after the patience. Its
+        // output goes to /dev/null, not to our pipes: the program it starts (a browser, a file manager) inherits
+        // them and may live for hours.
         Thread {
-            let output = try? Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["xdg-open", target])
+            let output = try? Subprocess.run(
+                URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec xdg-open "$1" >/dev/null 2>&1"#, "xdg-open", target])
             succeeded.withLock { $0 = output.map { $0.status == 0 && !$0.signaled } ?? false }
             ended.signal()
         }.start()

@@ -70,6 +70,9 @@ struct MountRecord: Codable, Equatable {
     var mountpoint: String
     var device: String
     var pid: Int32
+    /// When the daemon started (`/proc/PID/stat`'s start time, in clock ticks since boot), so that a PID the kernel
+    /// has given to another process since is not taken for the daemon. Absent in records of older versions.
+    var started: UInt64?
 
     /// The record of the mount just made at `mountpoint` for `profile`; nil if the table does not show it.
     static func current(profile: String, mountpoint: String) -> MountRecord? {
@@ -77,7 +80,8 @@ struct MountRecord: Codable, Equatable {
         guard let entry, entry.isOwnCampusFS, entry.source == CampusDaemon.fileSystemName(profile: profile) else {
             return nil
         }
-        return MountRecord(mountpoint: mountpoint, device: entry.device, pid: getpid())
+        return MountRecord(
+            mountpoint: mountpoint, device: entry.device, pid: getpid(), started: Self.process(getpid())?.started)
     }
 
     static func read(_ url: URL) -> MountRecord? {
@@ -100,14 +104,24 @@ struct MountRecord: Codable, Equatable {
         return entry
     }
 
-    /// Whether the daemon has ended: no such process, or one that exited and waits to be reaped (a zombie holds no
-    /// FUSE connection).
+    /// Whether the daemon has ended: no such process, one that exited and waits to be reaped (a zombie holds no
+    /// FUSE connection), or another process that got the PID since (a restart by systemd after a crash, much later).
     var daemonIsGone: Bool {
+        guard let process = Self.process(pid), process.state != "Z", process.state != "X" else { return true }
+        if let started, process.started != started { return true }
+        return false
+    }
+
+    /// A process's state letter and start time from `/proc/PID/stat`; nil when there is no such process. Fields are
+    /// counted after the command name's closing parenthesis, since the name may contain spaces and parentheses.
+    private static func process(_ pid: Int32) -> (state: Character, started: UInt64)? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let end = stat.lastIndex(of: ")")
-        else { return true }
-        let state = stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first
-        return state == "Z" || state == "X"
+        else { return nil }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        // fields[0] is field 3 (state), fields[19] field 22 (starttime).
+        guard fields.count > 19, let state = fields[0].first, let started = UInt64(fields[19]) else { return nil }
+        return (state, started)
     }
 
     /// Detaches a mount whose daemon is gone (`fusermount3 -u -z`: lazily, so a process still inside cannot block

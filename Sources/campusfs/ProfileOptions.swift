@@ -132,8 +132,12 @@ struct ProfileOptions: ParsableArguments {
             language: language, announcements: settings?.announcements ?? true, dates: settings?.dates ?? true,
             timetable: settings?.timetable ?? true, host: parsed.host ?? "studip")
         profile.notifications = settings?.notifications ?? true
-        profile.mountpoint = settings?.mountpoint.map { path in
-            URL(fileURLWithPath: path.hasPrefix("~/") ? paths.home.path + path.dropFirst() : path)
+        profile.mountpoint = try settings?.mountpoint.map { (path) throws(CLIError) in
+            if path == "~" || path.hasPrefix("~/") { return URL(fileURLWithPath: paths.home.path + path.dropFirst()) }
+            guard path.hasPrefix("/") else {
+                throw .usage("mountpoint must be absolute or start with ~/, like \"~/Uni\", not \"\(path)\"")
+            }
+            return URL(fileURLWithPath: path)
         }
         profile.notificationInterval = notificationInterval
         return profile

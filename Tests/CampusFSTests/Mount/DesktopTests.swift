@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 import TestSupport
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 @Suite(.serialized)
 struct ServiceManagerTests {
     @Test func readyStatusWatchdogAndStoppingReachTheServiceManager() async throws {
-        let port = Int.random(in: 30_000..<40_000)
+        let port = Int.random(in: 20_000..<30_000)
         try await DaemonTests.with(SimulatorConfiguration(dataset: .fixtures507, flavour: .v55, port: port)) { setup in
             let manager = try NotifyListener()
             var cli = setup.cli
@@ -47,8 +48,11 @@ struct ServiceManagerTests {
             setup.sim = try await Simulator.start(
                 SimulatorConfiguration(dataset: .fixtures507, flavour: .v55, port: port))
             #expect(try await setup.campusfs(["refresh"], timeout: 60).status == 0)
-            let online = await manager.first(timeout: 10) { $0.hasPrefix("STATUS=Online (JSON:API); last refresh ") }
-            #expect(online?.hasSuffix(": 0 new, 0 changed, 0 removed") == true, "\(online ?? "none")")
+            // The link may say "online" before the refresh is recorded (a line with the first sync's counts).
+            let online = await manager.first(timeout: 10) {
+                $0.hasPrefix("STATUS=Online (JSON:API); last refresh ") && $0.hasSuffix(": 0 new, 0 changed, 0 removed")
+            }
+            #expect(online != nil, "no STATUS=Online with the last refresh's counts after the server came back")
 
             // STOPPING=1 precedes the unmount: with the manager's queue full, the daemon waits to say it and has
             // not unmounted yet; once the manager reads, it unmounts and exits.
@@ -79,17 +83,37 @@ struct ServiceManagerTests {
             #expect(isMounted(elsewhere))
             #expect(try await setup.campusfs(["unmount"], timeout: 30).status == 0)
             #expect(!isMounted(elsewhere))
+
+            try setup.configure(#"mountpoint = "Uni TU""#)
+            let relative = try await setup.campusfs([
+                "mount", "--server", setup.sim.baseURL, "--username", "test_autor",
+            ])
+            #expect(relative.status == 1)
+            #expect(relative.stderr.contains("mountpoint must be absolute or start with ~/"), "\(relative.stderr)")
         }
     }
 
-    /// `Restart=on-failure` mounts again after a crash: the new daemon replaces the dead mount its predecessor left.
+    /// `Restart=on-failure` mounts again after a crash: the new daemon replaces the dead mount its predecessor left,
+    /// also when its PID went to another process meanwhile (the record's start time tells them apart).
     @Test func aMountAfterACrashReplacesTheDeadMount() async throws {
         try await DaemonTests.with { setup in
             #expect(try await setup.mount().status == 0)
             let killed = try #require(try await setup.status()["pid"] as? Int)
             kill(pid_t(killed), SIGKILL)
-            try await Task.sleep(for: .milliseconds(200))
+            for _ in 0..<200 where kill(pid_t(killed), 0) == 0 { try await Task.sleep(for: .milliseconds(10)) }
             #expect(isMounted(setup.mountpoint))
+            // The PID now names a live process of the same user: another one than the daemon was.
+            let stranger = try Subprocess.launch(URL(fileURLWithPath: "/bin/sleep"), ["60"])
+            defer {
+                stranger.kill(SIGKILL)
+                _ = stranger.reap()
+            }
+            let record = setup.cli.home.appendingPathComponent("run/campusfs/default.mount")
+            var fields = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: record)) as? [String: Any])
+            #expect(fields["started"] is Int, "the record keeps the daemon's start time")
+            fields["pid"] = Int(stranger.pid)
+            try JSONSerialization.data(withJSONObject: fields).write(to: record)
 
             let again = try await setup.mount()
             #expect(again.status == 0, "\(again.stderr)")
@@ -113,10 +137,10 @@ struct NotificationTests {
     /// A session bus with a notification server, the daemon's environment pointing at it, and `xdg-open`'s
     /// `BROWSER` fallback recording what an action opens.
     static func with(
-        config: String = #"notification_interval = "3s""#,
+        config: String = #"notification_interval = "3s""#, fileManager: Bool = false,
         _ body: (inout DaemonTests.Setup, NotificationServer, URL) async throws -> Void
     ) async throws {
-        let server = try await NotificationServer.start()
+        let server = try await NotificationServer.start(fileManager: fileManager)
         defer { server.stop() }
         try await DaemonTests.with { setup in
             let opened = setup.cli.home.appendingPathComponent("opened.txt")
@@ -139,7 +163,7 @@ struct NotificationTests {
     }
 
     @Test func oneNotificationPerRefreshGroupedPerCourseWithActionsAndARateLimit() async throws {
-        try await Self.with { setup, server, opened in
+        try await Self.with(fileManager: true) { setup, server, opened in
             #expect(try await setup.mount().status == 0)
             #expect(try await setup.campusfs(["refresh"]).status == 0)
             try await Task.sleep(for: .seconds(1))
@@ -175,14 +199,18 @@ struct NotificationTests {
                     "default", "Open Stud.IP folder", "course-0", "Open BS-202", "course-1", "Open INF-101",
                 ])
 
-            // Clicking "Open INF-101" opens the course's folder.
-            server.invoke(id: try #require(notification["id"] as? Int), key: "course-1")
-            var shown = ""
-            for _ in 0..<100 where shown.isEmpty {
-                try await Task.sleep(for: .milliseconds(50))
-                shown = (try? String(contentsOf: opened, encoding: .utf8)) ?? ""
-            }
-            #expect(shown == setup.mountpoint + "/" + course + "\n")
+            // Clicking "Open INF-101" asks the session's file manager to show the course's folder; a second click
+            // and an id the daemon never posted open nothing.
+            let id = try #require(notification["id"] as? Int)
+            server.invoke(id: id, key: "course-1")
+            for _ in 0..<100 where server.shownFolders.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            server.invoke(id: id, key: "course-1")
+            server.invoke(id: id + 100, key: "default")
+            try await Task.sleep(for: .milliseconds(500))
+            let folder = URL(fileURLWithPath: setup.mountpoint + "/" + course).absoluteString
+            #expect(server.shownFolders == [folder])
+            #expect(
+                !FileManager.default.fileExists(atPath: opened.path), "xdg-open ran although a file manager answered")
 
             // Within the interval (3 s) a second refresh's find waits, and then comes alone.
             try await Self.add("Blatt 4.pdf", to: course + "/Vorlesungsfolien", setup)
@@ -198,6 +226,25 @@ struct NotificationTests {
             #expect(try await setup.campusfs(["refresh"]).status == 0)
             try await Task.sleep(for: .seconds(4))
             #expect(server.notifications.count == 2, "a refresh that found nothing notifies nothing")
+        }
+    }
+
+    /// Without a file manager on the bus, an action opens the folder with `xdg-open` (here its `BROWSER`
+    /// fallback records what it was asked).
+    @Test func withoutAFileManagerAnActionOpensTheFolderWithXdgOpen() async throws {
+        try await Self.with { setup, server, opened in
+            #expect(try await setup.mount().status == 0)
+            try await Self.add("Blatt 4.pdf", to: Self.otherCourse + "/Übungsblätter", setup)
+            #expect(try await setup.campusfs(["refresh"]).status == 0)
+            let notification = try #require(await server.notifications(count: 1, timeout: 10).first)
+            #expect(notification["summary"] as? String == "BS-202: 1 new document")
+            server.invoke(id: try #require(notification["id"] as? Int), key: "default")
+            var shown = ""
+            for _ in 0..<100 where shown.isEmpty {
+                try await Task.sleep(for: .milliseconds(50))
+                shown = (try? String(contentsOf: opened, encoding: .utf8)) ?? ""
+            }
+            #expect(shown == setup.mountpoint + "/" + Self.otherCourse + "\n")
         }
     }
 

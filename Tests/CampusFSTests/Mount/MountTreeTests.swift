@@ -139,8 +139,10 @@ struct MountTreeTests {
             let opensBefore = campus.mount.counters.snapshot().opens
             let result = try await shell(
                 "python3 -c 'import errno, os, sys\ntry:\n os.open(sys.argv[1], os.O_RDONLY)\n print(\"ok\")\n"
-                    + "except OSError as e:\n print(errno.errorcode[e.errno])' \(campus.path(scan.path))")
-            #expect(result.stdout == "EACCES\n", "\(result.stderr)")
+                    + "except OSError as e:\n print(errno.errorcode[e.errno])\n"
+                    + "print(os.access(sys.argv[1], os.R_OK), os.access(sys.argv[2], os.R_OK))' "
+                    + "\(campus.path(scan.path)) \(campus.path(neighbour.path))")
+            #expect(result.stdout == "EACCES\nFalse True\n", "access(2) agrees: \(result.stderr)")
             #expect(campus.mount.counters.snapshot().opens > opensBefore)
             let stat = try await shell(
                 "stat -c '%s %a' \(campus.path(scan.path)) \(campus.path(neighbour.path))")

@@ -142,7 +142,8 @@ final class NotificationServer: Sendable {
         var description: String
     }
 
-    static func start() async throws -> NotificationServer {
+    /// With `fileManager`, the server also answers `org.freedesktop.FileManager1.ShowFolders` (``shownFolders``).
+    static func start(fileManager: Bool = false) async throws -> NotificationServer {
         let bus = try Subprocess.launch(
             URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--session", "--nofork", "--print-address=1"])
         let busOutput = Lines(bus.stdout)
@@ -151,7 +152,8 @@ final class NotificationServer: Sendable {
             throw StartFailure(description: "dbus-daemon printed no address: " + (await stop(bus)))
         }
         let server = try Subprocess.launch(
-            script, [], environment: ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"], input: .pipe)
+            script, fileManager ? ["--file-manager"] : [],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"], input: .pipe)
         let output = Lines(server.stdout)
         guard await output.line(where: { $0 == "ready" }, timeout: 60) != nil else {
             let said = await stop(server)
@@ -173,6 +175,13 @@ final class NotificationServer: Sendable {
         output.all.compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }.filter { $0["summary"] != nil }
+    }
+
+    /// The folders `ShowFolders` was asked to show, as file URIs.
+    var shownFolders: [String] {
+        output.all.compactMap { line in
+            ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["show"] as? [String]
+        }.flatMap { $0 }
     }
 
     /// Waits until there are `count` notifications (or `timeout` passed) and returns them all.
