@@ -254,7 +254,9 @@ extension MetadataStore {
     /// ``Listing/listedAt``.
     private static func listedAt(of node: Node, _ db: Database) throws -> Date? {
         switch node.item {
-        case .course, .courseLink:
+        // A course's folder of announcements is renewed with the course: its listing is as old as the course's.
+        // (Without this, every look into it started a background refresh of the course.)
+        case .course, .courseLink, .announcements:
             try db.row(QuerySQL.courseInfo, [node.studipID])?.optionalDate("listed_at")
         case .folder:
             try db.row(QuerySQL.folderInfo, [node.inode])?.optionalDate("listed_at")

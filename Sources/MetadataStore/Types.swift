@@ -84,8 +84,8 @@ public struct Listing: Sendable, Hashable {
     public var directory: Node
     /// nil for the root.
     public var parent: Node?
-    /// When the listing that filled this directory last ran, for TTLs: course directories (and their links) and
-    /// folders; nil when never listed (then the filesystem fetches before answering) or for other nodes. A folder
+    /// When the listing that filled this directory last ran, for TTLs: course directories (and their links, and
+    /// their folders of announcements) and folders; nil when never listed (then the filesystem fetches before answering) or for other nodes. A folder
     /// whose own listing failed keeps its previous time; its course's time moves on.
     public var listedAt: Date?
     /// The first page; empty when `directory` is not a directory.

@@ -122,6 +122,25 @@ struct CourseFilesMountTests {
     /// The user's way, with the daemon in its own process: a lecturer posts an announcement and cancels a date,
     /// `campusfs refresh` reports the announcement as new, `campusfs new` lists it, and the mounted calendar says
     /// the date is cancelled.
+    /// Looking into a course's folder of announcements is a listing like any other: it never reaches the server.
+    /// (It did: its listing had no date, so every look started a background refresh of the course — 141 requests
+    /// during one warm `find` of the `large` dataset.)
+    @Test func lookingIntoTheAnnouncementsAsksTheServerNothing() async throws {
+        try await DaemonTests.with(SimulatorConfiguration(dataset: .fixtures507More, flavour: .v50)) { setup in
+            #expect(try await setup.mount().status == 0)
+            let store = try MetadataStore(path: setup.cli.database().path)
+            let course = try Self.coursePath(store)
+            let before = setup.sim.requestCount
+            for _ in 0..<3 {
+                let looked = try await shell(
+                    "ls -l \(setup.path(course + "/Ankündigungen")) >/dev/null && find \(setup.path(course)) >/dev/null")
+                #expect(looked.status == 0, "\(looked.stderr)")
+            }
+            try await Task.sleep(for: .seconds(1))
+            #expect(setup.sim.requestCount == before, "listings sent requests")
+        }
+    }
+
     @Test func campusfsRefreshAndNewShowAnAnnouncementAndACancelledDate() async throws {
         try await DaemonTests.with(SimulatorConfiguration(dataset: .fixtures507More, flavour: .v50)) { setup in
             #expect(try await setup.mount().status == 0)
