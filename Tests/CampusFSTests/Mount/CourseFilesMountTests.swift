@@ -133,7 +133,8 @@ struct CourseFilesMountTests {
             let before = setup.sim.requestCount
             for _ in 0..<3 {
                 let looked = try await shell(
-                    "ls -l \(setup.path(course + "/Ankündigungen")) >/dev/null && find \(setup.path(course)) >/dev/null")
+                    "ls -l \(setup.path(course + "/Ankündigungen")) >/dev/null && find \(setup.path(course)) >/dev/null"
+                )
                 #expect(looked.status == 0, "\(looked.stderr)")
             }
             try await Task.sleep(for: .seconds(1))
