@@ -34,3 +34,14 @@ static inline int cfuse_reset_signal_handler(int signo) {
     sigemptyset(&action.sa_mask);
     return sigaction(signo, &action, NULL);
 }
+
+/// Answers a read with `size` bytes of `fd` at `offset`: libfuse splices them into /dev/fuse when the session
+/// negotiated FUSE_CAP_SPLICE_WRITE, and otherwise reads them into one buffer of its own. `FUSE_BUFVEC_INIT` is a
+/// compound-literal macro Swift cannot import.
+static inline int cfuse_reply_fd_range(fuse_req_t request, int fd, off_t offset, size_t size) {
+    struct fuse_bufvec buffers = FUSE_BUFVEC_INIT(size);
+    buffers.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    buffers.buf[0].fd = fd;
+    buffers.buf[0].pos = offset;
+    return fuse_reply_data(request, &buffers, (enum fuse_buf_copy_flags)0);
+}

@@ -14,7 +14,7 @@ import SystemSupport
 /// decisions never race. The index and the open claims sit in a `Mutex` (``Book``) that the actor changes in one
 /// locked step per decision, so that ``openCached(_:revalidate:)`` — an open of a cached current version, the one
 /// a `grep -r` makes thousands of times — claims a blob on the FUSE worker that asked, without a task or a hop. The expensive work stays off it: each download runs in its own task
-/// (``DownloadJob``), and reads never touch the actor: ``readIfAvailable(_:offset:length:)`` and
+/// (``DownloadJob``), and reads never touch the actor: ``withAvailableRange(_:offset:length:_:)`` and
 /// ``read(_:offset:length:)`` are `nonisolated` and go from the handle to `pread`; only the second waits, on the
 /// download's ``Transfer`` (a `Mutex` plus continuations), when the range has not arrived yet. Every system call
 /// on the cache directory that a task makes (open, `pread`, `pwrite`, `fsync`, `unlink`, `statvfs`) runs on
@@ -180,13 +180,15 @@ public actor ContentCache {
         try await handle.read(offset: offset, length: length)
     }
 
-    /// Reads without waiting: the bytes when the range is on disk, nil while the download has not reached it.
-    /// It blocks the calling thread on disk I/O, so call it from threads that may block (the FUSE loop's
-    /// workers), not from Swift's cooperative pool, where two blocked reads stall every task on a 2-core machine.
-    public nonisolated func readIfAvailable(
-        _ handle: ContentHandle, offset: Int64, length: Int
-    ) throws(ContentCacheError) -> [UInt8]? {
-        try handle.readIfAvailable(offset: offset, length: length)
+    /// Lends `send` the handle's descriptor when the range is on disk now, with how many of the `length` bytes
+    /// from `offset` the file holds (0 past the end), so a FUSE reply takes them from the file without a copy
+    /// through Swift; nil, without calling `send`, while the download has not written the range yet. The
+    /// descriptor is open until `send` returns. Reading it blocks on disk I/O, so call this from threads that may
+    /// block (the FUSE loop's workers), never from Swift's cooperative pool.
+    public nonisolated func withAvailableRange<Result>(
+        _ handle: ContentHandle, offset: Int64, length: Int, _ send: (_ descriptor: Int32, _ count: Int) -> Result
+    ) -> Result? {
+        handle.withAvailableRange(offset: offset, length: length, send)
     }
 
     /// Ends a handle's claim on its document (evictable again once no handle is left). Idempotent; needs no actor,

@@ -32,11 +32,14 @@ public final class ContentHandle: Sendable {
         self.transfer = transfer
     }
 
-    /// Reads the range if it is on disk now, nil if the download has not written it yet.
-    func readIfAvailable(offset: Int64, length: Int) throws(ContentCacheError) -> [UInt8]? {
-        guard let count = readable(offset: offset, length: length) else { return [] }
-        if let transfer, !transfer.hasBytes(upTo: offset + Int64(count)) { return nil }
-        return try descriptor.read(at: offset, count: count)
+    /// Calls `send` with the descriptor and the readable count when the range is on disk now; nil while the
+    /// download has not written it. The handle keeps the descriptor open until `send` returns.
+    func withAvailableRange<Result>(
+        offset: Int64, length: Int, _ send: (_ descriptor: Int32, _ count: Int) -> Result
+    ) -> Result? {
+        let count = readable(offset: offset, length: length) ?? 0
+        if count > 0, let transfer, !transfer.hasBytes(upTo: offset + Int64(count)) { return nil }
+        return withExtendedLifetime(descriptor) { send(descriptor.fd, count) }
     }
 
     /// Returns once the range is on disk: at once for a complete blob, otherwise as soon as the download has

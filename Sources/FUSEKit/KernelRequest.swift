@@ -71,6 +71,8 @@ final class KernelRequest: ReplySink {
             return fuse_reply_create(request, &parameters, &info)
         case .data(let bytes):
             return bytes.withUnsafeBytes { fuse_reply_buf(request, $0.baseAddress, $0.count) }
+        case .fileRange(let range):
+            return cfuse_reply_fd_range(request, range.descriptor, off_t(range.offset), range.count)
         case .written(let count):
             return fuse_reply_write(request, count)
         case .statistics(let statistics):

@@ -81,11 +81,15 @@ public struct KernelSettings: Sendable, Hashable {
     public var maxReadahead: Int?
     /// Background requests (readahead, async reads) the kernel keeps in flight (libfuse: 12).
     public var maxBackground: Int?
+    /// Replies from a descriptor (``Reply/data(descriptor:offset:count:)``) move the file's pages into `/dev/fuse`
+    /// with `splice(2)` (`FUSE_CAP_SPLICE_WRITE`) instead of a `pread` into a buffer and a `writev`. Pages are
+    /// copied, never moved (`FUSE_CAP_SPLICE_MOVE` stays off: the pages belong to the page cache of the source file).
+    public var spliceReplies: Bool
 
     public init(
         readDirectoryPlus: ReadDirectoryPlus = .automatic, cacheSymlinks: Bool = true, asyncRead: Bool = true,
         posixACL: Bool = false, skipsOpenDirectory: Bool = false,
-        maxReadahead: Int? = nil, maxBackground: Int? = nil
+        maxReadahead: Int? = nil, maxBackground: Int? = nil, spliceReplies: Bool = true
     ) {
         self.readDirectoryPlus = readDirectoryPlus
         self.cacheSymlinks = cacheSymlinks
@@ -94,6 +98,7 @@ public struct KernelSettings: Sendable, Hashable {
         self.skipsOpenDirectory = skipsOpenDirectory
         self.maxReadahead = maxReadahead
         self.maxBackground = maxBackground
+        self.spliceReplies = spliceReplies
     }
 }
 

@@ -51,6 +51,8 @@ public enum ReplyAnswer: Sendable {
     case created(Entry, OpenedFile)
     /// File content, an extended attribute's value, or nothing (end of file).
     case data([UInt8])
+    /// File content the kernel takes from a descriptor itself, valid only while ``ReplySink/send(_:)`` runs.
+    case fileRange(FileRange)
     case written(Int)
     case statistics(FileSystemStatistics)
     /// The answer to a getxattr/listxattr size probe.
@@ -58,6 +60,22 @@ public enum ReplyAnswer: Sendable {
     case attributeNames([String])
     /// One chunk of a listing; empty means the listing is complete.
     case directory([ListedName])
+}
+
+/// Bytes of an open file, answered without copying them through Swift: libfuse splices them from the descriptor
+/// into `/dev/fuse` (``KernelSettings/spliceReplies``) or reads them into one buffer of its own.
+public struct FileRange: Sendable, Hashable {
+    /// Open while the answer is sent; the sink must not keep it.
+    public var descriptor: Int32
+    public var offset: Int64
+    /// Bytes to send: the caller has checked that the file holds them (fewer would end the kernel's read early).
+    public var count: Int
+
+    public init(descriptor: Int32, offset: Int64, count: Int) {
+        self.descriptor = descriptor
+        self.offset = offset
+        self.count = count
+    }
 }
 
 /// How an `open`, `opendir` or `create` answer lets the kernel treat the file.
@@ -224,6 +242,13 @@ extension Reply where Kind == ReplyKind.Data {
     /// Answers with these bytes (at most ``size``; fewer means end of file).
     public func data(_ bytes: some Collection<UInt8>) {
         send(.data(Array(bytes.prefix(size))))
+    }
+
+    /// Answers with `count` bytes (at most ``size``) of an open file at `offset`, which the kernel copies from the
+    /// descriptor: no bytes pass through Swift. `descriptor` must stay open until this returns.
+    public func data(descriptor: Int32, offset: Int64, count: Int) {
+        let count = min(count, size)
+        send(count > 0 ? .fileRange(FileRange(descriptor: descriptor, offset: offset, count: count)) : .data([]))
     }
 }
 

@@ -43,9 +43,9 @@ final class SessionCore: Sendable {
         use(FUSE_CAP_CACHE_SYMLINKS, settings.cacheSymlinks)
         use(FUSE_CAP_READDIRPLUS, settings.readDirectoryPlus != .off)
         use(FUSE_CAP_READDIRPLUS_AUTO, settings.readDirectoryPlus == .automatic)
-        // Splicing only pays for replies from a file descriptor and for write payloads; replies here are buffers,
-        // and this kind of filesystem refuses writes.
-        use(FUSE_CAP_SPLICE_WRITE, false)
+        // Replies from a descriptor may splice; reading requests by splice only pays for write payloads, which
+        // this kind of filesystem refuses.
+        use(FUSE_CAP_SPLICE_WRITE, settings.spliceReplies)
         use(FUSE_CAP_SPLICE_READ, false)
         use(FUSE_CAP_SPLICE_MOVE, false)
         use(FUSE_CAP_POSIX_ACL, settings.posixACL)

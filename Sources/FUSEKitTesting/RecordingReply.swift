@@ -1,4 +1,5 @@
 import FUSEKit
+import Glibc
 import Synchronization
 
 /// A reply for calling a ``FileSystemOperations`` implementation directly, without a kernel: it records the
@@ -71,6 +72,8 @@ private final class Recorder: ReplySink {
     var answered: ReplyAnswer? { state.withLock { $0.answer } }
 
     func send(_ answer: ReplyAnswer) -> Bool {
+        // A descriptor is only valid during this call: the recording keeps its bytes, as the kernel would.
+        let answer = if case .fileRange(let range) = answer { ReplyAnswer.data(range.bytes()) } else { answer }
         let waiters = state.withLock { state in
             state.answer = answer
             state.interruptHandler = nil
@@ -117,6 +120,21 @@ private final class Recorder: ReplySink {
                 return state.answer
             }
             if let answer { continuation.resume(returning: answer) }
+        }
+    }
+}
+
+extension FileRange {
+    /// The bytes the kernel would take from the descriptor (fewer at its end of file).
+    fileprivate func bytes() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            while initialized < count {
+                let n = pread(descriptor, base + initialized, count - initialized, off_t(offset) + off_t(initialized))
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return }
+                initialized += n
+            }
         }
     }
 }

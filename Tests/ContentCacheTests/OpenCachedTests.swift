@@ -14,7 +14,7 @@ import Testing
         _ = try await cache.load(document)
 
         let handle = try #require(cache.openCached(document))
-        #expect(try cache.readIfAvailable(handle, offset: 0, length: 6000) == bytes)
+        #expect(try await cache.read(handle, offset: 0, length: 6000) == bytes)
         #expect(handle.version == document.version)
         #expect(fixture.downloader.requests.count == 1, "the cached copy opened without asking the server")
         #expect(cache.openCached(CacheDocument(id: "doc", size: 5000, version: "v2")) == nil, "another version")
@@ -50,7 +50,7 @@ import Testing
         #expect(try await cache.readAll(downloading) == newBytes)
         try await cache.prefetch(newer)
         let handle = try #require(cache.openCached(newer))
-        #expect(try cache.readIfAvailable(handle, offset: 0, length: 60_000) == newBytes)
+        #expect(try await cache.read(handle, offset: 0, length: 60_000) == newBytes)
         cache.release(handle)
         cache.release(downloading)
     }

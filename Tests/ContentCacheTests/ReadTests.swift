@@ -1,4 +1,5 @@
 import ContentCache
+import Glibc
 import Testing
 
 @Suite struct ReadTests {
@@ -59,9 +60,27 @@ import Testing
             try await within(.milliseconds(100)) { try await cache.read(handle, offset: end, length: 4096) }
         }
         #expect(await cache.state(of: "big", currentVersion: "v1") == .downloading)
+        // What a FUSE worker gets: the descriptor for the bytes written so far, nothing for the rest.
+        #expect(cache.withAvailableRange(handle, offset: end, length: 4096) { _, _ in true } == nil)
+        #expect(
+            cache.withAvailableRange(handle, offset: 4096, length: 4096, Self.pread(at: 4096))
+                == Array(bytes[4096..<8192]))
         fixture.downloader.gate.open()
         let last = try await within(.seconds(30)) { try await cache.read(handle, offset: end, length: 4096) }
         #expect(last == Array(bytes[Int(end)...]))
+        #expect(
+            cache.withAvailableRange(handle, offset: end, length: 8192, Self.pread(at: end))
+                == Array(bytes[Int(end)...]))
+        #expect(cache.withAvailableRange(handle, offset: Int64(bytes.count), length: 10) { $1 } == 0, "end of file")
+    }
+
+    /// Reads what ``ContentCache/withAvailableRange(_:offset:length:_:)`` lends, as libfuse would.
+    private static func pread(at offset: Int64) -> (Int32, Int) -> [UInt8] {
+        { descriptor, count in
+            [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                initialized = max(0, Glibc.pread(descriptor, buffer.baseAddress, count, off_t(offset)))
+            }
+        }
     }
 
     @Test(arguments: [false, true])
