@@ -85,6 +85,25 @@ public final class CampusFileSystem: FileSystemOperations {
         }
     }
 
+    /// Course folders whose content a first refresh has not stored yet, and how to fetch one now.
+    public struct FirstListings: Sendable {
+        /// The course folders' inodes, with their Stud.IP course ids.
+        public var pending: [Inode: String]
+        /// Fetches the course now, or waits for its fetch under way; true once its content is stored.
+        public var fetch: @Sendable (String) async -> Bool
+        /// How long a lookup or listing waits for the fetch before it fails with `EIO`.
+        public var patience: Duration
+
+        public init(
+            pending: [Inode: String], fetch: @escaping @Sendable (String) async -> Bool,
+            patience: Duration = .seconds(120)
+        ) {
+            self.pending = pending
+            self.fetch = fetch
+            self.patience = patience
+        }
+    }
+
     public let store: MetadataStore
     public let cache: ContentCache
     public let counters = RequestCounters()
@@ -92,6 +111,7 @@ public final class CampusFileSystem: FileSystemOperations {
     private let owner: (user: uid_t, group: gid_t)
     private let openFiles = Mutex(OpenFiles())
     private let courseRefreshing = Mutex<CourseRefreshing?>(nil)
+    private let firstListings = Mutex<FirstListings?>(nil)
     private let scans = ScanDetector()
     /// The mounted session, for the tag view's invalidations (``showInTagView(_:)``); set by ``CampusMount``.
     private let session = Mutex<FUSESession?>(nil)
@@ -117,10 +137,45 @@ public final class CampusFileSystem: FileSystemOperations {
         courseRefreshing.withLock { $0 = refreshing }
     }
 
+    /// DESIGN.md §1.5, "a folder never listed before is fetched before answering": lookups and listings in these
+    /// course folders wait until their course is stored (a first mount returns before the courses are).
+    public func fetchBeforeListing(_ listings: FirstListings) {
+        firstListings.withLock { $0 = listings }
+    }
+
+    /// Blocks this FUSE worker (which may block; Swift's pool may not) until the course whose folder `directory` is
+    /// has its content in the store. False when it could not be fetched: the caller answers `EIO`, and the next
+    /// look tries again. Once the courses are stored this is one lock and an empty dictionary.
+    private func awaitFirstListing(of directory: Inode) -> Bool {
+        guard
+            let (courseID, fetch, patience) = firstListings.withLock({ listings in
+                listings.flatMap { listings in
+                    listings.pending[directory].map { ($0, listings.fetch, listings.patience) }
+                }
+            })
+        else { return true }
+        let done = DispatchSemaphore(value: 0)
+        let stored = Atomic<Bool>(false)
+        Task {
+            stored.store(await fetch(courseID), ordering: .releasing)
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + patience.seconds) == .success, stored.load(ordering: .acquiring) else {
+            logger.warning("course \(courseID) is not stored yet, so its folder cannot be listed")
+            return false
+        }
+        firstListings.withLock { _ = $0?.pending.removeValue(forKey: directory) }
+        return true
+    }
+
     // MARK: - Metadata (store only)
 
     public func lookup(parent: Inode, name: String, reply: EntryReply) {
         counters.countLookup()
+        guard awaitFirstListing(of: parent) else {
+            reply.error(EIO)
+            return
+        }
         do throws(StoreError) {
             guard let node = try store.lookup(parent: Int64(parent), name: name) else {
                 reply.negative(timeout: timeouts.negative)
@@ -361,8 +416,9 @@ public final class CampusFileSystem: FileSystemOperations {
         }
     }
 
-    /// Bytes already on disk are read on the FUSE worker that asked (it may block; Swift's pool may not), so
-    /// reads of cached documents cost no task and no thread hop. Only a range still downloading waits in a task.
+    /// Bytes already on disk go to the kernel straight from the blob's descriptor, on the FUSE worker that asked
+    /// (it may block; Swift's pool may not): libfuse splices them, so reads of cached documents cost no task, no
+    /// thread hop and no copy through Swift. Only a range still downloading waits in a task.
     public func read(_ inode: Inode, offset: Int64, file: FileInfo, reply: DataReply) {
         counters.countRead()
         if let (content, opener) = openFiles.withLock({ $0.generated[file.handle] }) {
@@ -375,15 +431,11 @@ public final class CampusFileSystem: FileSystemOperations {
             reply.error(EBADF)
             return
         }
-        do throws(ContentCacheError) {
-            if let bytes = try cache.readIfAvailable(open.handle, offset: offset, length: reply.size) {
-                reply.data(bytes)
-                scans.active(open.opener)
-                return
-            }
-        } catch {
-            logger.warning("read of \(open.handle.documentID) failed: \(error)")
-            reply.error(error.errorNumber)
+        let sent = cache.withAvailableRange(open.handle, offset: offset, length: reply.size) { descriptor, count in
+            reply.data(descriptor: descriptor, offset: offset, count: count)
+        }
+        if sent != nil {
+            scans.active(open.opener)
             return
         }
         // A read waiting for its download keeps the opener's burst going, however slow the server.
@@ -481,6 +533,7 @@ public final class CampusFileSystem: FileSystemOperations {
     private func listEntries(
         of inode: Inode, from offset: Int64, _ append: (String, Node, Int64) -> Bool
     ) throws(StoreError) -> Int32? {
+        guard awaitFirstListing(of: inode) else { return EIO }
         guard let listing = try store.listing(of: Int64(inode), after: max(offset, 2), limit: Self.pageSize) else {
             return ENOENT
         }

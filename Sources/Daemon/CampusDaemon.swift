@@ -119,9 +119,6 @@ public final class CampusDaemon: Sendable {
     public let mount: CampusMount
     /// Extracts the text of what the cache holds into the search index, in the background.
     public let indexer: ContentIndexer
-    /// False when this start filled an empty store with its first refresh: the tree is as complete as that
-    /// refresh could make it, and `campusfs mount` reports courses it could not read.
-    public let startedFromStore: Bool
     private let control: ControlServer
     private let logger: Logger
     /// One refresh at a time, in the order asked for.
@@ -150,8 +147,9 @@ public final class CampusDaemon: Sendable {
         var found: (added: Int, changed: Int, removed: Int)?
     }
 
-    /// Opens the store (refreshing first if it was never filled, else right after mounting, in the background),
-    /// mounts, and starts the control socket and the poller. Returns once the mount serves requests.
+    /// Opens the store, mounts, and starts the control socket and the poller. Returns once the mount serves requests.
+    /// An empty store gets the overview first (semesters and courses), and each course's content fills in behind
+    /// the mount (``FirstFill``); a filled one is refreshed right after mounting, in the background.
     public static func start(
         _ configuration: DaemonConfiguration, logger: Logger = Logger(label: "campusfs.daemon")
     ) async throws(DaemonError) -> CampusDaemon {
@@ -175,11 +173,13 @@ public final class CampusDaemon: Sendable {
             if offline { throw .unreachable(server: client.baseURL, detail: "mounted with --offline") }
             return try await StudIP.connect(client)
         }
-        var firstRefresh: Refresher.Report?
+        var firstStep: (source: any DocumentSource, step: Refresher.OverviewStep)?
         if !synced {
             do throws(RefreshError) {
-                firstRefresh = try await Self.refresher(configuration, store: store, source: try await connected(link))
-                    .refresh()
+                let source = try await connected(link)
+                firstStep = (
+                    source, try await Self.refresher(configuration, store: store, source: source).refreshOverview()
+                )
             } catch {
                 await link.shutdown()
                 if case .studIP(.unreachable(_, let detail)) = error { throw .nothingCached(detail: detail) }
@@ -229,9 +229,8 @@ public final class CampusDaemon: Sendable {
         }
         let started = CampusDaemon(
             configuration: configuration, store: store, link: link, mount: mount, indexer: indexer, control: control,
-            notifier: notifier, startedFromStore: synced, logger: logger)
+            notifier: notifier, logger: logger)
         daemon.value = started
-        if let firstRefresh { started.record(firstRefresh) }
         do throws(CampusMount.MountError) {
             // Mounting runs fusermount3 and waits for it.
             let service = configuration.serviceManager
@@ -262,6 +261,19 @@ public final class CampusDaemon: Sendable {
                 listingTTL: configuration.listingTTL,
                 inBackground: { [weak started] courseID in started?.refreshInBackground(courseID) },
                 now: { [weak started] courseID in _ = await started?.refresh(courseIDs: [courseID]) }))
+        if let (source, step) = firstStep {
+            let fill = FirstFill(
+                refresher: Self.refresher(configuration, store: store, source: source) { [weak started] done, total in
+                    started?.refreshProgress.withLock { $0 = RefreshProgress(done: done, total: total) }
+                    started?.statusChanges.yield()
+                },
+                step: step)
+            mount.fileSystem.fetchBeforeListing(
+                CampusFileSystem.FirstListings(pending: fill.pending, fetch: { await fill.course($0) }))
+            // Before `campusfs mount` returns, so `status` shows the refresh from the start.
+            started.refreshProgress.withLock { $0 = RefreshProgress(done: 0, total: step.courses.count) }
+            started.fillInBackground(fill)
+        }
         control.start()
         started.startPoller()
         Task { [weak started] in
@@ -281,8 +293,7 @@ public final class CampusDaemon: Sendable {
 
     private init(
         configuration: DaemonConfiguration, store: MetadataStore, link: ServerLink, mount: CampusMount,
-        indexer: ContentIndexer, control: ControlServer, notifier: NewsNotifier?, startedFromStore: Bool,
-        logger: Logger
+        indexer: ContentIndexer, control: ControlServer, notifier: NewsNotifier?, logger: Logger
     ) {
         self.configuration = configuration
         self.notifier = notifier
@@ -292,7 +303,6 @@ public final class CampusDaemon: Sendable {
         self.mount = mount
         self.indexer = indexer
         self.control = control
-        self.startedFromStore = startedFromStore
         self.logger = logger
     }
 
@@ -386,6 +396,9 @@ public final class CampusDaemon: Sendable {
             refreshed =
                 "last refresh \(time)"
                 + (last.found.map { ": \($0.added) new, \($0.changed) changed, \($0.removed) removed" } ?? "")
+        }
+        if let progress = refreshProgress.withLock({ $0 }) {
+            refreshed += (refreshed.isEmpty ? "" : "; ") + "refreshing: \(progress.done) of \(progress.total) courses"
         }
         switch await link.state {
         case .unknown:
@@ -638,6 +651,32 @@ public final class CampusDaemon: Sendable {
     private static func days(_ duration: Duration) -> String {
         let seconds = duration.components.seconds
         return seconds % 86_400 == 0 ? "\(seconds / 86_400) days" : "\(seconds) s"
+    }
+
+    /// The first refresh's courses, behind the mount; it holds the refresh slot, so `campusfs refresh` and the
+    /// poller wait for it. The kernel hears only of the timetables: it has cached no course's listing before that
+    /// course was stored, but may have cached a semester's listing before its timetable was.
+    private func fillInBackground(_ fill: FirstFill) {
+        Task { [self] in
+            _ = await refreshes.withSlot { [self] in
+                let result = await fill.run()
+                refreshProgress.withLock { $0 = nil }
+                switch result {
+                case .success(let (report, timetables)):
+                    await link.recordSuccess()
+                    record(report)
+                    await BlockingPool.shared.run { [mount] in mount.apply(timetables) }
+                    logger.info(
+                        "first refresh: \(report.summary.added.count) items, \(report.requests) requests, \(report.failedCourses.count) courses not read"
+                    )
+                case .failure(let error):
+                    if case .studIP(let studIPError) = error { await link.record(studIPError) }
+                    lastRefresh.withLock { $0.error = error }
+                    statusChanges.yield()
+                    logger.warning("first refresh failed: \(error); its courses are fetched when opened")
+                }
+            }
+        }
     }
 
     /// Stale-while-revalidate: the listing was answered from the store; this brings the course up to date.

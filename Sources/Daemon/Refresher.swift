@@ -48,6 +48,55 @@ public struct Refresher: Sendable {
     /// that fails is reported in ``Report/failedCourses`` unless it failed for a reason that concerns the whole
     /// server (login, network), which is rethrown after the other courses were applied.
     public func refresh(courseIDs: Set<String>? = nil, now: Date = Date()) async throws(RefreshError) -> Report {
+        let step = try await refreshOverview(now: now)
+        var courses = step.courses
+        if let courseIDs { courses = courses.filter { courseIDs.contains($0.id) } }
+
+        var outcome = CoursesOutcome(summary: step.summary)
+        var done = 0
+        progress?(done, courses.count)
+        await withTaskGroup(of: CourseOutcome.self) { group in
+            for course in courses {
+                group.addTask { await refreshCourse(course, now: now) }
+            }
+            for await result in group {
+                outcome.add(result)
+                done += 1
+                progress?(done, courses.count)
+            }
+        }
+        if let serverError = outcome.serverError { throw .studIP(serverError) }
+        // `refresh PATH` renews the timetables of its courses' semesters (a course's regular times or rooms may
+        // have changed).
+        outcome.add(
+            await refreshTimetables(
+                step, semesters: courseIDs.map { _ in Set(courses.flatMap(\.semesterIDs)) }, now: now))
+        return Report(
+            summary: outcome.summary, requests: source.requestCount - step.requestsBefore, api: source.apiName,
+            failedCourses: outcome.failures)
+    }
+
+    /// What the first step of a refresh stored: the overview, with the courses it placed in the tree.
+    public struct OverviewStep: Sendable {
+        public var overview: RemoteOverview
+        /// The courses the tree shows (the semester filter and hidden courses applied), as the store has them.
+        public var placedCourses: [PlacedCourse]
+        public var summary: RefreshSummary
+        /// The source's request count before the step, so a report can count the whole refresh.
+        public var requestsBefore: Int
+
+        /// Ids of the placed courses.
+        public var placed: Set<String> { Set(placedCourses.map(\.courseID)) }
+        /// The placed courses, in the overview's order.
+        public var courses: [RemoteCourse] {
+            let placed = placed
+            return overview.courses.filter { placed.contains($0.id) }
+        }
+    }
+
+    /// The first step: semesters and courses, stored at once, so the tree's top levels exist before any course's
+    /// content is read (a first mount returns after it).
+    public func refreshOverview(now: Date = Date()) async throws(RefreshError) -> OverviewStep {
         let requestsBefore = source.requestCount
         let overview: RemoteOverview
         do {
@@ -60,81 +109,89 @@ public struct Refresher: Sendable {
             options.semesterIDs = Set(
                 overview.semesters.filter { semesters.contains($0.id) || semesters.contains($0.title) }.map(\.id))
         }
-        var summary: RefreshSummary
-        let placed: Set<String>
         do throws(StoreError) {
-            (summary, placed) = try await store.run { [options] store throws(StoreError) in
-                (
-                    try store.applyOverview(overview, options: options, now: now),
-                    Set(try store.placedCourses().map(\.courseID))
-                )
+            let (summary, placed) = try await store.run { [options] store throws(StoreError) in
+                (try store.applyOverview(overview, options: options, now: now), try store.placedCourses())
             }
+            return OverviewStep(
+                overview: overview, placedCourses: placed, summary: summary, requestsBefore: requestsBefore)
         } catch {
             throw .store(error)
         }
-        let courses = overview.courses.filter { placed.contains($0.id) && courseIDs?.contains($0.id) ?? true }
+    }
 
-        var failures: [ItemProblem] = []
-        var serverError: StudIPError?
-        var done = 0
-        progress?(done, courses.count)
-        await withTaskGroup(of: (RemoteCourse, Result<CourseContent, StudIPError>, CourseExtras).self) { group in
-            for course in courses {
-                group.addTask {
-                    do throws(StudIPError) {
-                        let content = try await source.content(of: course)
-                        return (course, .success(content), await extras(of: course))
-                    } catch {
-                        return (
-                            course, .failure(error), CourseExtras(courseID: course.id, announcements: nil, dates: nil)
-                        )
-                    }
-                }
-            }
-            for await (course, result, extras) in group {
-                defer {
-                    done += 1
-                    progress?(done, courses.count)
-                }
-                switch result {
-                case .success(let content):
-                    do {
-                        summary.merge(
-                            try await store.run { store throws(StoreError) in
-                                var summary = try store.applyCourse(content, now: now)
-                                summary.merge(try store.applyCourseExtras(extras, now: now))
-                                return summary
-                            }
-                        )
-                    } catch {
-                        failures.append(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"))
-                    }
-                case .failure(let error):
-                    switch error {
-                    case .authenticationFailed, .consentRequired, .unsafeLogin, .unreachable, .budgetExhausted,
-                        .cancelled:
-                        serverError = serverError ?? error
-                    default:
-                        break
-                    }
-                    failures.append(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"))
-                }
+    /// How one course's refresh went.
+    public enum CourseOutcome: Sendable {
+        case stored(RefreshSummary)
+        /// `serverError` is set when the reason concerns the whole server (login, network), not the course.
+        case failed(ItemProblem, serverError: StudIPError?)
+    }
+
+    /// One course: its folders and documents, announcements and dates, applied to the store in one transaction.
+    public func refreshCourse(_ course: RemoteCourse, now: Date = Date()) async -> CourseOutcome {
+        let content: CourseContent
+        do throws(StudIPError) {
+            content = try await source.content(of: course)
+        } catch {
+            let problem = ItemProblem(itemID: course.id, message: "\(course.title): \(error)")
+            switch error {
+            case .authenticationFailed, .consentRequired, .unsafeLogin, .unreachable, .budgetExhausted, .cancelled:
+                return .failed(problem, serverError: error)
+            default:
+                return .failed(problem, serverError: nil)
             }
         }
-        if let serverError { throw .studIP(serverError) }
-        if courseFiles.timetable {
-            // `refresh PATH` renews the timetables of its courses' semesters (a course's regular times or rooms
-            // may have changed): one request each, none where the timetable is the union of stored dates.
-            let semesters = courseIDs.map { _ in Set(courses.flatMap(\.semesterIDs)) }
-            do {
-                summary.merge(try await timetables(overview, placed: placed, semesters: semesters, now: now))
-            } catch {
-                failures.append(ItemProblem(itemID: "timetable", message: "timetable: \(error)"))
+        let extras = await extras(of: course)
+        do throws(StoreError) {
+            return .stored(
+                try await store.run { store throws(StoreError) in
+                    var summary = try store.applyCourse(content, now: now)
+                    summary.merge(try store.applyCourseExtras(extras, now: now))
+                    return summary
+                })
+        } catch {
+            return .failed(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"), serverError: nil)
+        }
+    }
+
+    /// The last step: each placed semester's timetable (of `semesters` only, when given). A failure is one more
+    /// failed item, not a failed refresh.
+    public func refreshTimetables(
+        _ step: OverviewStep, semesters: Set<String>? = nil, now: Date = Date()
+    ) async -> (summary: RefreshSummary, problem: ItemProblem?) {
+        guard courseFiles.timetable else { return (RefreshSummary(), nil) }
+        do {
+            return (try await timetables(step.overview, placed: step.placed, semesters: semesters, now: now), nil)
+        } catch {
+            return (RefreshSummary(), ItemProblem(itemID: "timetable", message: "timetable: \(error)"))
+        }
+    }
+
+    /// What the courses of one refresh added up to.
+    public struct CoursesOutcome: Sendable {
+        public var summary: RefreshSummary
+        public var failures: [ItemProblem] = []
+        /// The first failure that concerns the whole server: the refresh as a whole failed.
+        public var serverError: StudIPError?
+
+        public init(summary: RefreshSummary) {
+            self.summary = summary
+        }
+
+        public mutating func add(_ outcome: CourseOutcome) {
+            switch outcome {
+            case .stored(let summary):
+                self.summary.merge(summary)
+            case .failed(let problem, let error):
+                failures.append(problem)
+                if let error, serverError == nil { serverError = error }
             }
         }
-        return Report(
-            summary: summary, requests: source.requestCount - requestsBefore, api: source.apiName,
-            failedCourses: failures)
+
+        public mutating func add(_ timetables: (summary: RefreshSummary, problem: ItemProblem?)) {
+            summary.merge(timetables.summary)
+            if let problem = timetables.problem { failures.append(problem) }
+        }
     }
 }
 

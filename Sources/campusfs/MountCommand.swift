@@ -183,20 +183,14 @@ enum DaemonRunner {
         return daemon
     }
 
-    /// What `campusfs mount` adds on stderr although the mount works: a first mount that could not read every
-    /// course (exit 4: the tree is incomplete), or a mount from the store whose server refuses the login or is
-    /// gone (exit 0: the cached tree is all there, but the user should know why documents may not open).
+    /// What `campusfs mount` adds on stderr although the mount works: a mount from the store whose server refuses
+    /// the login or is gone (exit 0: the cached tree is all there, but the user should know why documents may not
+    /// open). A first mount returns before its courses are read, so a course that cannot be read shows later: its
+    /// folder fails to list (`EIO`) and `campusfs status` names it.
     static func warning(
         _ daemon: CampusDaemon, profile: Profile
     ) async -> ReadinessPipe.Warning? {
         let status = await daemon.status()
-        if !daemon.startedFromStore, let first = status.failedCourses.first {
-            let more = status.failedCourses.count > 1 ? " (and \(status.failedCourses.count - 1) more)" : ""
-            return ReadinessPipe.Warning(
-                exitCode: 4,
-                message: "mounted, but \(status.failedCourses.count) course(s) could not be read, so the tree is "
-                    + "incomplete: \(first)\(more). `campusfs status` lists them; `campusfs refresh` tries again")
-        }
         switch status.server {
         case .loginNeeded:
             return ReadinessPipe.Warning(

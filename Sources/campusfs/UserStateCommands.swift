@@ -211,9 +211,17 @@ struct UserTree {
         mountpoint = DaemonDirectory.status(paths.socket(profile: self.profile))?.mountpoint
     }
 
-    /// A path inside the mount, or relative to the tree's root.
+    /// A path inside the mount, or relative to the tree's root. While mounted, a path the store lacks is looked up
+    /// through the mount once: right after a first mount, that fetches a course whose content is not stored yet.
     func node(_ argument: String) throws(CLIError) -> (Node, String) {
-        let node = try ProfileStore.node(MountedProfiles.treePath(argument, mountpoint: mountpoint), in: store)
+        let treePath = MountedProfiles.treePath(argument, mountpoint: mountpoint)
+        let node: Node
+        do throws(CLIError) {
+            node = try ProfileStore.node(treePath, in: store)
+        } catch {
+            guard let mountpoint, access(mountpoint + "/" + treePath, F_OK) == 0 else { throw error }
+            node = try ProfileStore.node(treePath, in: store)
+        }
         return (node, try ProfileStore.path(of: node, in: store))
     }
 

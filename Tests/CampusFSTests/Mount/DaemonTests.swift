@@ -24,8 +24,23 @@ struct DaemonTests {
             try await cli.run(arguments, timeout: timeout)
         }
 
-        func mount(_ extra: [String] = []) async throws -> CLI.Result {
-            try await campusfs(["mount", mountpoint, "--server", sim.baseURL, "--username", "test_autor"] + extra)
+        /// Mounts, and once mounted waits for a first mount's courses to fill in (issue 20: `campusfs mount`
+        /// returns before), so a test finds the whole tree in the store, as after any later mount.
+        func mount(_ extra: [String] = [], fillingIn: Bool = true) async throws -> CLI.Result {
+            let result = try await campusfs(
+                ["mount", mountpoint, "--server", sim.baseURL, "--username", "test_autor"] + extra)
+            if result.status == 0, fillingIn { try await waitForTheFirstRefresh() }
+            return result
+        }
+
+        /// Returns once the daemon runs no refresh (a first mount's refresh sets its progress before it returns).
+        func waitForTheFirstRefresh() async throws {
+            for _ in 0..<300 {
+                let refreshing = try await status()["refreshing"]
+                if refreshing == nil || refreshing is NSNull { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            Issue.record("the first refresh did not end within 30 s")
         }
 
         func path(_ relative: String) -> String { quoted(mountpoint + "/" + relative) }
@@ -52,8 +67,10 @@ struct DaemonTests {
             try Data("[profiles.default]\n\(lines)\n".utf8).write(to: config.appendingPathComponent("config.toml"))
         }
 
-        /// The document at `relative`, from the daemon's store (WAL: readers beside the daemon are fine).
+        /// The document at `relative`, from the daemon's store (WAL: readers beside the daemon are fine), after a
+        /// look through the mount: a first mount stores a course's content when it is first looked into.
         func document(_ relative: String) throws -> DocumentInfo {
+            #expect(FileManager.default.fileExists(atPath: mountpoint + "/" + relative), "\(relative) is not mounted")
             let store = try MetadataStore(path: cli.database().path)
             return try #require(try store.document(inode: try store.resolve(path: relative).inode))
         }
@@ -318,22 +335,56 @@ struct DaemonTests {
             #expect(cat.stdout == "10\n")
         }
     }
-    /// Issue 14.4: a first mount that could not read every course still mounts what it has, but exits 4, says
-    /// which course and why, logs it, and `status` lists it until a refresh reads it.
-    @Test func aFirstMountWithAnUnreadableCourseSaysSo() async throws {
+    /// Issue 20: `campusfs mount` of an empty store returns once semesters and courses are stored; each course's
+    /// content fills in behind it, a listing of a course not stored yet fetches that course first, and every course
+    /// is fetched once: the first refresh asks for folders as often as a later full refresh does.
+    @Test func aFirstMountReturnsBeforeItsCoursesWhichFillInBehindIt() async throws {
+        try await Self.with { setup in
+            // Every folder request waits 1.5 s: a mount that waited for its courses would take seconds longer.
+            setup.sim.faults.add(Fault(action: .stall(milliseconds: 1500), pathContains: "folders"))
+            let mounted = try await setup.mount(fillingIn: false)
+            #expect(mounted.status == 0, "\(mounted.stderr)")
+            let courses = Int(try await setup.sqlite("SELECT count(*) FROM course")) ?? 0
+            let listed = Int(try await setup.sqlite("SELECT count(*) FROM course WHERE listed_at IS NOT NULL")) ?? -1
+            #expect(courses >= 4 && listed == 0, "returned with \(courses) courses stored, \(listed) of them listed")
+            let semesters = try await shell("ls \(quoted(setup.mountpoint))")
+            #expect(semesters.lines.contains("WS 2026-27"), "\(semesters.stdout)")
+
+            let course = try await shell("ls \(setup.path(Self.course))")
+            #expect(course.status == 0 && course.lines.contains("README.txt"), "\(course.stdout)\(course.stderr)")
+
+            try await setup.waitForTheFirstRefresh()
+            let stored = Int(try await setup.sqlite("SELECT count(*) FROM course WHERE listed_at IS NOT NULL"))
+            #expect(stored == courses, "every course is stored once the first refresh ended")
+            let folderRequests = { (routes: [String: Int]) in
+                routes.filter { $0.key.contains("folders") }.values.reduce(0, +)
+            }
+            let first = folderRequests(setup.sim.statistics.snapshot().routes)
+            setup.sim.faults.clear()
+            setup.sim.statistics.reset()
+            #expect(try await setup.campusfs(["refresh"]).status == 0)
+            let again = folderRequests(setup.sim.statistics.snapshot().routes)
+            #expect(first > 0 && first == again, "folder requests: \(first) in the first refresh, \(again) in the next")
+        }
+    }
+
+    /// Issue 20 (after 14.4): a first mount returns once semesters and courses are stored, so a course that cannot
+    /// be read shows when it is opened: its folder fails with EIO (the rest of the tree lists), the log and
+    /// `status` name it, and the next look tries again — and lists it once the server answers.
+    @Test func aFirstMountWithAnUnreadableCourseSaysSoWhenItIsOpened() async throws {
         try await Self.with { setup in
             let course = try #require(setup.sim.university.courses.values.first { $0.number == "INF-101" })
             setup.sim.faults.add(Fault(action: .status(404), pathContains: "courses/\(course.id)/folders"))
-            let mounted = try await setup.mount()
-            #expect(mounted.status == 4, "\(mounted.stderr)")
+            let mounted = try await setup.mount(fillingIn: false)
+            #expect(mounted.status == 0, "\(mounted.stderr)")
             #expect(isMounted(setup.mountpoint))
+            let broken = try await shell("ls \(setup.path(Self.course))")
             #expect(
-                mounted.stderr.hasPrefix(
-                    "campusfs: mounted, but 1 course(s) could not be read, so the tree is incomplete: Einführung in die "
-                        + "Informatik: not found on Stud.IP"),
-                "\(mounted.stderr)")
-            let failed = try await setup.status()["failedCourses"] as? [String]
-            #expect(failed?.count == 1 && failed?.first?.hasPrefix("Einführung in die Informatik") == true)
+                broken.status != 0 && broken.stderr.contains("Input/output error"), "\(broken.stdout)\(broken.stderr)")
+            let others = try await shell("find \(setup.path("")) -name README.txt")
+            #expect(!others.lines.isEmpty, "the other courses list: \(others.stderr)")
+            let failed = try await Self.eventually { try await setup.status()["failedCourses"] as? [String] ?? [] }
+            #expect(failed.count == 1 && failed.first?.hasPrefix("Einführung in die Informatik") == true, "\(failed)")
             let text = try await setup.campusfs(["status"], timeout: 20)
             #expect(text.stdout.contains("not read: Einführung in die Informatik: not found on Stud.IP"))
             let log = try String(
@@ -341,11 +392,20 @@ struct DaemonTests {
             #expect(log.contains("course not refreshed: Einführung in die Informatik"), "\(log)")
 
             setup.sim.faults.clear()
-            #expect(try await setup.campusfs(["refresh"]).status == 0)
-            #expect(try await setup.status()["failedCourses"] as? [String] == [])
             let listing = try await shell("ls \(setup.path(Self.course))")
-            #expect(listing.lines.contains("README.txt"), "\(listing.stdout)")
+            #expect(
+                listing.lines.contains("README.txt"), "the next look fetches it: \(listing.stdout)\(listing.stderr)")
         }
+    }
+
+    /// Polls `value` until it is non-empty (at most 20 s): what a daemon finishes behind a returned command.
+    private static func eventually<T: Collection>(_ value: () async throws -> T) async throws -> T {
+        for _ in 0..<200 {
+            let current = try await value()
+            if !current.isEmpty { return current }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try await value()
     }
 
     /// Issue 14.9: idle connections to the control socket do not each get a thread; once they go, it answers.

@@ -1,0 +1,112 @@
+import Foundation
+import MetadataStore
+import StudIPKit
+import StudIPModel
+import Synchronization
+
+/// The rest of a profile's first refresh, after `campusfs mount` returned (issue 20): the overview is stored, so
+/// semesters and courses show at once, and each course's folders and documents fill in behind it — a few courses
+/// at a time in the overview's order, and a course a listing or lookup needs at once.
+///
+/// One fetch per course: a look into a course whose fetch is under way waits for that fetch instead of starting
+/// another, so the first refresh sends the requests a refresh before the mount sent, and no more. A fetch that
+/// failed is forgotten, and the next look into the course tries again.
+final class FirstFill: Sendable {
+    private let refresher: Refresher
+    private let step: Refresher.OverviewStep
+    private let now: Date
+    private let courses: [String: RemoteCourse]
+    private let state: Mutex<State>
+
+    private struct State {
+        var fetches: [String: Task<Refresher.CourseOutcome, Never>] = [:]
+        var stored: Set<String> = []
+        /// Courses the background pass is through with, stored or not, for the progress shown.
+        var finished = 0
+        var summary: RefreshSummary
+        /// The last failure of each course not stored (yet).
+        var failures: [String: (ItemProblem, serverError: StudIPError?)] = [:]
+    }
+
+    init(refresher: Refresher, step: Refresher.OverviewStep, now: Date = Date()) {
+        self.refresher = refresher
+        self.step = step
+        self.now = now
+        courses = Dictionary(step.courses.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        state = Mutex(State(summary: step.summary))
+    }
+
+    /// Course folders whose content is not stored yet, by inode: what the filesystem waits for.
+    var pending: [UInt64: String] {
+        Dictionary(
+            step.placedCourses.filter { $0.listedAt == nil }.map { (UInt64($0.inode), $0.courseID) },
+            uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Fetches and stores the course now, or waits for its fetch under way; true once its content is stored.
+    func course(_ id: String) async -> Bool {
+        guard let course = courses[id] else { return false }
+        let fetch = state.withLock { state -> Task<Refresher.CourseOutcome, Never>? in
+            if state.stored.contains(id) { return nil }
+            if let running = state.fetches[id] { return running }
+            let task = Task { [refresher, now] in await refresher.refreshCourse(course, now: now) }
+            state.fetches[id] = task
+            return task
+        }
+        guard let fetch else { return true }
+        let outcome = await fetch.value
+        return state.withLock { state in
+            // The first waiter to hear the outcome books it; the others find it booked.
+            if state.fetches[id] == fetch {
+                state.fetches[id] = nil
+                switch outcome {
+                case .stored(let summary):
+                    state.stored.insert(id)
+                    state.summary.merge(summary)
+                    state.failures[id] = nil
+                case .failed(let problem, let serverError):
+                    state.failures[id] = (problem, serverError)
+                }
+            }
+            return state.stored.contains(id)
+        }
+    }
+
+    /// Fetches every course not fetched yet, `width` at a time (few, so that a course a person opens queues behind
+    /// few requests), then the timetables; reports like a refresh, with what the timetables changed apart: the
+    /// only part of the tree the kernel may have cached before it was filled (a semester's listing).
+    func run(width: Int = 4) async -> Result<(report: Refresher.Report, timetables: RefreshSummary), RefreshError> {
+        let order = step.courses
+        let lanes = min(width, order.count)
+        refresher.progress?(0, order.count)
+        await withTaskGroup(of: Void.self) { group in
+            // Lane k takes courses k, k + lanes, …: the overview's order, `lanes` at a time.
+            for lane in 0..<lanes {
+                group.addTask {
+                    for course in stride(from: lane, to: order.count, by: lanes).map({ order[$0] }) {
+                        _ = await self.course(course.id)
+                        let finished = self.state.withLock { state in
+                            state.finished += 1
+                            return state.finished
+                        }
+                        self.refresher.progress?(finished, order.count)
+                    }
+                }
+            }
+        }
+        var outcome = state.withLock { state in
+            var outcome = Refresher.CoursesOutcome(summary: state.summary)
+            for (problem, serverError) in state.failures.values {
+                outcome.add(.failed(problem, serverError: serverError))
+            }
+            return outcome
+        }
+        if let serverError = outcome.serverError { return .failure(.studIP(serverError)) }
+        let timetables = await refresher.refreshTimetables(step, now: now)
+        outcome.add(timetables)
+        let report = Refresher.Report(
+            summary: outcome.summary, requests: refresher.source.requestCount - step.requestsBefore,
+            api: refresher.source.apiName, failedCourses: outcome.failures)
+        return .success((report, timetables.summary))
+    }
+}
