@@ -173,17 +173,26 @@ public final class CampusDaemon: Sendable {
             if offline { throw .unreachable(server: client.baseURL, detail: "mounted with --offline") }
             return try await StudIP.connect(client)
         }
+        // A first refresh cut short (the daemon stopped or was killed before it stored every course) goes on like
+        // a first mount's: the courses it did not reach fill in behind the mount, none is listed empty.
+        let unlisted = try? await store.run { store throws(StoreError) in
+            try store.placedCourses().contains { $0.listedAt == nil }
+        }
+        let resumes = synced && !offline && unlisted == true
         var firstStep: (source: any DocumentSource, step: Refresher.OverviewStep)?
-        if !synced {
+        if !synced || resumes {
             do throws(RefreshError) {
                 let source = try await connected(link)
                 firstStep = (
                     source, try await Self.refresher(configuration, store: store, source: source).refreshOverview()
                 )
             } catch {
-                await link.shutdown()
-                if case .studIP(.unreachable(_, let detail)) = error { throw .nothingCached(detail: detail) }
-                throw .firstRefresh(error)
+                if !synced {
+                    await link.shutdown()
+                    if case .studIP(.unreachable(_, let detail)) = error { throw .nothingCached(detail: detail) }
+                    throw .firstRefresh(error)
+                }
+                logger.warning("cannot go on with the first refresh: \(error); the stored tree is mounted")
             }
         }
         let mount: CampusMount

@@ -33,7 +33,9 @@ final class FirstFill: Sendable {
         self.step = step
         self.now = now
         courses = Dictionary(step.courses.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        state = Mutex(State(summary: step.summary))
+        // Courses a first refresh cut short had stored are not fetched again (the next full refresh renews them).
+        state = Mutex(
+            State(stored: Set(step.placedCourses.filter { $0.listedAt != nil }.map(\.courseID)), summary: step.summary))
     }
 
     /// Course folders whose content is not stored yet, by inode: what the filesystem waits for.
@@ -72,7 +74,7 @@ final class FirstFill: Sendable {
         }
     }
 
-    /// Fetches every course not fetched yet, `width` at a time (few, so that a course a person opens queues behind
+    /// Fetches every course not stored yet, `width` at a time (few, so that a course a person opens queues behind
     /// few requests), then the timetables; reports like a refresh, with what the timetables changed apart: the
     /// only part of the tree the kernel may have cached before it was filled (a semester's listing).
     func run(width: Int = 4) async -> Result<(report: Refresher.Report, timetables: RefreshSummary), RefreshError> {

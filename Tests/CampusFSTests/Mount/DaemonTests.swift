@@ -368,6 +368,25 @@ struct DaemonTests {
         }
     }
 
+    /// A first refresh cut short by `kill -9` loses nothing: the next mount (from the store) fetches a course the
+    /// first one did not reach when it is looked into, instead of listing it empty.
+    @Test func aCourseAKilledFirstMountDidNotReachIsFetchedWhenOpened() async throws {
+        try await Self.with { setup in
+            setup.sim.faults.add(Fault(action: .stall(milliseconds: 3000), pathContains: "folders"))
+            #expect(try await setup.mount(fillingIn: false).status == 0)
+            let pid = try #require(try await setup.status()["pid"] as? Int)
+            kill(pid_t(pid), SIGKILL)
+            _ = try await shell("fusermount3 -u -z \(quoted(setup.mountpoint))")
+            let listed = try await setup.sqlite("SELECT count(*) FROM course WHERE listed_at IS NOT NULL")
+            #expect(listed == "0", "killed before any course was stored")
+
+            setup.sim.faults.clear()
+            #expect(try await setup.mount(fillingIn: false).status == 0)
+            let course = try await shell("ls \(setup.path(Self.course))")
+            #expect(course.lines.contains("README.txt"), "\(course.stdout)\(course.stderr)")
+        }
+    }
+
     /// Issue 20 (after 14.4): a first mount returns once semesters and courses are stored, so a course that cannot
     /// be read shows when it is opened: its folder fails with EIO (the rest of the tree lists), the log and
     /// `status` name it, and the next look tries again — and lists it once the server answers.
