@@ -210,7 +210,7 @@ struct APIBehaviourTests {
         #expect(full.header("Last-Modified") == "Thu, 15 Oct 2026 08:09:00 GMT")
         for date in ["Thu, 15 Oct 2026 08:09:00 GMT", "Thu, 15 Oct 2026 08:08:59 GMT"] {
             let conditional = try await Self.rest(path, headers: ["if-modified-since": date])
-            guard case .document(let id, _, _) = conditional.body else { throw CancellationError() }
+            guard case .document(let id, _, _, _) = conditional.body else { throw CancellationError() }
             #expect(conditional.status == 200 && id == Self.umlautFile)
         }
         let unmodified = try await Self.rest(path, headers: ["if-unmodified-since": "Thu, 15 Oct 2026 08:09:00 GMT"])

@@ -32,4 +32,24 @@ struct FileIndexTests {
             #expect(sim.statistics.snapshot().routes["files"] == 4, "index requests are counted")
         }
     }
+
+    /// A client reading in chunks (rclone's VFS) gets the part it asks for: 206 with `Content-Range`, or 416.
+    @Test func aRangeRequestGetsThatPart() async throws {
+        try await withSimulator(.fixtures507) { sim async throws in
+            let url = String(sim.controlURL.dropLast("/__sim".count)) + "/__files/" + Self.course + "README.txt"
+            let whole = try await HTTP.get(url).body
+            #expect(whole.count > 20)
+            let middle = try await HTTP.get(url, headers: [("Range", "bytes=5-14")])
+            #expect(middle.status == 206 && middle.body == whole.subdata(in: 5..<15))
+            #expect(middle.header("Content-Range") == "bytes 5-14/\(whole.count)")
+            let tail = try await HTTP.get(url, headers: [("Range", "bytes=10-")])
+            #expect(tail.status == 206 && tail.body == whole.subdata(in: 10..<whole.count))
+            let suffix = try await HTTP.get(url, headers: [("Range", "bytes=-4")])
+            #expect(suffix.status == 206 && suffix.body == whole.suffix(4))
+            let past = try await HTTP.get(url, headers: [("Range", "bytes=\(whole.count)-")])
+            #expect(past.status == 416)
+            let several = try await HTTP.get(url, headers: [("Range", "bytes=0-1,4-5")])
+            #expect(several.status == 200 && several.body == whole, "several ranges: the whole document")
+        }
+    }
 }

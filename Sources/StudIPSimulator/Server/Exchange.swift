@@ -59,9 +59,9 @@ public struct SimResponse: Sendable {
     public enum Body: Sendable {
         case empty
         case bytes(Data)
-        /// A document's content, streamed by the server (bandwidth cap, resets and stalls apply).
-        /// `documentID` lets the control API report downloads in progress.
-        case document(documentID: String, content: Content, size: Int)
+        /// A document's content, streamed by the server (bandwidth cap, resets and stalls apply): `size` bytes from
+        /// `offset` (a range request's part). `documentID` lets the control API report downloads in progress.
+        case document(documentID: String, content: Content, size: Int, offset: Int = 0)
     }
 
     public init(

@@ -15,7 +15,9 @@ struct FileIndex: Sendable {
 
     /// A directory listing or a document, for the path below `/__files`. Each level is computed on demand, so a
     /// request costs one directory's worth of work, not the whole tree's.
-    func respond(to segments: [String]) -> SimResponse {
+    /// A document answers a single byte range (`Range: bytes=a-b`, `bytes=a-`, `bytes=-n`) with 206 and that part,
+    /// as web servers do, so a client reading in chunks (rclone's VFS) gets the bytes it asked for.
+    func respond(to segments: [String], range: String? = nil) -> SimResponse {
         guard let user = university.user(named: Self.username) else { return Self.notFound }
         var directory = root(for: user)
         for (position, segment) in segments.enumerated() {
@@ -27,18 +29,49 @@ struct FileIndex: Sendable {
                 directory = folder(id, user)
             case .document(let ref):
                 guard position == segments.count - 1 else { return Self.notFound }
+                var headers = [
+                    ("Content-Type", "application/octet-stream"), ("Accept-Ranges", "bytes"),
+                    ("Last-Modified", StudIPDate.http(ref.fileChdate)),
+                ]
+                guard let range, let part = Self.part(range, of: ref.size) else {
+                    return SimResponse(
+                        status: 200, headers: headers,
+                        body: .document(documentID: ref.id, content: ref.content, size: ref.size), route: "files")
+                }
+                guard let part else {
+                    return SimResponse(
+                        status: 416, headers: [("Content-Range", "bytes */\(ref.size)")], route: "files")
+                }
+                headers.append(("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(ref.size)"))
                 return SimResponse(
-                    status: 200,
-                    headers: [
-                        ("Content-Type", "application/octet-stream"),
-                        ("Last-Modified", StudIPDate.http(ref.fileChdate)),
-                    ],
-                    body: .document(documentID: ref.id, content: ref.content, size: ref.size), route: "files")
+                    status: 206, headers: headers,
+                    body: .document(
+                        documentID: ref.id, content: ref.content, size: part.count, offset: part.lowerBound),
+                    route: "files")
             case nil:
                 return Self.notFound
             }
         }
         return listing(directory)
+    }
+
+    /// The part of a `size`-byte document a `Range` header asks for: nil when the header is not one byte range
+    /// (the whole document is sent), `.some(nil)` when the range lies past the end (416).
+    static func part(_ header: String, of size: Int) -> Range<Int>?? {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let bounds = header.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2 else { return nil }
+        let first = bounds[0].trimmingCharacters(in: .whitespaces)
+        let last = bounds[1].trimmingCharacters(in: .whitespaces)
+        if first.isEmpty {
+            guard let suffix = Int(last), suffix > 0 else { return nil }
+            return .some(size == 0 ? nil : max(0, size - suffix)..<size)
+        }
+        guard let start = Int(first), start >= 0 else { return nil }
+        guard start < size else { return .some(nil) }
+        guard !last.isEmpty else { return .some(start..<size) }
+        guard let end = Int(last), end >= start else { return nil }
+        return .some(start..<min(end + 1, size))
     }
 
     /// `number title` with blanks collapsed, as CampusFS names course directories by default.

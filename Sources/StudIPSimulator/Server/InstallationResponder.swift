@@ -50,7 +50,7 @@ struct InstallationResponder: HTTPResponder {
             let latency = settings.get().latencyMilliseconds
             if latency > 0 { try await Task.sleep(for: .milliseconds(latency)) }
             let segments = path.split(separator: "/").dropFirst().map { Self.decode($0) }
-            let response = FileIndex(university: store.snapshot()).respond(to: segments)
+            let response = FileIndex(university: store.snapshot()).respond(to: segments, range: headers["range"])
             statistics.count(route: response.route)
             return Streamer(statistics: statistics, settings: settings).response(response, bodyFault: nil)
         }

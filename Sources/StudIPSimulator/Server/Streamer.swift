@@ -41,11 +41,11 @@ struct Streamer: Sendable {
                     status: status, headers: fields, body: reset(data.prefix(resetAfter), declared: data.count))
             }
             return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(data: data)))
-        case .document(let id, let content, let size):
+        case .document(let id, let content, let size, let start):
             return Response(
                 status: status, headers: fields,
                 body: stream(id: id, size: size, fault: bodyFault) { offset, length in
-                    ContentBytes.read(content, offset: offset, length: length)
+                    ContentBytes.read(content, offset: start + offset, length: length)
                 })
         }
     }
