@@ -249,7 +249,7 @@ public final class CampusDaemon: Sendable {
                     exitOnSignals: true,
                     whenStopping: {
                         // On the thread that stops the mount, before it unmounts: the manager hears it first.
-                        let message = "STOPPING=1\nSTATUS=Unmounting \(configuration.mountpoint)"
+                        let message = "STOPPING=1\n" + ServiceManager.status("Unmounting \(configuration.mountpoint)")
                         if service?.send(message, waiting: true) == false {
                             logger.warning("the service manager did not take STOPPING=1 within 5 s")
                         }
@@ -361,23 +361,31 @@ public final class CampusDaemon: Sendable {
         guard let service = configuration.serviceManager else { return }
         let mountpoint = configuration.mountpoint
         // Mounting waited for the kernel's INIT already; this is the promise READY=1 makes, checked as a client
-        // sees it.
-        let answers = await BlockingPool.shared.run { () -> Bool in
-            var root = stat()
-            var covered = stat()
-            return stat(mountpoint, &root) == 0 && stat(mountpoint + "/..", &covered) == 0
-                && root.st_dev != covered.st_dev
+        // sees it, for up to 10 s. A mount that never answers gets no READY=1: the unit's start then fails.
+        var answers = false
+        for _ in 0..<200 where !answers {
+            answers = await BlockingPool.shared.run { () -> Bool in
+                var root = stat()
+                var covered = stat()
+                return stat(mountpoint, &root) == 0 && stat(mountpoint + "/..", &covered) == 0
+                    && root.st_dev != covered.st_dev
+            }
+            if !answers { try? await Task.sleep(for: .milliseconds(50)) }
         }
-        if !answers { logger.error("the mount at \(mountpoint) does not answer; telling the service manager anyway") }
+        guard answers else {
+            logger.error("the mount at \(mountpoint) does not answer; not telling the service manager it is ready")
+            service.send(ServiceManager.status("The mount at \(mountpoint) does not answer"))
+            return
+        }
         let line = await statusLine()
-        service.send("READY=1\nSTATUS=\(line)")
+        service.send("READY=1\n" + ServiceManager.status(line))
         var tasks = [
             Task { [weak self, statusUpdates] in
                 var last = line
                 for await _ in statusUpdates {
                     guard let self else { return }
                     let now = await self.statusLine()
-                    if now != last { service.send("STATUS=\(now)") }
+                    if now != last { service.send(ServiceManager.status(now)) }
                     last = now
                 }
             }
@@ -419,7 +427,9 @@ public final class CampusDaemon: Sendable {
             return "Offline: \(problem ?? "Stud.IP cannot be reached"); serving the cached tree"
                 + (refreshed.isEmpty ? "" : "; \(refreshed)")
         case .loginNeeded:
-            return "Login needed: \(problem ?? "Stud.IP refused the login"); run \(configuration.loginCommand); "
+            // The link's problem often says "login needed: …" itself.
+            let reason = problem.map { $0.hasPrefix("login needed: ") ? String($0.dropFirst(14)) : $0 }
+            return "Login needed: \(reason ?? "Stud.IP refused the login"); run \(configuration.loginCommand); "
                 + "serving the cached tree"
         }
     }

@@ -102,6 +102,12 @@ actor NewsNotifier {
                 pending.append(find)
             }
         }
+        scheduleFlush()
+    }
+
+    /// Posts what is pending once the interval since the last notification is over, unless a flush is scheduled or
+    /// still posting: finds that arrive meanwhile wait for the next one.
+    private func scheduleFlush() {
         guard flush == nil, !pending.isEmpty else { return }
         let wait = lastPosted.map { minimumInterval - (ContinuousClock.now - $0) } ?? .zero
         flush = Task {
@@ -148,14 +154,18 @@ actor NewsNotifier {
         bus.close()
     }
 
+    /// The flush stays scheduled while the call runs (up to 5 s), so finds of a refresh that ends meanwhile wait
+    /// for the interval after this notification instead of being posted at once.
     private func postPending() async {
-        flush = nil
         let finds = pending
         pending = []
-        guard let notification = Self.notification(for: finds, mountpoint: mountpoint) else { return }
-        await post(notification)
-        // From when the server had it, so a slow call cannot bring the next one closer.
-        lastPosted = .now
+        if let notification = Self.notification(for: finds, mountpoint: mountpoint) {
+            await post(notification)
+            // From when the server had it, so a slow call cannot bring the next one closer.
+            lastPosted = .now
+        }
+        flush = nil
+        scheduleFlush()
     }
 
     private func post(_ notification: DesktopNotification) async {

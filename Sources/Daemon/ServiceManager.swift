@@ -53,6 +53,15 @@ public final class ServiceManager: Sendable {
 
     deinit { close(descriptor) }
 
+    /// A `STATUS=` line: the text's control characters (a newline in a server's error, a mountpoint's name) become
+    /// spaces, so no text can add a line of its own (`MAINPID=`, `WATCHDOG=trigger`) to the message.
+    public static func status(_ text: String) -> String {
+        "STATUS="
+            + String(
+                String.UnicodeScalarView(
+                    text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+    }
+
     /// Sends `message` (`KEY=value` lines). Never blocks unless `waiting`: then it waits up to 5 s for room in the
     /// manager's queue — for the messages that must arrive before what follows them (`STOPPING=1`), sent from a
     /// thread that may block. Returns whether the manager got it.

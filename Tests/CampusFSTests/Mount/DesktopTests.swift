@@ -1,3 +1,4 @@
+import Daemon
 import Foundation
 import Glibc
 import SystemSupport
@@ -72,6 +73,12 @@ struct ServiceManagerTests {
             let ending = daemon.reap()
             #expect(ending.status == 0 && !ending.signaled, "\(ending)")
         }
+    }
+
+    /// A server's error or a mountpoint's name with a newline cannot add a key (`MAINPID=`) to the message.
+    @Test func aStatusLineIsOneLine() {
+        #expect(
+            ServiceManager.status("Offline: no answer\nMAINPID=1\r\u{7}") == "STATUS=Offline: no answer MAINPID=1  ")
     }
 
     /// The unit's command line names no mountpoint: the profile's `mountpoint` says where (`~/` is the home), so two
@@ -218,6 +225,12 @@ struct NotificationTests {
             // Within the interval (3 s) a second refresh's find waits, and then comes alone.
             try await Self.add("Blatt 4.pdf", to: course + "/Vorlesungsfolien", setup)
             #expect(try await setup.campusfs(["refresh"]).status == 0)
+            let firstAt = try #require(notification["at"] as? Double)
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)  // the server's "at" is Python's time.monotonic()
+            if Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 - firstAt < 2.5 {
+                #expect(server.notifications.count == 1, "the second refresh's find was posted within the interval")
+            }
             let second = await server.notifications(count: 2, timeout: 10)
             try #require(second.count == 2, "the waiting find was never notified")
             let apart = try #require(second[1]["at"] as? Double) - (try #require(second[0]["at"] as? Double))
