@@ -108,7 +108,10 @@ import TextExtraction
 
     @Test func aHeavyPDFIsStoppedByTheMemoryLimit() throws {
         var limits = TextExtractor.Limits()
-        limits.addressSpace = 80 << 20  // pdftotext maps ~60 MB before it reads; this PDF aborts in ~4 s
+        // Poppler 22.12.0-2+deb12u3's pdftotext maps ~46 MB before it reads and then grows ~1 MB/s on this PDF (an
+        // earlier build: ~60 MB, faster), so 80 MB took ~35 s and hit the time limit first; 56 MB aborts in ~10 s.
+        limits.addressSpace = 56 << 20
+        limits.time = .seconds(90)
         let error = #expect(throws: ExtractionError.self) {
             try TextExtractor.extract(file: try heavyPDF(), name: "heavy.pdf", mimeType: nil, limits: limits)
         }
