@@ -140,12 +140,21 @@ public final class CampusFileSystem: FileSystemOperations {
     /// DESIGN.md §1.5, "a folder never listed before is fetched before answering": lookups and listings in these
     /// course folders wait until their course is stored (a first mount returns before the courses are).
     public func fetchBeforeListing(_ listings: FirstListings) {
-        firstListings.withLock { $0 = listings }
+        firstListings.withLock { $0 = listings.pending.isEmpty ? nil : listings }
+    }
+
+    /// Narrows the folders to wait for to `pending` (those whose course a first refresh could not store), so that
+    /// once every course is stored a lookup no longer consults the list at all.
+    public func fetchBeforeListing(only pending: [Inode: String]) {
+        firstListings.withLock { listings in
+            listings?.pending = pending
+            if listings?.pending.isEmpty == true { listings = nil }
+        }
     }
 
     /// Blocks this FUSE worker (which may block; Swift's pool may not) until the course whose folder `directory` is
     /// has its content in the store. False when it could not be fetched: the caller answers `EIO`, and the next
-    /// look tries again. Once the courses are stored this is one lock and an empty dictionary.
+    /// look tries again. Once the courses are stored this is one lock of an empty optional.
     private func awaitFirstListing(of directory: Inode) -> Bool {
         guard
             let (courseID, fetch, patience) = firstListings.withLock({ listings in
@@ -164,7 +173,10 @@ public final class CampusFileSystem: FileSystemOperations {
             logger.warning("course \(courseID) is not stored yet, so its folder cannot be listed")
             return false
         }
-        firstListings.withLock { _ = $0?.pending.removeValue(forKey: directory) }
+        firstListings.withLock { listings in
+            listings?.pending.removeValue(forKey: directory)
+            if listings?.pending.isEmpty == true { listings = nil }
+        }
         return true
     }
 
@@ -326,7 +338,7 @@ public final class CampusFileSystem: FileSystemOperations {
             answer(reply, with: handle, of: document, inode: inode, opener: opener)
             return
         }
-        let answering = Task { [logger, scans] in
+        let answering = Task { [scans] in
             let handle: ContentHandle
             let current: DocumentInfo
             do throws(ContentCacheError) {
@@ -431,16 +443,18 @@ public final class CampusFileSystem: FileSystemOperations {
             reply.error(EBADF)
             return
         }
-        let sent = cache.withAvailableRange(open.handle, offset: offset, length: reply.size) { descriptor, count in
-            reply.data(descriptor: descriptor, offset: offset, count: count)
-        }
-        if sent != nil {
+        let spliced =
+            cache.withAvailableRange(open.handle, offset: offset, length: reply.size) { descriptor, count in
+                reply.data(descriptor: descriptor, offset: offset, count: count)
+                return true
+            } ?? false
+        if spliced {
             scans.active(open.opener)
             return
         }
         // A read waiting for its download keeps the opener's burst going, however slow the server.
         let counted = scans.active(open.opener, inFlight: true)
-        let reading = Task { [cache, logger, scans] in
+        let reading = Task { [cache, scans] in
             defer { if counted { scans.finished(by: open.opener) } }
             do throws(ContentCacheError) {
                 reply.data(try await cache.read(open.handle, offset: offset, length: reply.size))

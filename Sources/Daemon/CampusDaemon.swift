@@ -680,6 +680,7 @@ public final class CampusDaemon: Sendable {
             _ = await refreshes.withSlot { [self] in
                 let result = await fill.run()
                 refreshProgress.withLock { $0 = nil }
+                mount.fileSystem.fetchBeforeListing(only: fill.pending)
                 switch result {
                 case .success(let (report, timetables)):
                     await link.recordSuccess()

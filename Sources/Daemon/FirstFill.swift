@@ -40,8 +40,9 @@ final class FirstFill: Sendable {
 
     /// Course folders whose content is not stored yet, by inode: what the filesystem waits for.
     var pending: [UInt64: String] {
-        Dictionary(
-            step.placedCourses.filter { $0.listedAt == nil }.map { (UInt64($0.inode), $0.courseID) },
+        let stored = state.withLock { $0.stored }
+        return Dictionary(
+            step.placedCourses.filter { !stored.contains($0.courseID) }.map { (UInt64($0.inode), $0.courseID) },
             uniquingKeysWith: { first, _ in first })
     }
 

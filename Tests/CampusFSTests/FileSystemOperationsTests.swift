@@ -5,6 +5,7 @@ import FUSEKitTesting
 import Foundation
 import Glibc
 import MetadataStore
+import Synchronization
 import Testing
 
 @testable import StudIPSimulator
@@ -51,6 +52,38 @@ import Testing
                     return
                 }
                 #expect(timeout == fs.timeouts.negative)
+            }
+        }
+    }
+
+    /// A course folder a first refresh has not stored yet is fetched before a lookup in it is answered (on the
+    /// FUSE worker, which may block), once; a failed fetch is `EIO` and tried again at the next lookup; and once the
+    /// list is narrowed to nothing (the first refresh stored every course), lookups no longer fetch.
+    @Test func aFolderNotStoredYetIsFetchedBeforeALookupInIt() async throws {
+        try await Campus.with { campus in
+            try await campus.withFileSystem { fs in
+                let course = try Self.inode(campus, Self.course)
+                let fetches = Mutex<[String]>([])
+                let fails = Atomic<Bool>(true)
+                let listings = CampusFileSystem.FirstListings(pending: [course: "course-1"]) { id in
+                    fetches.withLock { $0.append(id) }
+                    return !fails.load(ordering: .relaxed)
+                }
+                fs.fetchBeforeListing(listings)
+                let lookup = { @Sendable (reply: Reply<ReplyKind.Entry>) in
+                    // A FUSE worker's thread: the wait must not hold one of the test's pool threads.
+                    Thread { fs.lookup(parent: course, name: "README.txt", reply: reply) }.start()
+                }
+                #expect(try await Self.answer(lookup).errorNumber == EIO)
+                fails.store(false, ordering: .relaxed)
+                #expect(try await Self.answer(lookup).entry.attributes.size > 0)
+                #expect(try await Self.answer(lookup).entry.attributes.size > 0)
+                #expect(fetches.withLock { $0 } == ["course-1", "course-1"], "a failure and one fetch, then none")
+
+                fs.fetchBeforeListing(listings)
+                fs.fetchBeforeListing(only: [:])
+                #expect(try await Self.answer(lookup).entry.attributes.size > 0)
+                #expect(fetches.withLock { $0.count } == 2, "a course the first refresh stored is not fetched again")
             }
         }
     }

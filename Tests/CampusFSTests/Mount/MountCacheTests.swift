@@ -141,11 +141,8 @@ struct MountCacheTests {
             let gone = try await shell("stat \(campus.path(renamed))")
             #expect(gone.status != 0)
 
-            var highlight = try campus.store.info(inode: readmeInode)?.highlight
-            for _ in 0..<200 where highlight != nil {
-                try await Task.sleep(for: .milliseconds(20))
-                highlight = try campus.store.info(inode: readmeInode)?.highlight
-            }
+            let highlight = try await MountHarness.settled(
+                { try campus.store.info(inode: readmeInode)?.highlight }, until: { $0 == nil })
             #expect(highlight == nil, "reading a changed document clears its highlight")
         }
     }

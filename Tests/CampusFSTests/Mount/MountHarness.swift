@@ -48,6 +48,21 @@ enum MountHarness {
         let result = try await shell("python3 -c \(quoted(script)) \(path)", timeout: timeout)
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
+
+    /// Polls `value` until `done` holds or `limit` has passed, and returns the last value. Highlights clear a quiet
+    /// second after a burst of opens, from a task: on a loaded 2-core CI machine that took more than 4 s once, so
+    /// the limit is generous and a passing test still returns as soon as the value settles.
+    static func settled<T>(
+        within limit: Duration = .seconds(20), _ value: () async throws -> T, until done: (T) -> Bool
+    ) async throws -> T {
+        let deadline = ContinuousClock.now + limit
+        var current = try await value()
+        while !done(current), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            current = try await value()
+        }
+        return current
+    }
 }
 
 /// A simulator, a refreshed store and CampusFS mounted on them.

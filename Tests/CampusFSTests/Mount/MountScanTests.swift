@@ -98,11 +98,7 @@ struct MountScanTests {
             #expect(read.stdout == "neu Neu-1.txt\n")
             try await Scan.findExecCat.run(campus)
             try await Scan.pythonWalk.run(campus)
-            var after = try Self.highlighted(campus)
-            for _ in 0..<100 where after[first] != nil {
-                try await Task.sleep(for: .milliseconds(50))
-                after = try Self.highlighted(campus)
-            }
+            let after = try await MountHarness.settled({ try Self.highlighted(campus) }, until: { $0[first] == nil })
             #expect(after[first] == nil, "cat clears the document it opened")
             try await Task.sleep(for: Self.settle)
             var expected = before

@@ -137,11 +137,8 @@ struct MountVersionTests {
             #expect(try await campus.attribute("user.campusfs.highlight", of: empty) == "new")
             let read = try await shell("cat \(campus.path(empty)) | wc -c")
             #expect(read.stdout == "0\n")
-            var highlight = try await campus.attribute("user.campusfs.highlight", of: empty)
-            for _ in 0..<200 where highlight != nil {
-                try await Task.sleep(for: .milliseconds(20))
-                highlight = try await campus.attribute("user.campusfs.highlight", of: empty)
-            }
+            let highlight = try await MountHarness.settled(
+                { try await campus.attribute("user.campusfs.highlight", of: empty) }, until: { $0 == nil })
             #expect(highlight == nil)
         }
     }
