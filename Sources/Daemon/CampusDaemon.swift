@@ -589,7 +589,6 @@ public final class CampusDaemon: Sendable {
                 await link.recordSuccess()
                 result = .success(report)
             } catch {
-                if case .studIP(let studIPError) = error { await link.record(studIPError) }
                 result = .failure(error)
             }
             refreshProgress.withLock { $0 = nil }
@@ -615,9 +614,7 @@ public final class CampusDaemon: Sendable {
                     "refreshed: \(report.summary.added.count) new, \(report.summary.changed.count) changed, \(report.summary.removed.count) removed, \(report.requests) requests"
                 )
             case .failure(let error):
-                lastRefresh.withLock { $0.error = error }
-                statusChanges.yield()
-                logger.warning("refresh failed: \(error)")
+                await recordFailure(error, logging: "refresh failed: \(error)")
             }
             return result
         } ?? .failure(.studIP(.cancelled))
@@ -634,6 +631,14 @@ public final class CampusDaemon: Sendable {
         }
         statusChanges.yield()
         for message in failed { logger.warning("course not refreshed: \(message)") }
+    }
+
+    /// Remembers a failed refresh for `status` (and the server link's state, for a server's answer) and logs it.
+    private func recordFailure(_ error: RefreshError, logging message: String) async {
+        if case .studIP(let studIPError) = error { await link.record(studIPError) }
+        lastRefresh.withLock { $0.error = error }
+        statusChanges.yield()
+        logger.warning("\(message)")
     }
 
     /// Forgets what Stud.IP removed longer than ``DaemonConfiguration/removalGrace`` ago — its cached bytes, the
@@ -690,10 +695,7 @@ public final class CampusDaemon: Sendable {
                         "first refresh: \(report.summary.added.count) items, \(report.requests) requests, \(report.failedCourses.count) courses not read"
                     )
                 case .failure(let error):
-                    if case .studIP(let studIPError) = error { await link.record(studIPError) }
-                    lastRefresh.withLock { $0.error = error }
-                    statusChanges.yield()
-                    logger.warning("first refresh failed: \(error); its courses are fetched when opened")
+                    await recordFailure(error, logging: "first refresh failed: \(error); its courses are fetched when opened")
                 }
             }
         }
