@@ -695,7 +695,8 @@ public final class CampusDaemon: Sendable {
                         "first refresh: \(report.summary.added.count) items, \(report.requests) requests, \(report.failedCourses.count) courses not read"
                     )
                 case .failure(let error):
-                    await recordFailure(error, logging: "first refresh failed: \(error); its courses are fetched when opened")
+                    await recordFailure(
+                        error, logging: "first refresh failed: \(error); its courses are fetched when opened")
                 }
             }
         }
