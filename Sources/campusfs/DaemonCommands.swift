@@ -83,9 +83,12 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             --json prints one object: {"mounted", "profile", "mountpoint", "server", "serverDetail", "api", \
             "lastRefresh", "lastRefreshError", "failedCourses", "cacheBytes", "cacheLimit", "cachedDocuments", \
-            "downloadsInFlight", "cacheDiskShortage" (only while the cache's disk is too full), "index" ({"documents", \
-            "waiting", "failed", "textBytes"}; `campusfs index --json` adds "indexBytes"), "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" (the mountpoint) when \
-            the profile's daemon was killed and left its mount behind; `campusfs unmount` clears that.
+            "downloadsInFlight", "cacheDiskShortage" (only while the cache's disk is too full), "refreshing" \
+            ({"done", "total"} courses, only while a refresh runs: after a first mount, until every course is \
+            stored), "index" ({"documents", "waiting", "failed", "textBytes"}; `campusfs index --json` adds \
+            "indexBytes"), "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" \
+            (the mountpoint) when the profile's daemon was killed and left its mount behind; `campusfs unmount` \
+            clears that.
             """)
 
     @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
