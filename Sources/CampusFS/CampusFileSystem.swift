@@ -140,15 +140,23 @@ public final class CampusFileSystem: FileSystemOperations {
     /// DESIGN.md §1.5, "a folder never listed before is fetched before answering": lookups and listings in these
     /// course folders wait until their course is stored (a first mount returns before the courses are).
     public func fetchBeforeListing(_ listings: FirstListings) {
-        firstListings.withLock { $0 = listings.pending.isEmpty ? nil : listings }
+        firstListings.withLock { $0 = listings }
+        narrowFirstListings { _ in }
     }
 
     /// Narrows the folders to wait for to `pending` (those whose course a first refresh could not store), so that
     /// once every course is stored a lookup no longer consults the list at all.
     public func fetchBeforeListing(only pending: [Inode: String]) {
+        narrowFirstListings { $0 = pending }
+    }
+
+    /// Changes the folders waited for; a list left empty is dropped, which is what makes the check in
+    /// ``awaitFirstListing(of:)`` one lock of an empty optional from then on.
+    private func narrowFirstListings(_ change: (inout [Inode: String]) -> Void) {
         firstListings.withLock { listings in
-            listings?.pending = pending
-            if listings?.pending.isEmpty == true { listings = nil }
+            guard var narrowed = listings else { return }
+            change(&narrowed.pending)
+            listings = narrowed.pending.isEmpty ? nil : narrowed
         }
     }
 
@@ -173,10 +181,7 @@ public final class CampusFileSystem: FileSystemOperations {
             logger.warning("course \(courseID) is not stored yet, so its folder cannot be listed")
             return false
         }
-        firstListings.withLock { listings in
-            listings?.pending.removeValue(forKey: directory)
-            if listings?.pending.isEmpty == true { listings = nil }
-        }
+        narrowFirstListings { $0.removeValue(forKey: directory) }
         return true
     }
 

@@ -405,7 +405,8 @@ struct DaemonTests {
                 broken.status != 0 && broken.stderr.contains("Input/output error"), "\(broken.stdout)\(broken.stderr)")
             let others = try await shell("find \(setup.path("")) -name README.txt")
             #expect(!others.lines.isEmpty, "the other courses list: \(others.stderr)")
-            let failed = try await Self.eventually { try await setup.status()["failedCourses"] as? [String] ?? [] }
+            let failed = try await MountHarness.settled(
+                { try await setup.status()["failedCourses"] as? [String] ?? [] }, until: { !$0.isEmpty })
             #expect(failed.count == 1 && failed.first?.hasPrefix("Einführung in die Informatik") == true, "\(failed)")
             let text = try await setup.campusfs(["status"], timeout: 20)
             #expect(text.stdout.contains("not read: Einführung in die Informatik: not found on Stud.IP"))
@@ -418,16 +419,6 @@ struct DaemonTests {
             #expect(
                 listing.lines.contains("README.txt"), "the next look fetches it: \(listing.stdout)\(listing.stderr)")
         }
-    }
-
-    /// Polls `value` until it is non-empty (at most 20 s): what a daemon finishes behind a returned command.
-    private static func eventually<T: Collection>(_ value: () async throws -> T) async throws -> T {
-        for _ in 0..<200 {
-            let current = try await value()
-            if !current.isEmpty { return current }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return try await value()
     }
 
     /// Issue 14.9: idle connections to the control socket do not each get a thread; once they go, it answers.

@@ -49,9 +49,10 @@ enum MountHarness {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Polls `value` until `done` holds or `limit` has passed, and returns the last value. Highlights clear a quiet
-    /// second after a burst of opens, from a task: on a loaded 2-core CI machine that took more than 4 s once, so
-    /// the limit is generous and a passing test still returns as soon as the value settles.
+    /// Polls `value` until `done` holds or `limit` has passed, and returns the last value: for what the daemon or
+    /// the filesystem finishes behind a returned command (a highlight clears a quiet second after a burst of opens,
+    /// a failed course shows in `status`). On a loaded 2-core CI machine a highlight once took more than 4 s, so
+    /// the limit is generous; a passing test still returns as soon as the value settles.
     static func settled<T>(
         within limit: Duration = .seconds(20), _ value: () async throws -> T, until done: (T) -> Bool
     ) async throws -> T {
