@@ -22,7 +22,8 @@ func makeAuthenticator(_ credentials: Credentials, clientID: String) -> any Auth
         let token = Data("\(username):\(password)".utf8).base64EncodedString()
         return FixedAuthenticator(headers: ["Authorization": "Basic \(token)"])
     case .sessionCookie(let value):
-        return FixedAuthenticator(headers: ["Cookie": "Seminar_Session=\(value)"])
+        // A bare value is Stud.IP 5's `Seminar_Session`; `name=value` names the cookie (6.0: `Studip_Session`).
+        return FixedAuthenticator(headers: ["Cookie": value.contains("=") ? value : "Seminar_Session=\(value)"])
     case .bearer(let tokens, let storage):
         return BearerAuthenticator(tokens: tokens, storage: storage, clientID: clientID)
     case .webLogin(let username, let password):
@@ -119,10 +120,9 @@ actor BearerAuthenticator: Authenticator {
         _ request: HTTPRequest, transport: HTTPTransport
     ) async throws(StudIPError) -> OAuthTokens {
         let response = try await transport.send(request)
-        switch response.status {
-        case 200..<300: break
-        case 400, 401: throw .authenticationFailed(server: transport.installation.serverName)
-        default: throw .serverError(status: response.status, what: request.what)
+        guard (200..<300).contains(response.status) else {
+            if let refusal = refusal(of: response, request: request, transport: transport) { throw refusal }
+            throw .serverError(status: response.status, what: request.what)
         }
         let json = try JSONValue.parse(response.body, what: request.what)
         guard let access = json["access_token"]?.id, let refresh = json["refresh_token"]?.id else {
@@ -130,5 +130,47 @@ actor BearerAuthenticator: Authenticator {
         }
         let expiry = json["expires_in"]?.int.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
         return OAuthTokens(accessToken: access, refreshToken: refresh, expiresAt: expiry)
+    }
+
+    /// What the token endpoint's refusal means, nil when it is none (a server error to try again after). RFC 6749
+    /// §5.2 refuses with 400/401 and JSON `{"error": "invalid_grant"}`; Stud.IP 6.0 answers every OAuth2 error
+    /// with 500 and an HTML page quoting league/oauth2-server's message ("The refresh token is invalid.",
+    /// "Client authentication failed"). Both mean "log in again" (docs/login.md); the server's words go to the log.
+    static func refusal(of response: HTTPResponse, request: HTTPRequest, transport: HTTPTransport) -> StudIPError? {
+        let text = String(decoding: response.body.prefix(64 << 10), as: UTF8.self)
+        let json =
+            (response.header("content-type") ?? "").contains("json")
+            ? try? JSONValue.parse(response.body, what: request.what) : nil
+        let code: String? =
+            if let error = json?["error"]?.id {
+                error
+            } else if text.contains("refresh token is invalid") || text.contains("authorization grant") {
+                "invalid_grant"
+            } else if text.contains("Client authentication failed") {
+                "invalid_client"
+            } else {
+                nil
+            }
+        guard code != nil || response.status == 400 || response.status == 401 else { return nil }
+        let said = json?["error_description"]?.id ?? json?["message"]?.id ?? HTMLPage(response.body).errorMessage
+        transport.logger.notice(
+            "\(request.what) refused (HTTP \(response.status))",
+            metadata: ["error": "\(code ?? "unknown")", "server said": "\(said ?? "")"])
+        let server = transport.installation.serverName
+        let grant = request.form?.first { $0.0 == "grant_type" }?.1
+        switch code {
+        case "invalid_client":
+            let client = request.form?.first { $0.0 == "client_id" }?.1 ?? ""
+            return .authenticationFailed(
+                server: server, message: "it does not know the OAuth2 client id \"\(client)\" (oauth2_client_id)")
+        case "invalid_grant" where grant == "refresh_token":
+            return .authenticationFailed(
+                server: server, message: "the OAuth2 login has expired or was revoked; log in again in the browser")
+        case "invalid_grant":
+            return .authenticationFailed(
+                server: server, message: "the authorization code was spent or expired; log in again in the browser")
+        default:
+            return .authenticationFailed(server: server)
+        }
     }
 }

@@ -70,7 +70,8 @@ public enum Credentials: Sendable, CustomStringConvertible, CustomDebugStringCon
     /// are handed to `storage`, because Stud.IP accepts each refresh token once; without storage they live
     /// only as long as the source.
     case bearer(OAuthTokens, storage: (any TokenStorage)? = nil)
-    /// The value of a web session's `Seminar_Session` cookie (e.g. after a Shibboleth login in a browser).
+    /// A web session's cookie (e.g. after a Shibboleth login in a browser): the value of Stud.IP 5's
+    /// `Seminar_Session`, or `name=value` for another name (Stud.IP 6.0: `Studip_Session`).
     case sessionCookie(String)
     /// Logs in through the web login form (`index.php?again=yes`) and uses the session cookie it sets; logs in
     /// again when the session expires.

@@ -18,7 +18,7 @@ enum SingleSignOn {
         case consent(attributes: [String])
     }
 
-    /// The new `Seminar_Session` value.
+    /// The `Cookie` header of the new Stud.IP session (every cookie the installation set: see ``WebLogin``).
     static func logIn(
         username: String, password: String, entry: String, acceptsConsent: Bool, transport: HTTPTransport
     ) async throws(StudIPError) -> String {
@@ -41,7 +41,7 @@ enum SingleSignOn {
             guard response.status == 200 else { throw transport.error(for: response, what: "the single sign-on") }
             let page = HTMLPage(response.body)
             if postedAssertion, installation.isOwnOrigin(url), page.loginForm == nil,
-                let session = browser.jar.value(WebLogin.sessionCookie, for: url)
+                let session = browser.jar.header(for: url)
             {
                 transport.logger.info("logged in through single sign-on")
                 return session

@@ -12,19 +12,24 @@ public struct InstallationSurvey: Sendable, Hashable {
     public var jsonAPI: Bool
     /// `api.php` answers (Stud.IP before 6).
     public var legacyREST: Bool
-    /// The OAuth2 token endpoint exists (Stud.IP 5.2+).
+    /// The release has Stud.IP's OAuth2 server (5.2+). Learned from the release, never by asking the endpoints: an
+    /// anonymous request there is a PHP error on 5.0.7 and a 500 on a 6.0 without keys. Whether the installation set
+    /// it up for CampusFS only a client id tells (docs/login.md).
     public var oauth2: Bool
     /// `index.php?again=yes` shows a login form with a password field.
     public var webLoginForm: Bool
     /// The login page's single sign-on links.
     public var singleSignOn: [SSOEntry]
-    /// A phrase like "Stud.IP 6", "Stud.IP 5.2 or newer", "Stud.IP 4.5–5.1", "Stud.IP before 4.5".
+    /// The release the login page's assets name (`studip-base.js?v=5.0.7`), when they do.
+    public var release: String?
+    /// "Stud.IP 5.0.7" where the release is known, else a phrase like "Stud.IP 6", "Stud.IP 4.5–5.1".
     public var generation: String
 
     public init(
         baseURL: String, jsonAPI: Bool, legacyREST: Bool, oauth2: Bool, webLoginForm: Bool, singleSignOn: [SSOEntry],
-        generation: String
+        release: String? = nil, generation: String
     ) {
+        self.release = release
         self.baseURL = baseURL
         self.jsonAPI = jsonAPI
         self.legacyREST = legacyREST
@@ -77,21 +82,37 @@ public enum LoginSurvey {
         return try Installation(components.string ?? text).baseURL
     }
 
-    /// The generation the answering endpoints point to (API.md §1).
-    static func generation(jsonAPI: Bool, legacyREST: Bool, oauth2: Bool) -> String {
-        switch (jsonAPI, legacyREST, oauth2) {
-        case (true, false, _): "Stud.IP 6"
-        case (true, true, true): "Stud.IP 5.2 or newer"
-        case (true, true, false): "Stud.IP 4.5–5.1"
-        case (false, _, _): "Stud.IP before 4.5"
+    /// The release in a login page's asset addresses (`assets/javascripts/studip-base.js?v=5.0.7`): Stud.IP
+    /// appends its version to every asset, so the page it shows anyone tells it without a request that fails.
+    public static func release(fromLoginPage body: Data) -> String? {
+        let text = String(decoding: body.prefix(256 << 10), as: UTF8.self)
+        let versions = text.matches(of: /studip-base\.(?:js|css)\?v=(\d+\.\d+(?:\.\d+)?)/).map { String($0.1) }
+        return versions.first
+    }
+
+    /// Whether `release` ("5.0.7", "6.0.2") has the OAuth2 server, which came with 5.2 (API.md §0.1).
+    static func hasOAuth2(release: String) -> Bool {
+        let parts = release.split(separator: ".").compactMap { Int($0) }
+        guard let major = parts.first else { return false }
+        return major > 5 || (major == 5 && (parts.dropFirst().first ?? 0) >= 2)
+    }
+
+    /// The generation the answering endpoints point to (API.md §0.1), or the release itself where known.
+    static func generation(jsonAPI: Bool, legacyREST: Bool, release: String?) -> String {
+        if let release { return "Stud.IP \(release)" }
+        return switch (jsonAPI, legacyREST) {
+        case (true, false): "Stud.IP 6"
+        case (true, true): "Stud.IP 4.5 or newer"
+        case (false, _): "Stud.IP before 4.5"
         }
     }
 }
 
 extension StudIP {
     /// Asks the installation behind `pastedURL` (any of its addresses) which APIs and login methods it offers,
-    /// without credentials: five requests or so, none of them retried into a wait. Throws `.apiUnavailable` when
-    /// no Stud.IP answers there.
+    /// without credentials and without a request that makes the server log an error: the two APIs' user routes
+    /// (401 to anyone) and the login page, none retried into a wait. Throws `.apiUnavailable` when no Stud.IP
+    /// answers there.
     public static func survey(_ pastedURL: String, logger: Logger = Logger(label: "campusfs.studip"))
         async throws(StudIPError) -> InstallationSurvey
     {
@@ -114,11 +135,8 @@ extension StudIP {
     private static func survey(_ installation: Installation, transport: HTTPTransport) async throws(StudIPError)
         -> InstallationSurvey
     {
-        func probe(_ url: String, _ what: String, method: HTTPRequest.Method = .get) async throws(StudIPError)
-            -> HTTPResponse
-        {
-            try await transport.send(
-                HTTPRequest(method: method, url: url, form: method == .post ? [] : nil, what: what))
+        func probe(_ url: String, _ what: String) async throws(StudIPError) -> HTTPResponse {
+            try await transport.send(HTTPRequest(method: .get, url: url, what: what))
         }
         /// An API answers an anonymous request with 401, or with JSON where it is public.
         func answers(_ response: HTTPResponse) -> Bool {
@@ -126,13 +144,6 @@ extension StudIP {
         }
         let jsonAPI = answers(try await probe(installation.jsonAPI(["users", "me"]), "the JSON:API probe"))
         let legacyREST = answers(try await probe(installation.legacy(["user"]), "the legacy REST probe"))
-        let tokenURL = installation.web(["api", "oauth2", "token"])
-        var token = try await probe(tokenURL, "the OAuth2 probe")
-        if token.status != 405 {
-            token = try await probe(tokenURL, "the OAuth2 probe", method: .post)
-        }
-        let oauth2 = token.status == 405 || (token.status == 400 && isJSON(token))
-
         var browser = LoginBrowser(transport: transport)
         let (page, pageURL) = try await browser.open(
             installation.baseURL + "/index.php?again=yes", what: "the login page")
@@ -150,10 +161,13 @@ extension StudIP {
                     "no Stud.IP answers there; use the address of a Stud.IP page, e.g. https://studip.example.org/studip"
             )
         }
+        let release = page.status == 200 ? LoginSurvey.release(fromLoginPage: page.body) : nil
+        // Without a release on the page, only 6.x (JSON:API, no legacy REST) surely has the OAuth2 server.
+        let oauth2 = release.map(LoginSurvey.hasOAuth2(release:)) ?? (jsonAPI && !legacyREST)
         return InstallationSurvey(
             baseURL: installation.baseURL, jsonAPI: jsonAPI, legacyREST: legacyREST, oauth2: oauth2,
-            webLoginForm: html.loginForm != nil, singleSignOn: entries,
-            generation: LoginSurvey.generation(jsonAPI: jsonAPI, legacyREST: legacyREST, oauth2: oauth2))
+            webLoginForm: html.loginForm != nil, singleSignOn: entries, release: release,
+            generation: LoginSurvey.generation(jsonAPI: jsonAPI, legacyREST: legacyREST, release: release))
     }
 
     private static func isJSON(_ response: HTTPResponse) -> Bool {

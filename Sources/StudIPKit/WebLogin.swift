@@ -72,23 +72,24 @@ struct LoginBrowser {
 
 /// Stud.IP's web login form (`index.php?again=yes`), walked as a browser does: the page's hidden fields
 /// (`security_token`, `login_ticket`) are bound to the session cookie it sets, so all of them go back with it.
+///
+/// Success is what the server does, not a cookie's name: Stud.IP 5 calls its session `Seminar_Session`, 6.0
+/// `Studip_Session`, and both answer a right password with a redirect away from the login page (docs/login.md).
 enum WebLogin {
-    static let sessionCookie = "Seminar_Session"
-
-    /// The new `Seminar_Session` value.
+    /// The `Cookie` header of the new session: every cookie the installation set, whatever it names them.
     static func logIn(username: String, password: String, transport: HTTPTransport) async throws(StudIPError)
         -> String
     {
         let installation = transport.installation
         var browser = LoginBrowser(transport: transport)
+        let loginPage = installation.baseURL + "/index.php?again=yes"
         transport.logger.debug("web login: opening the login page")
-        let (response, pageURL) = try await browser.open(
-            installation.baseURL + "/index.php?again=yes", what: "the web login page")
+        let (response, pageURL) = try await browser.open(loginPage, what: "the web login page")
         guard response.status == 200 else { throw transport.error(for: response, what: "the web login page") }
         guard let form = HTMLPage(response.body).loginForm else {
             throw .malformedResponse(what: "the web login page", detail: "no login form (a form with a password field)")
         }
-        let before = browser.jar.value(sessionCookie, for: installation.baseURL)
+        let before = browser.jar.header(for: installation.baseURL)
         let target = try LoginBrowser.action(of: form, on: pageURL)
         guard installation.isOwnOrigin(target) else {
             throw .unsafeLogin(
@@ -100,22 +101,46 @@ enum WebLogin {
             HTTPRequest(
                 method: .post, url: target, form: fill(form, username: username, password: password),
                 what: "the web login"))
-        let after = browser.jar.value(sessionCookie, for: installation.baseURL)
+        var refusal: HTMLPage?
         switch answer.status {
         case 300..<400:
-            guard let after, after != before else { throw .authenticationFailed(server: installation.serverName) }
+            guard let location = answer.header("location"), let next = Redirect.target(of: location, from: target)
+            else {
+                throw .malformedResponse(what: "the web login", detail: "a redirect without a usable address")
+            }
+            if isLoginPage(next, of: installation) {
+                // Sent back to the login page: read what it says there.
+                let (page, _) = try await browser.open(next, what: "the web login page")
+                refusal = page.status == 200 ? HTMLPage(page.body) : HTMLPage()
+            }
         case 200:
             // A page without the form (a second factor, maintenance) is no login unless the session is new.
             let page = HTMLPage(answer.body)
-            guard page.loginForm == nil, let after, after != before else {
-                throw .authenticationFailed(server: installation.serverName, message: page.errorMessage)
-            }
+            if page.loginForm != nil || browser.jar.header(for: installation.baseURL) == before { refusal = page }
         default:
             throw transport.error(for: answer, what: "the web login")
         }
-        guard let after else { throw .authenticationFailed(server: installation.serverName) }
+        if let refusal {
+            // The page's words go to the log; the user gets one sentence of ours (StudIPError).
+            transport.logger.notice(
+                "the web login form refused the login",
+                metadata: refusal.errorMessage.map { ["page said": "\($0)"] } ?? [:])
+            throw .authenticationFailed(server: installation.serverName)
+        }
+        guard let session = browser.jar.header(for: installation.baseURL) else {
+            throw .malformedResponse(what: "the web login", detail: "the server accepted it but set no session cookie")
+        }
         transport.logger.info("logged in through the web login form")
-        return after
+        return session
+    }
+
+    /// Whether `url` is the installation's login page (`index.php`, where a refused login is sent back).
+    static func isLoginPage(_ url: String, of installation: Installation) -> Bool {
+        guard installation.isOwnOrigin(url), let components = URLComponents(string: url),
+            let base = URLComponents(string: installation.baseURL)
+        else { return false }
+        return components.path == base.path + "/index.php" || components.path == base.path + "/"
+            || components.path == base.path
     }
 
     /// The fields a browser sends when the user types into a login form and presses its first named button:
@@ -159,7 +184,7 @@ actor SessionAuthenticator: Authenticator {
     }
 
     private static func headers(_ cookie: String) -> [String: String] {
-        ["Cookie": "\(WebLogin.sessionCookie)=\(cookie)"]
+        ["Cookie": cookie]
     }
 
     /// Logs in unless another task already replaced `stale`; joins a login in progress.

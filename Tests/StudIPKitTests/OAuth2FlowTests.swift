@@ -90,7 +90,8 @@ struct OAuth2FlowTests {
                 #expect(recorder.tokens.count == 1, "refreshed once after the expiry")
                 try await Self.control(sim, "oauth2/revoke")
                 let error = await Harness.error { () async throws(StudIPError) in try await source.overview() }
-                #expect(error == .authenticationFailed(server: sim.baseURL))
+                #expect(error?.isLoginFailure == true, "\(String(describing: error))")
+                #expect(error?.description.contains("expired or was revoked") == true)
             }
         }
     }
@@ -108,7 +109,9 @@ struct OAuth2FlowTests {
             let wrongVerifier = await Harness.error { () async throws(StudIPError) in
                 try await other.exchange(code: code)
             }
-            #expect(wrongVerifier == .authenticationFailed(server: sim.baseURL))
+            // Stud.IP 6.0 refuses with 500 and an HTML page; the refusal is still a login failure.
+            #expect(wrongVerifier?.isLoginFailure == true, "\(String(describing: wrongVerifier))")
+            #expect(wrongVerifier?.description.contains("authorization code was spent or expired") == true)
             // The server spends a code at its first use, verified or not.
             let fresh = try authorization.code(fromPasted: try await Self.agree(authorization.authorizeURL))
             sim.resetStatistics()
@@ -116,7 +119,7 @@ struct OAuth2FlowTests {
             let spent = await Harness.error { () async throws(StudIPError) in
                 try await authorization.exchange(code: fresh)
             }
-            #expect(spent == .authenticationFailed(server: sim.baseURL))
+            #expect(spent?.isLoginFailure == true, "\(String(describing: spent))")
             #expect(sim.statistics.snapshot().routes[AuthTests.tokenRoute] == 2)
         }
     }

@@ -46,7 +46,10 @@ final class Authenticator: Sendable {
     }
 
     /// The user these headers authenticate on an API that accepts `schemes`.
-    func user(headers: [String: String], schemes: Set<Scheme>, in university: University, now: Date = Date()) -> User? {
+    func user(
+        headers: [String: String], schemes: Set<Scheme>, in university: University, flavour: Flavour,
+        now: Date = Date()
+    ) -> User? {
         if schemes.contains(.basic), let (name, password) = Self.basicCredentials(headers["authorization"]),
             let user = university.user(named: name), user.password == password
         {
@@ -57,7 +60,7 @@ final class Authenticator: Sendable {
         {
             return university.users[userID]
         }
-        if schemes.contains(.cookie), let session = Self.cookie("Seminar_Session", in: headers["cookie"]),
+        if schemes.contains(.cookie), let session = Self.cookie(flavour.sessionCookie, in: headers["cookie"]),
             let userID = state.withLock({ $0.sessions[session] })
         {
             return university.users[userID]
@@ -190,6 +193,20 @@ final class Authenticator: Sendable {
     static func randomToken(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}
+
+extension Flavour {
+    /// The web session's cookie: `Seminar_Session` up to 5.x (captured on 5.0.7), `Studip_Session` on 6.0.
+    var sessionCookie: String { self == .v6 ? "Studip_Session" : "Seminar_Session" }
+
+    /// The release its pages name in their assets' `?v=` (5.0.7's login page: `studip-base.js?v=5.0.7`).
+    var release: String {
+        switch self {
+        case .v50: "5.0.7"
+        case .v55: "5.5.4"
+        case .v6: "6.0.2"
+        }
     }
 }
 

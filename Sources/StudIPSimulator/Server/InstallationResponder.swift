@@ -113,7 +113,7 @@ struct InstallationResponder: HTTPResponder {
         if !settings.get().basicAuthReachesPHP { schemes.remove(.basic) }
         let simRequest = SimRequest(
             method: request.method.rawValue, segments: segments, query: query, headers: headers, body: bodyData,
-            user: authenticator.user(headers: headers, schemes: schemes, in: university),
+            user: authenticator.user(headers: headers, schemes: schemes, in: university, flavour: flavour),
             hasTrailingSlash: trailingSlash)
         let simContext = SimContext(
             university: university, flavour: flavour, basePath: basePath,

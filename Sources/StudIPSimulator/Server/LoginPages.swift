@@ -19,17 +19,34 @@ enum HTML {
 /// Shibboleth IdP 4 views, the Shibboleth SP's error page) but reduced to what a client parses: forms, hidden
 /// fields, message boxes. Every value that lands in an attribute is escaped.
 enum LoginPages {
-    /// Stud.IP's login page; `singleSignOn` is the URL of the SSO button when SSO is configured.
-    static func studIP(action: String, tokens: Authenticator.PreLogin, error: String?, singleSignOn: String?) -> String
-    {
-        let message = error.map { #"<div class="messagebox messagebox_error">\#(HTML.escape($0))</div>"# } ?? ""
+    /// Stud.IP's login page; `singleSignOn` is the URL of the SSO button when SSO is configured. Its assets carry
+    /// the release (`?v=5.0.7`), as the real page's do. An error's first line is the box's text, the others its
+    /// details, as 5.0.7 shows a wrong password ("Bei der Anmeldung trat ein Fehler auf!", details "intern: Das
+    /// Passwort ist falsch!", the close button's "Nachrichtenbox schließen").
+    static func studIP(
+        action: String, tokens: Authenticator.PreLogin, error: String?, singleSignOn: String?, assets: String,
+        release: String
+    ) -> String {
+        let message =
+            error.map { text in
+                let lines = text.split(separator: "\n").map { HTML.escape(String($0)) }
+                let details = lines.dropFirst().map { "<li>\($0)</li>" }.joined()
+                return #"<div class="messagebox messagebox_error"><div class="messagebox_buttons">"#
+                    + ##"<a class="close" href="#"><span>Nachrichtenbox schließen</span></a></div>"##
+                    + (lines.first ?? "")
+                    + (details.isEmpty ? "" : #"<div class="messagebox_details"><ul>\#(details)</ul></div>"#)
+                    + "</div>"
+            } ?? ""
         let button =
             singleSignOn.map {
                 #"<a class="button" href="\#(HTML.escape($0))">Login für Hochschulangehörige (Shibboleth)</a>"#
             } ?? ""
+        let version = HTML.escape(release)
         return """
             <!DOCTYPE html>
-            <html class="no-js" lang="de-DE"><head><meta charset="utf-8"><title>Stud.IP - Login</title></head>
+            <html class="no-js" lang="de-DE"><head><meta charset="utf-8"><title>Stud.IP - Login</title>
+            <link href="\(HTML.escape(assets))/stylesheets/studip-base.css?v=\(version)" rel="stylesheet" media="screen">
+            <script src="\(HTML.escape(assets))/javascripts/studip-base.js?v=\(version)"></script></head>
             <body id="login"><div id="content"><div id="loginbox">
             \(message)
             <form class="default" name="login" method="post" action="\(HTML.escape(action))">

@@ -5,15 +5,25 @@ public struct OAuth2Client: Sendable, Hashable {
     public var id: String
     /// nil for a public client, which must use PKCE.
     public var secret: String?
-    /// Allowed redirect URI prefixes.
-    public var redirectURIPrefixes: [String]
+    /// The registered redirect URIs. As on Stud.IP 6.0.2 (league/oauth2-server, RFC 8252 §7.3), a request's URI
+    /// matches one exactly, except that the port is ignored for 127.0.0.1 and [::1]: the path must match, so a
+    /// bare `http://127.0.0.1` admits no `/callback`, and `localhost` gets no port leeway (docs/universities.md).
+    public var redirectURIs: [String]
 
-    public init(
-        id: String, secret: String? = nil, redirectURIPrefixes: [String] = ["http://127.0.0.1", "http://localhost"]
-    ) {
+    public init(id: String, secret: String? = nil, redirectURIs: [String] = ["http://127.0.0.1/callback"]) {
         self.id = id
         self.secret = secret
-        self.redirectURIPrefixes = redirectURIPrefixes
+        self.redirectURIs = redirectURIs
+    }
+
+    /// The registered URI `requested` matches, nil when none does.
+    func registered(matching requested: String) -> String? {
+        guard let asked = URLComponents(string: requested) else { return nil }
+        return redirectURIs.first { uri in
+            guard var registered = URLComponents(string: uri) else { return false }
+            if ["127.0.0.1", "[::1]", "::1"].contains(registered.host ?? "") { registered.port = asked.port }
+            return registered.string == asked.string
+        }
     }
 }
 
@@ -41,7 +51,7 @@ struct WebRoutes: Sendable {
             return loginPage(request, context: context, error: nil, route: "web GET login page")
         case ("POST", ["index.php"]):
             return login(request, context: context)
-        case ("GET", ["dispatch.php", "start"]):
+        case ("GET", ["dispatch.php", "start"]), ("GET", ["dispatch.php", "start", "index"]):
             guard let user = request.user else {
                 return SimResponse(
                     status: 302, headers: [("Location", context.baseURL + "/index.php?again=yes")],
@@ -62,18 +72,20 @@ struct WebRoutes: Sendable {
     /// The login page for the cookie's pre-login session (a new one when it has none), with a fresh ticket.
     private func loginPage(_ request: SimRequest, context: SimContext, error: String?, route: String) -> SimResponse {
         let (id, tokens) = authenticator.preLogin(
-            reusing: Authenticator.cookie("Seminar_Session", in: request.header("cookie")))
+            reusing: Authenticator.cookie(context.flavour.sessionCookie, in: request.header("cookie")))
         let page = LoginPages.studIP(
             action: context.baseURL + "/index.php?again=yes", tokens: tokens, error: error,
-            singleSignOn: serviceProvider.map { _ in context.baseURL + "/index.php?again=yes&sso=shib" })
+            singleSignOn: serviceProvider.map { _ in context.baseURL + "/index.php?again=yes&sso=shib" },
+            assets: context.baseURL + "/assets", release: context.flavour.release)
         return .text(
-            page, status: 200, headers: [("Set-Cookie", "Seminar_Session=\(id); path=/; HttpOnly")], route: route)
+            page, status: 200,
+            headers: [("Set-Cookie", "\(context.flavour.sessionCookie)=\(id); path=/; HttpOnly")], route: route)
     }
 
     private func login(_ request: SimRequest, context: SimContext) -> SimResponse {
         let route = "web POST login"
         let form = FormEncoding.decode(request.body)
-        let preLogin = Authenticator.cookie("Seminar_Session", in: request.header("cookie"))
+        let preLogin = Authenticator.cookie(context.flavour.sessionCookie, in: request.header("cookie"))
         guard
             let preLogin,
             authenticator.preLoginMatches(
@@ -86,7 +98,9 @@ struct WebRoutes: Sendable {
         }
         guard let user = context.university.user(named: form["loginname"] ?? ""), user.password == form["password"]
         else {
-            return loginPage(request, context: context, error: "Bei der Anmeldung trat ein Fehler auf!", route: route)
+            return loginPage(
+                request, context: context,
+                error: "Bei der Anmeldung trat ein Fehler auf!\nintern: Das Passwort ist falsch!", route: route)
         }
         return sessionStarted(
             authenticator.completeLogin(preLogin: preLogin, user: user), context: context, route: route)
@@ -117,8 +131,12 @@ struct WebRoutes: Sendable {
         SimResponse(
             status: 302,
             headers: [
-                ("Set-Cookie", "Seminar_Session=\(session); path=/; HttpOnly"),
-                ("Location", context.baseURL + "/dispatch.php/start"),
+                ("Set-Cookie", "\(context.flavour.sessionCookie)=\(session); path=/; HttpOnly"),
+                // 6.0.2 lands on `dispatch.php/start/index`, 5.x on `dispatch.php/start` (docs/login.md).
+                (
+                    "Location",
+                    context.baseURL + (context.flavour == .v6 ? "/dispatch.php/start/index" : "/dispatch.php/start")
+                ),
             ],
             route: route)
     }
@@ -127,8 +145,7 @@ struct WebRoutes: Sendable {
         let route = "web \(request.method) oauth2 authorize"
         let query = Dictionary(request.query.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         guard let client = clients.first(where: { $0.id == query["client_id"] }),
-            let redirectURI = query["redirect_uri"],
-            client.redirectURIPrefixes.contains(where: { redirectURI.hasPrefix($0) })
+            let redirectURI = query["redirect_uri"], let registered = client.registered(matching: redirectURI)
         else {
             return .text(
                 oauthErrorPage("Unbekannter Client oder ungültige Weiterleitungsadresse."), status: 400, route: route)
@@ -149,7 +166,8 @@ struct WebRoutes: Sendable {
             return .text(oauthErrorPage("Benutzername oder Passwort falsch."), status: 200, route: route)
         }
         guard form["approve"] == "1" else {
-            return redirect(to: redirectURI, ["error": "access_denied", "state": state], route: route)
+            // Stud.IP 6.0.2 sends "Deny" to the registered URI, without the loopback port the request named.
+            return redirect(to: registered, ["error": "access_denied", "state": state], route: route)
         }
         let code = authenticator.issueCode(
             .init(
@@ -161,10 +179,13 @@ struct WebRoutes: Sendable {
     private func token(_ request: SimRequest, context: SimContext) -> SimResponse {
         let route = "web POST oauth2 token"
         let form = FormEncoding.decode(request.body)
+        func refuse(_ code: String, _ message: String, status: Int = 400) -> SimResponse {
+            tokenError(code, message, status: status, flavour: context.flavour, route: route)
+        }
         guard let client = clients.first(where: { $0.id == form["client_id"] }),
             client.secret == nil || client.secret == form["client_secret"]
         else {
-            return tokenError("invalid_client", "Client authentication failed", status: 401, route: route)
+            return refuse("invalid_client", "Client authentication failed", status: 401)
         }
         let userID: String?
         switch form["grant_type"] {
@@ -172,13 +193,21 @@ struct WebRoutes: Sendable {
             userID = authenticator.redeemCode(
                 form["code"] ?? "", clientID: client.id, redirectURI: form["redirect_uri"] ?? "",
                 verifier: form["code_verifier"])
+            guard userID != nil else {
+                return refuse(
+                    "invalid_grant",
+                    "The provided authorization grant (e.g., authorization code, resource owner credentials) or "
+                        + "refresh token is invalid, expired, revoked, does not match the redirection URI used in "
+                        + "the authorization request, or was issued to another client.")
+            }
         case "refresh_token":
             userID = authenticator.redeemRefreshToken(form["refresh_token"] ?? "")
+            guard userID != nil else { return refuse("invalid_grant", "The refresh token is invalid.") }
         default:
-            return tokenError("unsupported_grant_type", "The authorization grant type is not supported.", route: route)
+            return refuse("unsupported_grant_type", "The authorization grant type is not supported.")
         }
         guard let userID, context.university.users[userID] != nil else {
-            return tokenError("invalid_grant", "The provided authorization grant is invalid or expired.", route: route)
+            return refuse("invalid_grant", "The refresh token is invalid.")
         }
         let lifetime = settings().accessTokenLifetimeSeconds
         let tokens = authenticator.issueTokens(userID: userID, lifetime: lifetime)
@@ -189,8 +218,19 @@ struct WebRoutes: Sendable {
         return .json(body, contentType: "application/json; charset=UTF-8", route: route)
     }
 
-    private func tokenError(_ code: String, _ message: String, status: Int = 400, route: String) -> SimResponse {
-        .json(
+    /// league/oauth2-server's refusal: RFC 6749's JSON on 5.x; Stud.IP 6.0 turns every OAuth2 error into its
+    /// HTML error page with status 500 (seen on 6.0.2: "Fehler! … The refresh token is invalid.").
+    private func tokenError(_ code: String, _ message: String, status: Int, flavour: Flavour, route: String)
+        -> SimResponse
+    {
+        guard flavour != .v6 else {
+            let page = """
+                <!DOCTYPE html><html lang="de-DE"><head><title>Fehler - Stud.IP</title></head><body>
+                <div class="messagebox messagebox_error">Fehler! \(HTML.escape(message))</div></body></html>
+                """
+            return .text(page, status: 500, contentType: "text/html; charset=UTF-8", route: route)
+        }
+        return .json(
             ["error": .string(code), "error_description": .string(message), "message": .string(message)],
             status: status, contentType: "application/json; charset=UTF-8", route: route)
     }
