@@ -28,12 +28,13 @@ struct CacheShowCommand: ParsableCommand {
             Prints the bytes cached and the limit (cache_limit in config.toml), how many documents are cached, and \
             every pinned item with its size and how much of it is cached. While the profile is mounted the daemon \
             answers, so downloads in flight count; without a mount the cache directory is read.
-
-            Examples:
-              campusfs cache
-              campusfs cache --json
-              campusfs cache clean --older-than 30d
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    campusfs cache
+                    campusfs cache --json
+                    campusfs cache clean --older-than 30d
+                    """))
 
     @Option(help: "Profile in config.toml (default: the mounted one, else default_profile, else \"default\").")
     var profile: String?
@@ -80,12 +81,13 @@ struct CacheCleanCommand: ParsableCommand {
             downloaded within that time. The documents stay in the tree and download again when opened; tags, \
             highlights and pins are untouched. While mounted, the daemon cleans (it knows what is open); otherwise \
             this command does.
-
-            Examples:
-              campusfs cache clean
-              campusfs cache clean --older-than 30d
-              campusfs cache clean ~/Uni/"WS 2025-26"
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    campusfs cache clean
+                    campusfs cache clean --older-than 30d
+                    campusfs cache clean ~/Uni/"WS 2025-26"
+                    """))
 
     @Option(help: "Profile in config.toml (default: the mounted one, else default_profile, else \"default\").")
     var profile: String?

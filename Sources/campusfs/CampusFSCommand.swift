@@ -13,20 +13,22 @@ struct CampusFSCommand: AsyncParsableCommand {
             cache, so `ls` and `tree` need no network. Credentials never go on the command line: scripts set \
             CAMPUSFS_PASSWORD, use --password-command, or CAMPUSFS_TOKEN for OAuth2.
 
-            Examples:
-              campusfs demo                  # a made-up university, mounted at ~/Uni-Demo
-              campusfs login                 # once: your university, your login
-              campusfs mount                 # at ~/Uni
-              CAMPUSFS_PASSWORD=… campusfs mount --server https://studip.example.org/studip --username jdoe
-              campusfs status
-              CAMPUSFS_PASSWORD=… campusfs refresh --server https://studip.example.org/studip --username jdoe
-              campusfs tree --paths
-              campusfs ls -l "WS 2026-27/INF-101 Einführung in die Informatik"
-              campusfs search 'b-baum OR suchbaum'
-
             Exit codes: 0 ok, 1 usage, 2 login failed, 3 network, 4 other; `search` and `grep` exit as grep does: \
             0 found, 1 nothing found, 2 error.
-            """,
+            """
+                + HelpText.examples(
+                    """
+                    campusfs demo                  # a made-up university, mounted at ~/Uni-Demo
+                    campusfs login                 # once: your university, your login
+                    campusfs mount                 # at ~/Uni
+                    CAMPUSFS_PASSWORD=… campusfs mount --server https://studip.example.org/studip --username jdoe
+                    campusfs status
+                    CAMPUSFS_PASSWORD=… campusfs refresh --server https://studip.example.org/studip --username jdoe
+                    campusfs tree --paths
+                    campusfs ls -l "WS 2026-27/INF-101 Einführung in die Informatik"
+                    campusfs search 'b-baum OR suchbaum'
+                    """),
+        version: version,
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, LoginCommand.self, LogoutCommand.self,
             RefreshCommand.self,
@@ -34,6 +36,9 @@ struct CampusFSCommand: AsyncParsableCommand {
             UnpinCommand.self, CacheCommand.self, IndexCommand.self, SearchCommand.self, GrepCommand.self,
             DemoCommand.self,
         ])
+
+    /// The release, the one place it is written: `campusfs --version` prints it, for the installer and bug reports.
+    static let version = "0.1.0"
 
     /// Commands whose exit status follows grep's (0 found, 1 nothing found, 2 error), usage errors included, so that
     /// scripts can tell "nothing" from "failed".
@@ -68,11 +73,15 @@ struct CampusFSCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            if exitCode(for: error) == .validationFailure {
-                printError(fullMessage(for: error))
+            // As `exit(withError:)`, but the text as a person copies it (``HelpText``): help, `--version`, errors.
+            let message = HelpText.printable(fullMessage(for: error))
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                printError(message)
                 Foundation.exit(grepLike ? 2 : 1)
             }
-            exit(withError: error)
+            if !message.isEmpty { code == .success ? print(message) : printError(message) }
+            Foundation.exit(code.rawValue)
         }
     }
 

@@ -44,37 +44,104 @@ struct ConfigFile: Decodable, Sendable {
         profiles = try container.decodeIfPresent([String: ProfileSettings].self, forKey: .profiles) ?? [:]
     }
 
-    /// Reads the file; a missing file is an empty configuration, a broken one an error naming line and column.
+    /// Reads the file; a missing file is an empty configuration. A broken one is an error that lists every problem
+    /// in it (a syntax error stops the reading, so it comes alone), each as `FILE:LINE:COLUMN: what to write`, the
+    /// form editors jump to: one edit fixes them all.
     static func load(from url: URL) throws(CLIError) -> ConfigFile {
         guard let text = try text(of: url) else { return ConfigFile() }
-        let file: ConfigFile
+        return try parse(text, path: url.path)
+    }
+
+    /// `text` as the file at `path` holds it.
+    static func parse(_ text: String, path: String) throws(CLIError) -> ConfigFile {
+        let table: TOMLTable
         do {
-            file = try TOMLDecoder(strictDecoding: true).decode(ConfigFile.self, from: text)
+            table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw .usage("\(url.path): \(error.description) (\(error.source.begin.debugDescription))")
-        } catch let error as UnexpectedKeysError {
-            let keys = error.keys.values.map { $0.map(\.stringValue).joined(separator: ".") }.sorted()
-            throw .usage("\(url.path): unknown setting \(keys.joined(separator: ", ")) (typo?)")
-        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
-            DecodingError.keyNotFound(_, let context)
-        {
-            let path = context.codingPath.map(\.stringValue)
-            guard let key = path.last(where: { forms[$0] != nil }), let form = forms[key] else {
-                throw .usage("\(url.path): \(path.joined(separator: ".")) has the wrong type")
-            }
-            let shown = path.prefix { $0 != key }.joined(separator: ".")
-            throw .usage("\(url.path): \(shown.isEmpty ? "" : shown + ".")\(key) must be \(form)")
+            let position = (line: error.source.begin.line, column: error.source.begin.column)
+            throw ConfigProblem.report([ConfigProblem(position, error.description)], path: path)
         } catch {
-            throw .usage("\(url.path): \(error)")
+            throw .usage("\(path): \(error)")
         }
-        for (name, settings) in file.profiles.sorted(by: { $0.key < $1.key }) {
-            for (key, value) in settings.values where value.hasPrefix("<") && value.hasSuffix(">") {
-                throw .usage(
-                    "\(url.path): profiles.\(name).\(key) is still the placeholder \"\(value)\" from the README; "
-                        + "replace it with a real value: \(forms[key] ?? "")")
+        let problems = check(table, positions: KeyPositions(text))
+        guard problems.isEmpty else { throw ConfigProblem.report(problems, path: path) }
+        do {
+            return try TOMLDecoder(strictDecoding: true).decode(ConfigFile.self, from: table)
+        } catch {
+            // `check` found nothing, so the decoder has nothing to object to either.
+            throw .usage("\(path): \(error)")
+        }
+    }
+
+    /// Every problem of the file: unknown keys, wrong types, values no command could use, placeholders left from the
+    /// README, and settings that need another one. `ProfileOptions.resolve` relies on these checks.
+    private static func check(_ table: TOMLTable, positions: KeyPositions) -> [ConfigProblem] {
+        var problems: [ConfigProblem] = []
+        func add(_ path: [String], _ message: String) {
+            problems.append(ConfigProblem(positions[path], message))
+        }
+        func wrongType(_ path: [String]) {
+            let key = path.last ?? ""
+            add(path, "\(path.joined(separator: ".")) must be \(forms[key] ?? "something else")")
+        }
+        for key in table.keys {
+            switch key {
+            case "default_profile": if table[key]?.string == nil { wrongType([key]) }
+            case "profiles": if table[key]?.table == nil { wrongType([key]) }
+            default: add([key], "unknown setting \(key) (typo?)")
             }
         }
-        return file
+        for name in table["profiles"]?.table?.keys ?? [] {
+            guard let profile = table["profiles"]?.table?[name]?.table else {
+                add(["profiles", name], "profiles.\(name) must be a table, e.g. [profiles.\(name)]")
+                continue
+            }
+            for key in profile.keys {
+                let path = ["profiles", name, key]
+                let shown = path.joined(separator: ".")
+                guard let kind = ProfileSettings.kinds[key] else {
+                    add(path, "unknown setting \(shown) (typo?)")
+                    continue
+                }
+                let strings: [String]
+                switch kind {
+                case .bool:
+                    if profile[key]?.bool == nil { wrongType(path) }
+                    continue
+                case .string:
+                    guard let value = profile[key]?.string else {
+                        wrongType(path)
+                        continue
+                    }
+                    strings = [value]
+                case .strings:
+                    let values = profile[key]?.array?.map(\.string) ?? [nil]
+                    guard !values.contains(nil) else {
+                        wrongType(path)
+                        continue
+                    }
+                    strings = values.compactMap { $0 }
+                }
+                for value in strings {
+                    if value.hasPrefix("<") && value.hasSuffix(">") {
+                        add(
+                            path,
+                            "\(shown) is still the placeholder \"\(value)\" from the README; replace it with a real "
+                                + "value: \(forms[key] ?? "")")
+                    } else if let valid = ProfileSettings.validators[key], !valid(value) {
+                        add(path, "\(shown) must be \(forms[key] ?? "something else"), not \"\(value)\"")
+                    }
+                }
+            }
+            let login = profile["login"]?.string
+            for (method, needed) in [("sso", "sso_url"), ("oauth2", "oauth2_client_id")]
+            where login == method && profile[needed] == nil {
+                add(
+                    ["profiles", name, "login"],
+                    "login = \"\(method)\" needs \(needed) in profiles.\(name): run `campusfs login --profile \(name)`")
+            }
+        }
+        return problems.sorted { ($0.line ?? .max, $0.column ?? .max) < ($1.line ?? .max, $1.column ?? .max) }
     }
 
     /// The file's text; nil when there is no file. One that cannot be read (permissions, not UTF-8) is an error, never
@@ -109,9 +176,9 @@ struct ConfigFile: Decodable, Sendable {
             #"a list of course ids, e.g. hidden_courses = ["1fafd4798ef2af4ee2860238232af98f"] "#
             + "(a course folder's user.campusfs.id)",
         "course_name": #"a template in quotes, e.g. course_name = "{number} {title}""#,
-        "mountpoint": #"a directory in quotes, e.g. mountpoint = "~/Uni/TU Beispiel""#,
-        "cache_limit": #"a size in quotes, e.g. cache_limit = "10G""#,
-        "refresh_interval": #"a duration in quotes, e.g. refresh_interval = "10m""#,
+        "mountpoint": #"absolute or start with ~/, in quotes, e.g. mountpoint = "~/Uni/TU Beispiel""#,
+        "cache_limit": #"a size in quotes, e.g. cache_limit = "10G" or "500M""#,
+        "refresh_interval": #"a duration of at least 1m in quotes, e.g. refresh_interval = "10m""#,
         "removal_grace": #"a duration in quotes, e.g. removal_grace = "7d""#,
         "refresh_timeout": #"a duration in quotes, e.g. refresh_timeout = "10m""#,
         "language": #""de" or "en" in quotes, e.g. language = "en""#,
@@ -165,17 +232,99 @@ struct ProfileSettings: Decodable, Sendable {
         case refreshTimeout = "refresh_timeout"
     }
 
-    /// Every string set, with its key, so that all are checked alike.
-    var values: [(key: String, value: String)] {
-        let single: [(CodingKeys, String?)] = [
-            (.url, url), (.university, university), (.username, username), (.login, login), (.ssoURL, ssoURL),
-            (.oauth2ClientID, oauth2ClientID), (.api, api), (.passwordCommand, passwordCommand),
-            (.courseName, courseName), (.cacheLimit, cacheLimit), (.refreshInterval, refreshInterval),
-            (.removalGrace, removalGrace), (.refreshTimeout, refreshTimeout), (.language, language),
-            (.notificationInterval, notificationInterval), (.mountpoint, mountpoint),
-        ]
-        let lists: [(CodingKeys, [String]?)] = [(.semesters, semesters), (.hiddenCourses, hiddenCourses)]
-        return single.compactMap { key, value in value.map { (key: key.rawValue, value: $0) } }
-            + lists.flatMap { key, values in (values ?? []).map { (key: key.rawValue, value: $0) } }
+    /// What each setting holds, for ``ConfigFile``'s checks.
+    enum Kind { case string, bool, strings }
+
+    static let kinds: [String: Kind] = [
+        "url": .string, "university": .string, "username": .string, "login": .string, "sso_url": .string,
+        "oauth2_client_id": .string, "sso_accept_consent": .bool, "api": .string, "password_command": .string,
+        "semesters": .strings, "hidden_courses": .strings, "course_name": .string, "mountpoint": .string,
+        "cache_limit": .string, "refresh_interval": .string, "removal_grace": .string, "refresh_timeout": .string,
+        "language": .string, "announcements": .bool, "dates": .bool, "timetable": .bool, "notifications": .bool,
+        "notification_interval": .string,
+    ]
+
+    /// The string settings only some values of which work; `ProfileOptions.resolve` converts them as these accept.
+    static let validators: [String: @Sendable (String) -> Bool] = [
+        "url": { ProfileOptions.isServerURL($0) },
+        "login": { LoginMethod(rawValue: $0) != nil },
+        "api": { ProfileOptions.APIChoice(rawValue: $0) != nil },
+        "cache_limit": { ProfileOptions.bytes($0) != nil },
+        "refresh_interval": { (ProfileOptions.seconds($0) ?? 0) >= 60 },
+        "removal_grace": { ProfileOptions.seconds($0) != nil },
+        "refresh_timeout": { ProfileOptions.seconds($0) != nil },
+        "notification_interval": { ProfileOptions.seconds($0) != nil },
+        "language": { ["de", "en"].contains($0) },
+        "mountpoint": { $0 == "~" || $0.hasPrefix("~/") || $0.hasPrefix("/") },
+    ]
+}
+
+/// One problem in config.toml and where it is (1-based; nil where the key cannot be found, as in an inline table).
+struct ConfigProblem: Sendable {
+    var line: Int?
+    var column: Int?
+    var message: String
+
+    init(_ position: (line: Int, column: Int)?, _ message: String) {
+        self.line = position?.line
+        self.column = position?.column
+        self.message = message
+    }
+
+    /// One usage error naming the file at `path` in every line.
+    static func report(_ problems: [ConfigProblem], path: String) -> CLIError {
+        let lines = problems.map { problem in
+            let position = problem.line.map { ":\($0):\(problem.column ?? 1)" } ?? ""
+            return "\(path)\(position): \(problem.message)"
+        }
+        guard lines.count > 1 else { return .usage(lines.first ?? path) }
+        return .usage("\(path) has \(lines.count) errors:\n" + lines.joined(separator: "\n"))
+    }
+}
+
+/// Where each key of a TOML text is written: the table headers and `key = value` lines, dotted and quoted keys
+/// included. Enough for config.toml's messages; keys in inline tables or multi-line strings are not found.
+struct KeyPositions {
+    private var positions: [[String]: (line: Int, column: Int)] = [:]
+
+    init(_ text: String) {
+        var table: [String] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let indent = line.prefix { $0 == " " || $0 == "\t" }.count
+            let rest = line.dropFirst(indent)
+            let position = (line: index + 1, column: indent + 1)
+            if rest.hasPrefix("[") {
+                let inner = rest.drop { $0 == "[" }
+                guard let (keys, after) = Self.keys(inner), after.first == "]" else { continue }
+                table = keys
+                if positions[keys] == nil { positions[keys] = position }
+            } else if let (keys, after) = Self.keys(rest), after.first == "=" {
+                if positions[table + keys] == nil { positions[table + keys] = position }
+            }
+        }
+    }
+
+    subscript(path: [String]) -> (line: Int, column: Int)? { positions[path] }
+
+    /// A dotted key at the start of `text` (bare or quoted parts) and what follows it, spaces skipped.
+    private static func keys(_ text: Substring) -> ([String], Substring)? {
+        var keys: [String] = []
+        var rest = text
+        while true {
+            rest = rest.drop { $0 == " " || $0 == "\t" }
+            if let quote = rest.first, quote == "\"" || quote == "'" {
+                guard let end = rest.dropFirst().firstIndex(of: quote) else { return nil }
+                keys.append(String(rest[rest.index(after: rest.startIndex)..<end]))
+                rest = rest[rest.index(after: end)...]
+            } else {
+                let bare = rest.prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
+                guard !bare.isEmpty else { return nil }
+                keys.append(String(bare))
+                rest = rest.dropFirst(bare.count)
+            }
+            rest = rest.drop { $0 == " " || $0 == "\t" }
+            guard rest.first == "." else { return (keys, rest) }
+            rest = rest.dropFirst()
+        }
     }
 }

@@ -100,7 +100,19 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let paths = Paths()
-            let name = try MountedProfiles.name(explicit: profile, paths: paths)
+            let name: String
+            do throws(CLIError) {
+                name = try MountedProfiles.name(explicit: profile, paths: paths)
+            } catch {
+                // A broken config.toml is reported, after what a running mount says about itself.
+                let mounted = MountedProfiles.all(paths)
+                if let only = profile ?? (mounted.count == 1 ? mounted.first?.profile : nil),
+                    let status = DaemonDirectory.status(paths.socket(profile: only))
+                {
+                    print(json ? Self.json(status) : Self.text(status))
+                }
+                throw error
+            }
             if let status = DaemonDirectory.status(paths.socket(profile: name)) {
                 print(json ? Self.json(status) : Self.text(status))
                 return
@@ -109,7 +121,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let profile, try ConfigFile.load(from: paths.configFile).profiles[profile] == nil,
                 !FileManager.default.fileExists(atPath: paths.database(profile: profile).path)
             {
-                throw ProfileOptions.unknown(profile, paths: paths)
+                throw ProfileOptions.unknown(profile, paths: paths, serverOptions: false)
             }
             let lastRefresh = (try? ProfileStore.open(name, paths: paths)).flatMap {
                 try? $0.syncState().lastOverviewAt

@@ -13,11 +13,12 @@ struct DemoCommand: AsyncParsableCommand {
             Serves the demo university on 127.0.0.1 as the student test_autor and mounts it, in the foreground:
             Ctrl-C unmounts. Everything works as with a real Stud.IP: lazy downloads, refresh, status. The demo keeps \
             its state in the profile "demo".
-
-            Examples:
-              campusfs demo                  # mounts at ~/Uni-Demo
-              campusfs demo /tmp/uni --dataset fixtures-5.0.7
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    campusfs demo                  # mounts at ~/Uni-Demo
+                    campusfs demo /tmp/uni --dataset fixtures-5.0.7
+                    """))
 
     @Argument(help: "An empty directory to mount on (default: ~/Uni-Demo, created if missing).")
     var mountpoint: String?

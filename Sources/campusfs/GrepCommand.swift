@@ -24,13 +24,14 @@ struct GrepCommand: ParsableCommand {
             (`path:page 3:line`), a presentation's their slide, a spreadsheet's their sheet, and -n counts lines \
             within that page. Exit status: 0 a line was selected, 1 none, 2 an error (a bad pattern, a PATH not in \
             the tree), as in grep.
-
-            Examples:
-              campusfs grep -i 'b-tree'                   # every downloaded document
-              campusfs grep -n -C2 Rekursion ~/Uni/"WS 2026-27"/INF-101*
-              campusfs grep -lw Klausur "WS 2026-27"      # paths from the tree's root
-              campusfs grep -c -E 'Satz [0-9]+' --include '*.pdf'
-            """,
+            """
+                + HelpText.examples(
+                    """
+                    campusfs grep -i 'b-tree'                   # every downloaded document
+                    campusfs grep -n -C2 Rekursion ~/Uni/"WS 2026-27"/INF-101*
+                    campusfs grep -lw Klausur "WS 2026-27"      # paths from the tree's root
+                    campusfs grep -c -E 'Satz [0-9]+' --include '*.pdf'
+                    """),
         helpNames: [.long])
 
     /// What `--color` chose; a bare `--color` is `auto` (``normalized(_:)``).

@@ -18,12 +18,13 @@ struct IndexCommand: ParsableCommand {
             replaces it. The index is derived data: --rebuild drops it and extracts the text of every cached \
             document again (through the daemon while mounted, else in this process), and waits until that is done. \
             Documents that are not cached any more lose their text.
-
-            Examples:
-              campusfs index               # 812 documents searchable, 3 waiting, 2 without text, 14 MB
-              campusfs index --failed      # which documents have no text, and why
-              campusfs index --rebuild
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    campusfs index            # 812 documents searchable, 3 waiting, 2 without text, 14 MB
+                    campusfs index --failed   # which documents have no text, and why
+                    campusfs index --rebuild
+                    """))
 
     @Option(help: "Profile in config.toml (default: the mounted one, else default_profile, else \"default\").")
     var profile: String?

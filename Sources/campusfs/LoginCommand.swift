@@ -28,15 +28,16 @@ struct LoginCommand: AsyncParsableCommand {
             For scripts: --server/--username with CAMPUSFS_PASSWORD or --password-command log in without questions; \
             CAMPUSFS_TOKEN checks an OAuth2 access token (not stored). --check verifies the stored login; `campusfs \
             logout` forgets it.
-
-            Examples:
-              campusfs login                                   # asks for everything
-              campusfs login Passau                            # a university from the built-in list
-              campusfs login https://studip.example.org/studip/dispatch.php/my_courses
-              campusfs login --profile work --method sso https://studip.example.org/studip
-              CAMPUSFS_PASSWORD=… campusfs login --server https://studip.example.org/studip --username jdoe
-              campusfs login --check
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    campusfs login            # asks for everything
+                    campusfs login Passau     # a university from the built-in list
+                    campusfs login https://studip.example.org/studip/dispatch.php/my_courses
+                    campusfs login --profile work --method sso https://studip.example.org/studip
+                    CAMPUSFS_PASSWORD=… campusfs login --server https://studip.example.org/studip --username jdoe
+                    campusfs login --check
+                    """))
 
     @OptionGroup var profile: ProfileOptions
 
@@ -467,8 +468,10 @@ struct LoginCommand: AsyncParsableCommand {
 
     /// Logs in once (`users/me`, or `user` on the legacy API) and returns the user's full name.
     private func verify(_ credentials: Credentials, login: Login) async throws(StudIPError) -> String? {
-        let source = try await StudIP.connect(
-            login.resolved.clientConfiguration(credentials))
+        var configuration = login.resolved.clientConfiguration(credentials)
+        // Here Basic is tried to learn whether it works; the form has its own try (docs/login.md).
+        configuration.basicFallsBackToWebLogin = false
+        let source = try await StudIP.connect(configuration)
         let name = source.userFullName
         await source.shutdown()
         return name

@@ -15,11 +15,12 @@ struct LogoutCommand: AsyncParsableCommand {
             until the next `campusfs login`. The profile's settings in config.toml, the tree and the tags stay. \
             Stud.IP offers no way to revoke an OAuth2 grant from a client: see your grants at \
             dispatch.php/api/oauth2/applications.
-
-            Examples:
-              campusfs logout
-              campusfs logout --profile work
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    campusfs logout
+                    campusfs logout --profile work
+                    """))
 
     @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
     var profile: String?

@@ -17,18 +17,19 @@ struct MountCommand: AsyncParsableCommand {
             offline, and refresh in the background. The daemon refreshes every refresh_interval (default 10m), logs to \
             $XDG_STATE_HOME/campusfs/<profile>.log and answers `campusfs status`, `refresh` and `unmount`.
 
-            Examples:
-              CAMPUSFS_PASSWORD=… campusfs mount --server https://studip.example.org/studip --username jdoe
-              campusfs mount ~/Uni --profile uni
-              campusfs mount --foreground      # stay attached; Ctrl-C unmounts
-
             Under systemd (`systemctl --user enable --now campusfs@PROFILE`, installed by Scripts/install) the \
             foreground daemon speaks the notify protocol: READY=1 once the mount answers, a STATUS= line that \
             `systemctl --user status` shows (online, offline, login needed, the last refresh), STOPPING=1 before it \
             unmounts, and WATCHDOG=1 when the unit sets WatchdogSec=. A mount a crashed daemon left behind is \
             replaced. With a session bus, new documents and a refused login become desktop notifications (profile \
             settings notifications and notification_interval).
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    CAMPUSFS_PASSWORD=… campusfs mount --server https://studip.example.org/studip --username jdoe
+                    campusfs mount ~/Uni --profile uni
+                    campusfs mount --foreground      # stay attached; Ctrl-C unmounts
+                    """))
 
     @OptionGroup var profile: ProfileOptions
 
@@ -236,7 +237,9 @@ enum Mountpoint {
         }
         let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         guard contents.isEmpty else {
-            throw .usage("mountpoint \(path) is not empty; mounting would hide its \(contents.count) entries")
+            let shown = contents.sorted().prefix(3).joined(separator: ", ") + (contents.count > 3 ? ", …" : "")
+            let entries = contents.count == 1 ? "its 1 entry" : "its \(contents.count) entries"
+            throw .usage("mountpoint \(path) is not empty; mounting would hide \(entries) (\(shown))")
         }
         return path
     }

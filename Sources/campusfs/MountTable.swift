@@ -165,7 +165,10 @@ enum MountedProfiles {
 
     /// The profile a command means: `explicit` (`--profile`), else the profile whose mount contains one of
     /// `arguments` (the innermost mount), else the only mounted profile, else the config file's default.
+    /// A broken config.toml is an error here, also where the file is not needed: every command that names a
+    /// profile says so, not only `mount`.
     static func name(explicit: String?, arguments: [String] = [], paths: Paths) throws(CLIError) -> String {
+        let file = try ConfigFile.load(from: paths.configFile)
         if let explicit { return explicit }
         let mounted = all(paths)
         let containing = arguments.lazy.compactMap { argument in
@@ -174,7 +177,7 @@ enum MountedProfiles {
         }.first
         if let containing { return containing.profile }
         if mounted.count == 1, let only = mounted.first { return only.profile }
-        return try ProfileOptions.defaultProfileName(paths: paths)
+        return file.defaultProfile ?? "default"
     }
 
     /// `argument` relative to the tree's root ("" for the mountpoint itself) if it names a path inside the mount at

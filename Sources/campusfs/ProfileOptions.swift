@@ -57,9 +57,14 @@ struct ProfileOptions: ParsableArguments {
         return name
     }
 
-    /// A profile named on the command line that the config file does not know.
-    static func unknown(_ name: String, paths: Paths) -> CLIError {
-        .usage("no profile \"\(name)\" in \(paths.configFile.path); add it or pass --server and --username")
+    /// A profile named on the command line that the config file does not know, and the profiles it does know.
+    /// `serverOptions`: the command also takes --server and --username instead of a profile (`mount`, `refresh`).
+    static func unknown(_ name: String, paths: Paths, serverOptions: Bool = true) -> CLIError {
+        let known = (try? ConfigFile.load(from: paths.configFile))?.profiles.keys.sorted() ?? []
+        let has = known.isEmpty ? "it has none" : "it has " + known.map { "\"\($0)\"" }.joined(separator: ", ")
+        let remedy =
+            "`campusfs login --profile \(name)` adds it" + (serverOptions ? ", or pass --server and --username" : "")
+        return .usage("no profile \"\(name)\" in \(paths.configFile.path) (\(has)); \(remedy)")
     }
 
     /// The profile's effective settings: command line over config file over defaults.
@@ -73,52 +78,26 @@ struct ProfileOptions: ParsableArguments {
                 "no Stud.IP server configured: pass --server URL --username NAME, or add a profile to \(paths.configFile.path)"
             )
         }
-        guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https", parsed.host != nil
-        else {
+        guard Self.isServerURL(url), let host = URL(string: url)?.host else {
             throw .usage("\"\(url)\" is not an http(s) URL")
         }
-        let apiName = api?.rawValue ?? settings?.api ?? "auto"
-        guard let choice = APIChoice(rawValue: apiName) else {
-            throw .usage("api must be auto, jsonapi or rest, not \"\(apiName)\"")
+        let fileAPI = try Self.setting("api", settings?.api, APIChoice.init(rawValue:))
+        let choice = api ?? fileAPI ?? .auto
+        let login = try Self.setting("login", settings?.login, LoginMethod.init(rawValue:)) ?? .basic
+        let cacheLimit = try Self.setting("cache_limit", settings?.cacheLimit, Self.bytes)
+        let refreshInterval = try Self.setting("refresh_interval", settings?.refreshInterval) {
+            (text: String) -> Duration? in
+            Self.seconds(text).flatMap { $0 >= 60 ? Duration.seconds($0) : nil }
         }
-        let loginName = settings?.login ?? "basic"
-        guard let login = LoginMethod(rawValue: loginName) else {
-            throw .usage("login must be basic, web, sso or oauth2, not \"\(loginName)\"")
-        }
-        if login == .sso, settings?.ssoURL == nil {
-            throw .usage("login = \"sso\" needs sso_url in profile \"\(name)\": run `campusfs login --profile \(name)`")
-        }
-        if login == .oauth2, settings?.oauth2ClientID == nil {
-            throw .usage(
-                "login = \"oauth2\" needs oauth2_client_id in profile \"\(name)\": run `campusfs login --profile \(name)`"
-            )
-        }
-        let cacheLimit = try settings?.cacheLimit.map { (text) throws(CLIError) in
-            guard let bytes = Self.bytes(text) else {
-                throw .usage("cache_limit must be a size like \"10G\" or \"500M\", not \"\(text)\"")
+        let removalGrace = try Self.setting("removal_grace", settings?.removalGrace, Self.duration)
+        let refreshTimeout = try Self.setting("refresh_timeout", settings?.refreshTimeout, Self.duration)
+        let notificationInterval = try Self.setting(
+            "notification_interval", settings?.notificationInterval, Self.duration)
+        let language =
+            try Self.setting("language", settings?.language) { (text: String) -> CourseFilesLanguage? in
+                ["de": CourseFilesLanguage.german, "en": .english][text]
             }
-            return bytes
-        }
-        let refreshInterval = try settings?.refreshInterval.map { (text) throws(CLIError) in
-            guard let seconds = Self.seconds(text), seconds >= 60 else {
-                throw .usage(
-                    "refresh_interval must be a duration of at least 1m, like \"10m\" or \"1h\", not \"\(text)\"")
-            }
-            return Duration.seconds(seconds)
-        }
-        let removalGrace = try settings?.removalGrace.map { (text) throws(CLIError) in
-            try Self.duration(text, key: "removal_grace", example: "7d")
-        }
-        let refreshTimeout = try settings?.refreshTimeout.map { (text) throws(CLIError) in
-            try Self.duration(text, key: "refresh_timeout", example: "10m")
-        }
-        let notificationInterval = try settings?.notificationInterval.map { (text) throws(CLIError) in
-            try Self.duration(text, key: "notification_interval", example: "1m")
-        }
-        let languageName = settings?.language ?? "de"
-        guard let language = ["de": CourseFilesLanguage.german, "en": .english][languageName] else {
-            throw .usage("language must be \"de\" or \"en\", not \"\(languageName)\"")
-        }
+            ?? .german
         var profile = Profile(
             name: name, paths: paths, serverURL: url.hasSuffix("/") ? String(url.dropLast()) : url, api: choice,
             university: settings?.university, username: username ?? settings?.username, login: login,
@@ -130,14 +109,11 @@ struct ProfileOptions: ParsableArguments {
             refreshInterval: refreshInterval, removalGrace: removalGrace, refreshTimeout: refreshTimeout)
         profile.courseFiles = CourseFilesOptions(
             language: language, announcements: settings?.announcements ?? true, dates: settings?.dates ?? true,
-            timetable: settings?.timetable ?? true, host: parsed.host ?? "studip")
+            timetable: settings?.timetable ?? true, host: host)
         profile.notifications = settings?.notifications ?? true
-        profile.mountpoint = try settings?.mountpoint.map { (path) throws(CLIError) in
+        profile.mountpoint = try Self.setting("mountpoint", settings?.mountpoint) { (path: String) -> URL? in
             if path == "~" || path.hasPrefix("~/") { return URL(fileURLWithPath: paths.home.path + path.dropFirst()) }
-            guard path.hasPrefix("/") else {
-                throw .usage("mountpoint must be absolute or start with ~/, like \"~/Uni\", not \"\(path)\"")
-            }
-            return URL(fileURLWithPath: path)
+            return path.hasPrefix("/") ? URL(fileURLWithPath: path) : nil
         }
         profile.notificationInterval = notificationInterval
         return profile
@@ -154,13 +130,25 @@ struct ProfileOptions: ParsableArguments {
         return value * unit
     }
 
-    /// A duration setting, or a usage error naming the key and an example.
-    private static func duration(_ text: String, key: String, example: String) throws(CLIError) -> Duration {
-        guard let seconds = seconds(text) else {
-            throw .usage("\(key) must be a duration like \"\(example)\", not \"\(text)\"")
+    /// A setting of the file converted; nil when unset. ``ConfigFile/parse(_:path:)`` has rejected, with its line,
+    /// every value `convert` refuses, so the error here is only a safeguard.
+    private static func setting<T>(
+        _ key: String, _ value: String?, _ convert: (String) -> T?
+    ) throws(CLIError) -> T? {
+        guard let value else { return nil }
+        guard let converted = convert(value) else {
+            throw .usage("\(key) must be \(ConfigFile.forms[key] ?? "something else"), not \"\(value)\"")
         }
-        return .seconds(seconds)
+        return converted
     }
+
+    /// An http(s) URL with a host: what `--server` and `url` must be.
+    static func isServerURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else { return false }
+        return url.host != nil
+    }
+
+    private static func duration(_ text: String) -> Duration? { seconds(text).map { .seconds($0) } }
 
     /// "90s", "10m", "2h", "30d" or plain seconds.
     static func seconds(_ text: String) -> Int64? {
@@ -223,6 +211,8 @@ struct Profile: Sendable {
     func clientConfiguration(_ credentials: Credentials) -> ClientConfiguration {
         var configuration = ClientConfiguration(baseURL: serverURL, api: api.clientAPI, credentials: credentials)
         if let oauth2ClientID { configuration.oauthClientID = oauth2ClientID }
+        // Basic that a proxy stops passing on: the form with the same password takes over (docs/login.md).
+        configuration.basicFallsBackToWebLogin = login == .basic
         return configuration
     }
 

@@ -5,9 +5,7 @@ import MetadataStore
 enum ProfileStore {
     static func open(_ profile: String, paths: Paths = Paths()) throws(CLIError) -> MetadataStore {
         let url = paths.database(profile: profile)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw .usage("nothing known about profile \"\(profile)\" yet: run `campusfs refresh` first")
-        }
+        guard FileManager.default.fileExists(atPath: url.path) else { throw try nothingKnown(profile, paths: paths) }
         let store: MetadataStore
         let synced: Bool
         do throws(StoreError) {
@@ -16,10 +14,20 @@ enum ProfileStore {
         } catch {
             throw .other(error.description)
         }
-        guard synced else {
-            throw .usage("nothing known about profile \"\(profile)\" yet: run `campusfs refresh` first")
-        }
+        guard synced else { throw try nothingKnown(profile, paths: paths) }
         return store
+    }
+
+    /// Why a profile without a stored tree has none: a name the config file does not know (a typo), or a profile
+    /// never refreshed, with the command that refreshes this one.
+    private static func nothingKnown(_ profile: String, paths: Paths) throws(CLIError) -> CLIError {
+        let file = try ConfigFile.load(from: paths.configFile)
+        let defaultName = file.defaultProfile ?? "default"
+        if file.profiles[profile] == nil, profile != defaultName {
+            return ProfileOptions.unknown(profile, paths: paths, serverOptions: false)
+        }
+        let option = profile == defaultName ? "" : " --profile \(profile)"
+        return .usage("nothing known about profile \"\(profile)\" yet: run `campusfs refresh\(option)` first")
     }
 
     /// The store's node for a path given on the command line ("" or "/" is the root).

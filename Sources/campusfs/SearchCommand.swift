@@ -26,15 +26,16 @@ struct SearchCommand: ParsableCommand {
             match highlighted on a terminal.
 
             Exit status: 0 when something was found, 1 when nothing was, 2 on errors (as grep).
-
-            Examples:
-              campusfs search b-baum
-              campusfs search 'algo* NOT klausur'
-              campusfs search '"binärer Suchbaum"' --course INF-101
-              campusfs search uebung --semester "WS 2026/27" --new
-              campusfs search klausur --tag exam --json
-              campusfs search -0 folien | xargs -0 xdg-open
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    campusfs search b-baum
+                    campusfs search 'algo* NOT klausur'
+                    campusfs search '"binärer Suchbaum"' --course INF-101
+                    campusfs search uebung --semester "WS 2026/27" --new
+                    campusfs search klausur --tag exam --json
+                    campusfs search -0 folien | xargs -0 xdg-open
+                    """))
 
     @Option(help: "Profile in config.toml (default: the mounted one, else default_profile, else \"default\").")
     var profile: String?

@@ -16,11 +16,12 @@ struct TagCommand: ParsableCommand {
             remounts and renames on Stud.IP. While the profile is mounted, the change goes through the mount (the \
             same as setfattr -n user.xdg.tags); otherwise straight into the metadata cache. In the mount, the \
             folder Tags holds a folder per tag with a link to each tagged item (ls ~/Uni/Tags/exam).
-
-            Examples:
-              campusfs tag ~/Uni/"WS 2026-27"/*/Vorlesungsfolien/*.pdf +exam
-              campusfs tag "WS 2026-27/INF-101 Einführung in die Informatik" +wichtig -später
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    campusfs tag ~/Uni/"WS 2026-27"/*/Vorlesungsfolien/*.pdf +exam
+                    campusfs tag "WS 2026-27/INF-101 Einführung in die Informatik" +wichtig -später
+                    """))
 
     @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
     var profile: String?
@@ -54,10 +55,14 @@ struct TagsCommand: ParsableCommand {
         commandName: "tags",
         abstract: "List tags and how often they are used, or the items that carry TAG.",
         discussion: """
-            Examples:
-              campusfs tags            # exam (12), wichtig (3)
-              campusfs tags exam       # the paths tagged "exam", one per line
-            """)
+            Without TAG, every tag with the number of items that carry it; with TAG, the paths of those items, one per \
+            line.
+            """
+                + HelpText.examples(
+                    """
+                    campusfs tags            # exam (12), wichtig (3)
+                    campusfs tags exam       # the paths tagged "exam", one per line
+                    """))
 
     @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
     var profile: String?
@@ -129,11 +134,12 @@ struct PinCommand: ParsableCommand {
             bytes done of the total, the rate and the time left (rewritten in place on a terminal, a line a second \
             otherwise); a pin on a folder covers everything below it, also what appears later. Without a mount, the \
             pin is recorded and the next mount downloads. `campusfs cache` lists the pins.
-
-            Examples:
-              campusfs pin ~/Uni/"WS 2026-27"/"INF-101 Einführung in die Informatik"
-              campusfs unpin ~/Uni/"WS 2026-27"/"INF-101 Einführung in die Informatik"
-            """)
+            """
+                + HelpText.examples(
+                    """
+                    campusfs pin ~/Uni/"WS 2026-27"/"INF-101 Einführung in die Informatik"
+                    campusfs unpin ~/Uni/"WS 2026-27"/"INF-101 Einführung in die Informatik"
+                    """))
 
     @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
     var profile: String?

@@ -24,6 +24,86 @@ struct CLIMessagesTests {
         #expect(refresh.stdout.contains("with paths. While the profile is mounted, its daemon does the refresh"))
     }
 
+    /// Issue 28: an example in `--help` is a line to copy into a shell, so no terminal width may break it; every
+    /// command's help (found through the SUBCOMMANDS sections, from the root down) at 40 and 80 columns shows each
+    /// example line as it is at 1,000 columns, with ordinary spaces.
+    @Test func helpExamplesAreVerbatimLinesInEveryCommand() async throws {
+        var cli = try CLI()
+        defer { cli.removeHome() }
+        func help(_ command: [String], columns: Int) async throws -> String {
+            cli.environment["COLUMNS"] = String(columns)
+            let result = try await cli.run(command + ["--help"])
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            return result.stdout
+        }
+        var commands: [[String]] = [[]]
+        var examples: [String: [String]] = [:]
+        var index = 0
+        while index < commands.count {
+            let command = commands[index]
+            index += 1
+            let wide = try await help(command, columns: 1000)
+            let lines = wide.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if let start = lines.firstIndex(of: "SUBCOMMANDS:") {
+                for line in lines[(start + 1)...].prefix(while: { !$0.isEmpty }) {
+                    let name = line.split(separator: " ").first.map(String.init) ?? ""
+                    if !name.isEmpty, name != "help" { commands.append(command + [name]) }
+                }
+            }
+            if let start = lines.firstIndex(of: "Examples:") {
+                examples[command.joined(separator: " ")] = Array(lines[(start + 1)...].prefix { $0.hasPrefix("  ") })
+            }
+        }
+        #expect(commands.count >= 20, "\(commands)")
+        #expect(examples.count >= 13, "\(examples.keys.sorted())")
+        #expect(
+            examples["login"]?.contains("  campusfs login Passau     # a university from the built-in list") == true)
+        for (command, lines) in examples {
+            #expect(!lines.isEmpty, "\(command)")
+            for columns in [40, 80] {
+                let words = command.split(separator: " ").map(String.init)
+                let narrow = try await help(words, columns: columns)
+                #expect(!narrow.contains("\u{00A0}"), "\(command): no-break spaces reach the reader")
+                let shown = Set(narrow.split(separator: "\n").map(String.init))
+                for line in lines {
+                    let whole = shown.contains(line)
+                    #expect(whole, "`campusfs \(command) --help` at \(columns) columns breaks \(line)")
+                }
+            }
+        }
+    }
+
+    @Test func versionIsTheOneOfTheSource() async throws {
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/campusfs/CampusFSCommand.swift")
+        let text = try String(contentsOf: source, encoding: .utf8)
+        let written = try #require(text.firstMatch(of: /static let version = "([^"]+)"/)?.output.1)
+        let result = try await cli.run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout == "\(written)\n")
+        #expect(written.wholeMatch(of: /[0-9]+\.[0-9]+\.[0-9]+/) != nil, "a release number: \(written)")
+    }
+
+    /// Issue 28: a mountpoint with one entry says "1 entry" and names it; several are counted and the first named.
+    @Test func aMountpointThatIsNotEmptyNamesWhatItWouldHide() async throws {
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        let directory = cli.home.appendingPathComponent("Uni")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: directory.appendingPathComponent("notes.txt"))
+        let mount = ["mount", directory.path, "--server", "http://127.0.0.1:9", "--username", "test_autor"]
+        let one = try await cli.run(mount)
+        #expect(one.status == 1)
+        #expect(
+            one.stderr
+                == "campusfs: mountpoint \(directory.path) is not empty; mounting would hide its 1 entry (notes.txt)\n")
+        for name in ["a", "b", "c"] { try Data().write(to: directory.appendingPathComponent(name)) }
+        let four = try await cli.run(mount)
+        #expect(four.stderr.hasSuffix("mounting would hide its 4 entries (a, b, c, …)\n"), "\(four.stderr)")
+    }
+
     @Test func httpsTypedForAPlainHTTPServerSaysWhichSchemeToUse() async throws {
         try await withSimulator(.fixtures507) { sim async throws in
             let cli = try CLI()
@@ -144,20 +224,104 @@ struct CLIMessagesTests {
         #expect(notAList.status == 1)
         #expect(
             notAList.stderr
-                == "campusfs: \(file.path): profiles.uni.semesters must be a list of semester titles or ids, "
+                == "campusfs: \(file.path):3:1: profiles.uni.semesters must be a list of semester titles or ids, "
                 + "e.g. semesters = [\"WS 2026/27\"]\n")
-        let notAString = try await refresh("[profiles.uni]\nurl = 42\n")
+        let notAString = try await refresh("[profiles.uni]\n  url = 42\n")
         #expect(notAString.status == 1)
-        #expect(notAString.stderr.contains("profiles.uni.url must be the installation's base URL in quotes"))
+        #expect(
+            notAString.stderr.hasPrefix(
+                "campusfs: \(file.path):2:3: profiles.uni.url must be the installation's base URL"))
 
         let placeholder = try await refresh(
             "[profiles.uni]\nurl = \"http://127.0.0.1:9\"\nhidden_courses = [\"<course id>\"]\n")
         #expect(placeholder.status == 1)
         #expect(
             placeholder.stderr
-                == "campusfs: \(file.path): profiles.uni.hidden_courses is still the placeholder \"<course id>\" "
+                == "campusfs: \(file.path):3:1: profiles.uni.hidden_courses is still the placeholder \"<course id>\" "
                 + "from the README; replace it with a real value: a list of course ids, e.g. hidden_courses = "
                 + "[\"1fafd4798ef2af4ee2860238232af98f\"] (a course folder's user.campusfs.id)\n")
+        let login = try await refresh("[profiles.uni]\nurl = \"http://127.0.0.1:9\"\nlogin = \"kerberos\"\n")
+        #expect(
+            login.stderr
+                == "campusfs: \(file.path):3:1: profiles.uni.login must be one of \"basic\", \"web\", \"sso\" or "
+                + "\"oauth2\" in quotes, e.g. login = \"basic\", not \"kerberos\"\n")
+        let sso = try await refresh("[profiles.uni]\nurl = \"http://127.0.0.1:9\"\nlogin = \"sso\"\n")
+        #expect(
+            sso.stderr
+                == "campusfs: \(file.path):3:1: login = \"sso\" needs sso_url in profiles.uni: run "
+                + "`campusfs login --profile uni`\n")
+    }
+
+    /// Issue 28: every command that reads config.toml reports a broken one (`status` did not), with every problem
+    /// at its line and column, not only the first; a syntax error with where the reading stopped.
+    @Test func everyCommandReportsEveryProblemOfTheConfigFile() async throws {
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        try FileManager.default.createDirectory(
+            at: cli.configFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let path = cli.configFile.path
+        try Data(
+            """
+            default_profile = "uni"
+
+            [profiles.uni]
+            url = "http://127.0.0.1:9"
+            usernme = "jdoe"
+            refresh_interval = "30s"
+                login = "kerberos"
+            notifications = "yes"
+            """.utf8
+        ).write(to: cli.configFile)
+        let problems = """
+            \(path) has 4 errors:
+            \(path):5:1: unknown setting profiles.uni.usernme (typo?)
+            \(path):6:1: profiles.uni.refresh_interval must be a duration of at least 1m in quotes, e.g. \
+            refresh_interval = "10m", not "30s"
+            \(path):7:5: profiles.uni.login must be one of "basic", "web", "sso" or "oauth2" in quotes, e.g. \
+            login = "basic", not "kerberos"
+            \(path):8:1: profiles.uni.notifications must be true or false without quotes, e.g. notifications = false
+
+            """
+        let commands = [
+            ["status"], ["status", "--profile", "uni"], ["ls"], ["ls", "--profile", "uni"], ["tree"], ["new"],
+            ["tags"], ["cache"], ["index"], ["refresh"], ["mount"], ["unmount"], ["logout"], ["search", "x"],
+            ["grep", "x"],
+        ]
+        for command in commands {
+            let result = try await cli.run(command)
+            #expect(result.status == (["search", "grep"].contains(command[0]) ? 2 : 1), "\(command)")
+            #expect(result.stderr == (command[0] == "grep" ? "campusfs grep: " : "campusfs: ") + problems, "\(command)")
+        }
+        try Data("[profiles.uni]\nurl = \"http://127.0.0.1:9\"\nlogin = basic\n".utf8).write(to: cli.configFile)
+        let syntax = try await cli.run(["status"])
+        #expect(syntax.status == 1)
+        #expect(syntax.stderr.hasPrefix("campusfs: \(path):3:9: "), "\(syntax.stderr)")
+    }
+
+    /// Issue 28: `status` has no --server to suggest, and `ls` of a profile nobody configured is a typo, not a
+    /// profile to refresh; a configured one never refreshed names itself in the refresh to run.
+    @Test func anUnknownProfileIsCalledUnknownWithTheKnownOnes() async throws {
+        let cli = try CLI()
+        defer { cli.removeHome() }
+        try FileManager.default.createDirectory(
+            at: cli.configFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("[profiles.uni]\nurl = \"http://127.0.0.1:9\"\n[profiles.work]\nurl = \"http://127.0.0.1:9\"\n".utf8)
+            .write(to: cli.configFile)
+        let unknown =
+            "campusfs: no profile \"nothere\" in \(cli.configFile.path) (it has \"uni\", \"work\"); "
+            + "`campusfs login --profile nothere` adds it\n"
+        for command in [["status"], ["ls"], ["tree"], ["tags"]] {
+            let result = try await cli.run(command + ["--profile", "nothere"])
+            #expect(result.status == 1, "\(command)")
+            #expect(result.stderr == unknown, "\(command)")
+        }
+        let refresh = try await cli.run(["refresh", "--profile", "nothere"])
+        #expect(refresh.stderr.hasSuffix("adds it, or pass --server and --username\n"), "\(refresh.stderr)")
+        let never = try await cli.run(["ls", "--profile", "work"])
+        #expect(never.status == 1)
+        #expect(
+            never.stderr
+                == "campusfs: nothing known about profile \"work\" yet: run `campusfs refresh --profile work` first\n")
     }
 
     @Test func withoutATerminalAMissingPasswordNamesEverySource() async throws {

@@ -100,6 +100,8 @@ struct ServiceManagerTests {
             ])
             #expect(relative.status == 1)
             #expect(relative.stderr.contains("mountpoint must be absolute or start with ~/"), "\(relative.stderr)")
+            // The clean-up's `status` reports a broken config.toml as an error (issue 28).
+            try setup.configure("")
         }
     }
 
