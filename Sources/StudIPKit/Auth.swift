@@ -16,11 +16,19 @@ protocol Authenticator: Sendable {
     func renew(afterRejecting rejected: [String: String], transport: HTTPTransport) async throws(StudIPError) -> Bool
 }
 
-func makeAuthenticator(_ credentials: Credentials, clientID: String) -> any Authenticator {
+func makeAuthenticator(
+    _ credentials: Credentials, clientID: String, basicFallsBackToWebLogin: Bool = false
+) -> any Authenticator {
     switch credentials {
     case .basic(let username, let password):
         let token = Data("\(username):\(password)".utf8).base64EncodedString()
-        return FixedAuthenticator(headers: ["Authorization": "Basic \(token)"])
+        let basic = FixedAuthenticator(headers: ["Authorization": "Basic \(token)"])
+        guard basicFallsBackToWebLogin else { return basic }
+        return BasicOrFormAuthenticator(
+            basic: basic,
+            form: SessionAuthenticator { transport async throws(StudIPError) in
+                try await WebLogin.logIn(username: username, password: password, transport: transport)
+            })
     case .sessionCookie(let value):
         // A bare value is Stud.IP 5's `Seminar_Session`; `name=value` names the cookie (6.0: `Studip_Session`).
         return FixedAuthenticator(headers: ["Cookie": value.contains("=") ? value : "Seminar_Session=\(value)"])
@@ -47,6 +55,49 @@ struct FixedAuthenticator: Authenticator {
 
     func renew(afterRejecting rejected: [String: String], transport: HTTPTransport) async throws(StudIPError) -> Bool {
         false
+    }
+}
+
+/// HTTP Basic until the server refuses it, then Stud.IP's login form with the same password: the form tells a wrong
+/// password (refused there too) from Basic that no longer reaches PHP (accepted there), so the second is not
+/// reported as the first (docs/login.md).
+actor BasicOrFormAuthenticator: Authenticator {
+    private let basic: FixedAuthenticator
+    private let form: SessionAuthenticator
+    private var usesForm = false
+
+    init(basic: FixedAuthenticator, form: SessionAuthenticator) {
+        self.basic = basic
+        self.form = form
+    }
+
+    func headers(transport: HTTPTransport) async throws(StudIPError) -> [String: String] {
+        usesForm ? try await form.headers(transport: transport) : basic.headers
+    }
+
+    func renew(afterRejecting rejected: [String: String], transport: HTTPTransport) async throws(StudIPError) -> Bool {
+        guard rejected == basic.headers else {
+            return try await form.renew(afterRejecting: rejected, transport: transport)
+        }
+        if usesForm { return true }
+        do throws(StudIPError) {
+            _ = try await form.headers(transport: transport)
+        } catch {
+            switch error {
+            case _ where error.isLoginFailure, .unreachable, .serverError: throw error
+            // No login form to try (a page without one, no index.php): the refusal stands.
+            default: return false
+            }
+        }
+        if !usesForm {
+            usesForm = true
+            transport.logger.warning(
+                """
+                the server refused HTTP Basic but its login form accepts the same password: Basic no longer reaches \
+                Stud.IP (a proxy or web server change); using the login form
+                """)
+        }
+        return true
     }
 }
 

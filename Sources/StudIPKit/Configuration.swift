@@ -32,6 +32,10 @@ public struct ClientConfiguration: Sendable {
     public var listsRestrictedDocuments: Bool
     /// The OAuth2 client id used to refresh Bearer tokens (registered at `dispatch.php/admin/oauth2`).
     public var oauthClientID: String
+    /// `.basic` that the server refuses tries Stud.IP's login form once with the same password, and keeps its
+    /// session when that works: a proxy in front of PHP that stops passing `Authorization` on (docs/login.md).
+    /// Off, a wrong password costs one request; on, one request and one form login.
+    public var basicFallsBackToWebLogin = false
     /// Receives request lines, retries and token refreshes; never credentials.
     public var logger: Logger
     /// Document downloads in flight at once. Separate from ``maxConcurrentRequests``, so a refresh does not

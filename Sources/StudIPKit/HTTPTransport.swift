@@ -79,7 +79,9 @@ final class HTTPTransport: Sendable {
         retry = configuration.retry
         timeout = configuration.requestTimeout
         budget = configuration.requestBudget
-        authenticator = makeAuthenticator(configuration.credentials, clientID: configuration.oauthClientID)
+        authenticator = makeAuthenticator(
+            configuration.credentials, clientID: configuration.oauthClientID,
+            basicFallsBackToWebLogin: configuration.basicFallsBackToWebLogin)
         breaker = CircuitBreaker(configuration.breaker, server: installation.serverName)
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,

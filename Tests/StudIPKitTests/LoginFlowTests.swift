@@ -312,6 +312,30 @@ struct LoginFlowTests {
         }
     }
 
+    /// A profile that logged in with Basic, on a server whose proxy stops passing Basic on: the login form takes
+    /// over by itself, once; a wrong password is still refused (by the form, once), not let through.
+    @Test("Basic that stops reaching PHP falls back to the login form by itself")
+    func basicFallsBackToTheForm() async throws {
+        try await withSimulator(settings: SimulatorSettings(basicAuthReachesPHP: false)) { sim async throws in
+            let log = LogCapture()
+            var configuration = Harness.configuration(sim, logger: log.logger)
+            configuration.basicFallsBackToWebLogin = true
+            try await withSource(configuration) { source in
+                let overview = try await source.overview()
+                #expect(overview.courses.count == 5)
+                for course in overview.courses { _ = try await source.content(of: course) }
+            }
+            #expect(Self.routes(sim)[Self.loginPost] == 1, "one form login for all requests: \(Self.routes(sim))")
+            #expect(log.text.contains("Basic no longer reaches Stud.IP"), "\(log.text)")
+
+            var wrong = Harness.configuration(sim, password: "wrong")
+            wrong.basicFallsBackToWebLogin = true
+            let error = await Harness.error { () async throws(StudIPError) in try await StudIP.connect(wrong) }
+            #expect(error == .authenticationFailed(server: sim.baseURL))
+            #expect(Self.routes(sim)[Self.loginPost] == 2, "one more form login, refused")
+        }
+    }
+
     static func syncError(_ body: () throws(StudIPError) -> Void) -> StudIPError? {
         do {
             try body()
