@@ -19,11 +19,13 @@ public enum ICalendar {
         public var description: String?
         public var isCancelled: Bool
         public var lastModified: Date?
-        /// A weekly slot: the event repeats every week until this instant (the semester's end).
+        /// A timetable slot: the event repeats weekly (``Timetable``).
         public var recurrence: Recurrence?
 
         public enum Recurrence: Sendable, Hashable {
-            case weekly(until: Date)
+            /// Every `interval` weeks until the instant `until` (the last occurrence's start), without the
+            /// occurrences starting at `exceptions` (`EXDATE`).
+            case weekly(interval: Int, until: Date, exceptions: [Date])
         }
 
         public init(
@@ -55,28 +57,6 @@ public enum ICalendar {
                 description: topic.flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 },
                 isCancelled: date.isCancelled)
         }
-
-        /// A weekly slot from its first day in `semester` until the semester's end, at its local times in
-        /// `timeZone`. A slot ending before it starts ends when it starts.
-        public init(_ slot: ScheduleSlot, semester: RemoteSemester, host: String, timeZone: TimeZone) {
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = timeZone
-            let begin = min(max(semester.begin, LocalTime.earliest), LocalTime.latest)
-            let firstDay = calendar.startOfDay(for: begin)
-            // ISO weekdays (1 = Monday) to Foundation's (1 = Sunday), any integer folded into a week.
-            let isoWeekday = ((slot.weekday - 1) % 7 + 7) % 7 + 1
-            let wanted = isoWeekday % 7 + 1
-            let offset = (wanted - calendar.component(.weekday, from: firstDay) + 7) % 7
-            let day = calendar.date(byAdding: .day, value: offset, to: firstDay) ?? firstDay
-            func at(_ minute: Int) -> Date {
-                let clamped = min(max(minute, 0), 24 * 60 - 1)
-                return calendar.date(bySettingHour: clamped / 60, minute: clamped % 60, second: 0, of: day) ?? day
-            }
-            let start = at(slot.startMinute)
-            self.init(
-                uid: "\(slot.id)@\(host)", start: start, end: max(at(slot.endMinute), start), summary: slot.title,
-                location: slot.room, description: slot.description, recurrence: .weekly(until: semester.end))
-        }
     }
 
     /// The calendar `name` (`X-WR-CALNAME`) with `events`, all stamped `stamp` (when CampusFS last read them).
@@ -98,9 +78,15 @@ public enum ICalendar {
             if event.end > event.start {
                 lines.append("DTEND;TZID=\(parameter(zone)):" + LocalTime(event.end, in: timeZone).iCalendar)
             }
-            if case .weekly(let until) = event.recurrence {
-                // UNTIL in UTC, as RFC 5545 requires with a DTSTART in a time zone.
-                lines.append("RRULE:FREQ=WEEKLY;UNTIL=" + LocalTime(until, in: utc).iCalendar + "Z")
+            if case .weekly(let interval, let until, let exceptions) = event.recurrence {
+                // UNTIL in UTC, as RFC 5545 requires with a DTSTART in a time zone; EXDATE in DTSTART's zone.
+                let every = interval > 1 ? ";INTERVAL=\(interval)" : ""
+                lines.append("RRULE:FREQ=WEEKLY\(every);UNTIL=" + LocalTime(until, in: utc).iCalendar + "Z")
+                if !exceptions.isEmpty {
+                    lines.append(
+                        "EXDATE;TZID=\(parameter(zone)):"
+                            + exceptions.sorted().map { LocalTime($0, in: timeZone).iCalendar }.joined(separator: ","))
+                }
             }
             lines.append("SUMMARY:" + text(event.summary))
             // Nothing left after dropping control characters: no property rather than an empty one.

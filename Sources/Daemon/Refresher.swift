@@ -239,15 +239,20 @@ extension Refresher {
                 }
             )
         }
-        if courseFiles.dates, let dates = try? await source.dates(courseID: course.id) {
+        // The timetable is made of the stored dates (``Timetable``): they are read for it even without `Termine.ics`.
+        if courseFiles.dates || courseFiles.timetable, let dates = try? await source.dates(courseID: course.id) {
             let events = dates.map { ICalendar.Event($0, course: course.title, host: courseFiles.host) }
-            extras.dates = (dates, calendarFile(name: language.datesFile, title: course.title, events: events))
+            extras.dates = (
+                dates,
+                courseFiles.dates ? calendarFile(name: language.datesFile, title: course.title, events: events) : nil
+            )
         }
         return extras
     }
 
-    /// Each placed semester's timetable (of `semesters` only, when given): the schedule route's weekly slots, or
-    /// where the installation has none, the union of the semester's course dates the store holds.
+    /// Each placed semester's timetable (of `semesters` only, when given): the schedule route's weekly slots, each
+    /// repeating on exactly the dates its course meets as the store holds them (``Timetable``), or where the
+    /// installation has no schedule route, the union of the semester's course dates.
     func timetables(
         _ overview: RemoteOverview, placed: Set<String>, semesters: Set<String>?, now: Date
     ) async throws -> RefreshSummary {
@@ -258,8 +263,15 @@ extension Refresher {
             let slots = try await source.schedule(semesterID: semester.id)
             let events: [ICalendar.Event]
             if let slots {
-                events = slots.map {
-                    ICalendar.Event($0, semester: semester, host: courseFiles.host, timeZone: Self.installationTimeZone)
+                let dates = try await store.run { store throws(StoreError) in
+                    var dates: [String: [CourseDate]] = [:]
+                    for id in Set(slots.compactMap(\.courseID)) { dates[id] = try store.courseDates(courseID: id) }
+                    return dates
+                }
+                events = slots.flatMap { slot in
+                    Timetable.events(
+                        slot, courseDates: slot.courseID.map { dates[$0] ?? [] }, semester: semester,
+                        host: courseFiles.host, timeZone: Self.installationTimeZone)
                 }
             } else {
                 let courses = overview.courses.filter { placed.contains($0.id) && $0.semesterIDs.contains(semester.id) }

@@ -26,12 +26,13 @@ public struct CourseExtras: Sendable {
     public var courseID: String
     /// The folder's name (`Ankündigungen`) and each announcement with its rendered file.
     public var announcements: (folderName: String, items: [(Announcement, GeneratedFile)])?
-    /// The course's dates and their calendar; no dates, no calendar.
-    public var dates: (items: [CourseDate], calendar: GeneratedFile)?
+    /// The course's dates and their calendar; no dates, no calendar. A nil calendar (the profile shows none, the
+    /// timetable still needs the dates) leaves the calendar's node as it is.
+    public var dates: (items: [CourseDate], calendar: GeneratedFile?)?
 
     public init(
         courseID: String, announcements: (folderName: String, items: [(Announcement, GeneratedFile)])?,
-        dates: (items: [CourseDate], calendar: GeneratedFile)?
+        dates: (items: [CourseDate], calendar: GeneratedFile?)?
     ) {
         self.courseID = courseID
         self.announcements = announcements
@@ -123,12 +124,12 @@ extension MetadataStore {
                     if let calendar = existingCalendar {
                         try editor.delete(calendar.inode, parent: calendar.parent, name: calendar.name)
                     }
-                } else {
-                    let base = Naming.documentName(dates.calendar.name, mimeType: "text/calendar", id: extras.courseID)
+                } else if let file = dates.calendar {
+                    let base = Naming.documentName(file.name, mimeType: "text/calendar", id: extras.courseID)
                     _ = try GeneratedNode.put(
                         existingCalendar, parent: courseInode, baseName: base, kind: .file, item: .courseCalendar,
-                        id: extras.courseID, courseID: extras.courseID, content: dates.calendar.content,
-                        changed: dates.calendar.changed, now: now, &editor, db)
+                        id: extras.courseID, courseID: extras.courseID, content: file.content, changed: file.changed,
+                        now: now, &editor, db)
                 }
             }
 
@@ -181,8 +182,8 @@ extension MetadataStore {
         }
     }
 
-    /// A course's dates as the last refresh stored them: the timetable of an installation without a schedule
-    /// route is their union.
+    /// A course's dates as the last refresh stored them: what the timetable's slots repeat on, and the timetable of
+    /// an installation without a schedule route is their union.
     public func courseDates(courseID: String) throws(StoreError) -> [CourseDate] {
         try read("reading the dates of course \(courseID)") { db in
             try db.rows("SELECT * FROM course_date WHERE course_id = ? ORDER BY start_at, id", [courseID]).map { row in

@@ -27,12 +27,17 @@ public struct RemoteSemester: Sendable, Hashable, Codable {
     public var title: String
     public var begin: Date
     public var end: Date
+    /// The lecture period (JSON:API `start-of-lectures`/`end-of-lectures`, REST `seminars_begin`/`seminars_end`);
+    /// nil when the server gave none. A timetable entry that is no course's (no dates to follow) repeats only
+    /// within it (docs/course-files.md).
+    public var lectures: ClosedRange<Date>?
 
-    public init(id: String, title: String, begin: Date, end: Date) {
+    public init(id: String, title: String, begin: Date, end: Date, lectures: ClosedRange<Date>? = nil) {
         self.id = id
         self.title = title
         self.begin = begin
         self.end = end
+        self.lectures = lectures
     }
 }
 

@@ -29,7 +29,7 @@ extension JSONAPIFormat {
             announcements.append(
                 Announcement(
                     id: id, title: attributes?["title"]?.string ?? "",
-                    html: CourseItemText.withoutHTMLMarker(attributes?["content"]?.string ?? ""),
+                    html: CourseItemText.bodyHTML(attributes?["content"]?.string ?? ""),
                     authorName: authorID.flatMap { names[$0] }, published: published,
                     expires: StudIPDate.iso8601(attributes?["publication-end"]),
                     changed: StudIPDate.iso8601(attributes?["chdate"]) ?? StudIPDate.iso8601(attributes?["mkdate"])
@@ -116,7 +116,7 @@ extension LegacyRESTFormat {
             }
             let html =
                 element["body_html"]?.string.map(CourseItemText.withoutFormattedContentWrapper)
-                ?? CourseItemText.withoutHTMLMarker(element["body"]?.string ?? "")
+                ?? CourseItemText.bodyHTML(element["body"]?.string ?? "")
             // `expire` is a duration after `date`; one past the year 9999 is no readable end, so none.
             let expire = element["expire"]?.int ?? 0
             let end = published.addingTimeInterval(TimeInterval(expire))
@@ -132,9 +132,10 @@ extension LegacyRESTFormat {
     }
 
     /// `course/{id}/events`: start and end as Unix seconds (strings in 5.0), `title` a formatted date (useless),
-    /// `categories` the date's type, `room` in parentheses. A cancelled date has `deleted: true` and the room
-    /// "(fällt aus)", no comment; `canceled` is false or the name of a holiday the date falls on ("Fastnacht"),
-    /// which Stud.IP shows beside a date that still takes place.
+    /// `categories` the date's type, `room` in parentheses, or without them Stud.IP's placeholder for none ("keine
+    /// Raumangabe"; JSON:API's `location` is null there). A cancelled date has `deleted: true` and the room
+    /// "(fällt aus)" or "(<holiday>)", no comment; `canceled` is false or the name of a holiday the date falls on
+    /// ("Fastnacht"), which Stud.IP shows beside a date that still takes place.
     package static func courseDates(_ elements: [JSONValue], what: String) throws(StudIPError) -> [CourseDate] {
         var dates: [CourseDate] = []
         for element in elements {
@@ -142,14 +143,15 @@ extension LegacyRESTFormat {
                 let end = StudIPDate.unix(element["end"])
             else { throw .malformedResponse(what: what, detail: "a date without event_id, start or end") }
             let isCancelled = element["deleted"]?.bool ?? false
-            let room = CourseItemText.withoutParentheses(element["room"]?.string ?? "")
+            let note = CourseItemText.nonEmpty(element["canceled"]?.string)
+            let room = CourseItemText.parenthesised(element["room"]?.string ?? "")
             dates.append(
                 CourseDate(
                     id: id, start: start, end: max(start, end),
                     title: CourseItemText.nonEmpty(element["categories"]?.string),
                     description: CourseItemText.nonEmpty(element["description"]?.string),
-                    room: isCancelled && room == CourseItemText.cancelledRoom ? nil : CourseItemText.nonEmpty(room),
-                    isCancelled: isCancelled, cancellationNote: CourseItemText.nonEmpty(element["canceled"]?.string)))
+                    room: isCancelled && (room == CourseItemText.cancelledRoom || room == note) ? nil : room,
+                    isCancelled: isCancelled, cancellationNote: note))
         }
         return CourseItemText.byStart(dates)
     }
@@ -203,6 +205,25 @@ package enum CourseItemText {
         return String(text[match.range.upperBound...])
     }
 
+    /// A stored body (JSON:API `content`, REST `body`) as HTML: with Stud.IP's marker it is HTML; without, it is
+    /// text that Stud.IP shows with its line breaks (REST's `body_html` has a `<br>` for each), so its markup
+    /// characters are escaped and each line break becomes a `<br>`.
+    static func bodyHTML(_ text: String) -> String {
+        if text.prefixMatch(of: /\s*<!--\s*HTML\s*-->/) != nil { return withoutHTMLMarker(text) }
+        var html = ""
+        // "\r\n" is one Character in Swift: one break.
+        for character in text {
+            switch character {
+            case "&": html += "&amp;"
+            case "<": html += "&lt;"
+            case ">": html += "&gt;"
+            case "\r\n", "\r", "\n": html += "<br>\n"
+            default: html.append(character)
+            }
+        }
+        return html
+    }
+
     /// Legacy REST's `body_html` is the body rendered and wrapped in `<div class="formatted-content">…</div>`.
     static func withoutFormattedContentWrapper(_ html: String) -> String {
         let opening = "<div class=\"formatted-content\">"
@@ -213,12 +234,14 @@ package enum CourseItemText {
         return withoutHTMLMarker(String(html.dropFirst(opening.count).dropLast(closing.count)))
     }
 
-    /// "(Hörsaal 1 (Gebäude Ä))" → "Hörsaal 1 (Gebäude Ä)": legacy REST wraps rooms in parentheses.
-    static func withoutParentheses(_ text: String) -> String {
+    /// "(Hörsaal 1 (Gebäude Ä))" → "Hörsaal 1 (Gebäude Ä)": legacy REST wraps rooms in parentheses. Anything
+    /// else is no room: "()", or the placeholder Stud.IP writes without them in its own language ("keine
+    /// Raumangabe"), which is not a room.
+    static func parenthesised(_ text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let (before, group) = splitTrailingGroup(trimmed)
-        guard before.isEmpty, trimmed.hasPrefix("(") else { return trimmed }
-        return group ?? ""  // "()": a date without a room
+        guard before.isEmpty, trimmed.hasPrefix("(") else { return nil }
+        return group
     }
 
     /// "Vorlesung(Hörsaal 1 (Ä))" → ("Vorlesung", "Hörsaal 1 (Ä)"): the text before the balanced parenthesised
@@ -241,6 +264,12 @@ package enum CourseItemText {
             }
         }
         return (text, nil)
+    }
+
+    /// A semester's lecture period from its two ends; nil when one is missing or they are reversed.
+    static func period(_ begin: Date?, _ end: Date?) -> ClosedRange<Date>? {
+        guard let begin, let end, begin <= end else { return nil }
+        return begin...end
     }
 
     /// "10:15" → 615.

@@ -16,7 +16,11 @@ package struct JSONAPIFormat: Sendable {
         guard let id = element["id"]?.id, let begin = StudIPDate.iso8601(attributes?["start"]),
             let end = StudIPDate.iso8601(attributes?["end"])
         else { return nil }
-        return RemoteSemester(id: id, title: attributes?["title"]?.string ?? id, begin: begin, end: end)
+        let lectureBegin = StudIPDate.iso8601(attributes?["start-of-lectures"])
+        let lectureEnd = StudIPDate.iso8601(attributes?["end-of-lectures"])
+        return RemoteSemester(
+            id: id, title: attributes?["title"]?.string ?? id, begin: begin, end: end,
+            lectures: CourseItemText.period(lectureBegin, lectureEnd))
     }
 
     package func course(_ element: JSONValue) -> ListedCourse? {

@@ -15,7 +15,10 @@ package struct LegacyRESTFormat: Sendable {
         guard let id = element["id"]?.id, let begin = StudIPDate.unix(element["begin"]),
             let end = StudIPDate.unix(element["end"])
         else { return nil }
-        return RemoteSemester(id: id, title: element["title"]?.string ?? id, begin: begin, end: end)
+        return RemoteSemester(
+            id: id, title: element["title"]?.string ?? id, begin: begin, end: end,
+            lectures: CourseItemText.period(
+                StudIPDate.unix(element["seminars_begin"]), StudIPDate.unix(element["seminars_end"])))
     }
 
     /// The course, and its lecturers' display names by user id: file-refs name only the uploader's id.

@@ -111,33 +111,114 @@ import Testing
         #expect(jsonAPI.contains("SUMMARY:Einführung in die Informatik (Vorlesung)\r\n"))
     }
 
-    /// A weekly slot: the first Tuesday of the semester at 10:15, every week until the semester's end (in UTC).
-    @Test func realParserReadsTimetable() async throws {
-        let semester = RemoteSemester(
-            id: "ws26", title: "WS 2026/27", begin: Self.berlin(2026, 10, 1, 0, 0),
-            end: Self.berlin(2027, 3, 31, 23, 59))
-        let slots = [
-            ScheduleSlot(
-                id: "cycle-1", courseID: "c1", title: "INF-101 Einführung in die Informatik", weekday: 2,
-                startMinute: 615, endMinute: 705, room: "Hörsaal 1", description: "Vorlesung"),
-            ScheduleSlot(
-                id: "cycle-2", courseID: nil, title: "Sonntagsslot", weekday: 7, startMinute: 16 * 60 + 15,
-                endMinute: 17 * 60 + 45, room: nil, description: nil),
-        ]
-        let events = slots.map { ICalendar.Event($0, semester: semester, host: "h.example", timeZone: Self.berlin) }
+    static let winter = RemoteSemester(
+        id: "ws26", title: "WS 2026/27", begin: berlin(2026, 10, 1, 0, 0), end: berlin(2027, 3, 31, 23, 59),
+        lectures: berlin(2026, 10, 12, 0, 0)...berlin(2027, 2, 5, 23, 59))
+
+    static func lecture(_ id: String, _ start: Date, minutes: Int = 90, cancelled: Bool = false) -> CourseDate {
+        CourseDate(
+            id: id, start: start, end: start.addingTimeInterval(TimeInterval(minutes * 60)), title: "Vorlesung",
+            description: nil, room: "Hörsaal 1", isCancelled: cancelled, cancellationNote: nil)
+    }
+
+    /// 10:15 on the Tuesday `week` weeks after 13 October 2026.
+    static func tuesday(week: Int) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = berlin
+        return calendar.date(byAdding: .day, value: 7 * week, to: berlin(2026, 10, 13, 10, 15)) ?? .distantPast
+    }
+
+    static let tuesdaySlot = ScheduleSlot(
+        id: "cycle-1", courseID: "c1", title: "INF-101 Einführung in die Informatik", weekday: 2, startMinute: 615,
+        endMinute: 705, room: "Hörsaal 1", description: "Vorlesung")
+
+    /// A course's dates as Stud.IP makes them: weekly Tuesdays at 10:15 from 13 October to 2 February without the
+    /// Christmas break, one cancelled, plus dates that are not the slot's (another time, another weekday, the
+    /// summer semester).
+    static var tuesdayDates: [CourseDate] {
+        var dates: [CourseDate] = []
+        for week in 0..<17 {
+            let start = tuesday(week: week)
+            let day = LocalTime(start, in: berlin)
+            if (day.month, day.day) == (12, 22) || (day.month, day.day) == (12, 29) { continue }
+            dates.append(lecture("w\(week)", start, cancelled: (day.month, day.day) == (12, 1)))
+        }
+        dates.append(lecture("exam", berlin(2027, 2, 9, 10, 15), minutes: 120))
+        dates.append(lecture("excursion", berlin(2026, 12, 3, 14, 0), minutes: 90))
+        dates.append(lecture("summer", berlin(2026, 7, 14, 10, 15)))
+        return dates
+    }
+
+    /// The timetable repeats a slot on exactly its course's dates: from the first (not the semester's first
+    /// Tuesday) to the last (not the semester's end), the break and the cancelled date excluded — as a real
+    /// parser expands it.
+    @Test func timetableRepeatsOnTheCoursesDatesOnly() async throws {
+        let events = Timetable.events(
+            Self.tuesdaySlot, courseDates: Self.tuesdayDates, semester: Self.winter, host: "h.example",
+            timeZone: Self.berlin)
         let parsed = try await Self.parse(
             ICalendar.calendar(name: "Stundenplan", events: events, timeZone: Self.berlin, stamp: Self.stamp),
             zone: "Europe/Berlin")
-        #expect(parsed.errors.isEmpty && parsed.events.count == 2)
-        let tuesday = try #require(parsed.events.first { $0.uid == "cycle-1@h.example" })
-        #expect(tuesday.start == "2026-10-06T10:15:00+02:00" && tuesday.end == "2026-10-06T11:45:00+02:00")
-        #expect(tuesday.rrule == "FREQ=WEEKLY;UNTIL=20270331T215900Z")
-        // Every Tuesday at 10:15 local, both sides of the change on 25 October.
-        #expect(tuesday.occurrences.count == 26)
-        #expect(tuesday.occurrences.allSatisfy { $0.hasSuffix("T10:15:00") })
-        #expect(tuesday.occurrences.first == "2026-10-06T10:15:00" && tuesday.occurrences.last == "2027-03-30T10:15:00")
-        let sunday = try #require(parsed.events.first { $0.uid == "cycle-2@h.example" })
-        #expect(sunday.start == "2026-10-04T16:15:00+02:00")
+        #expect(parsed.errors.isEmpty && parsed.events.count == 1)
+        let tuesday = try #require(parsed.events.first)
+        #expect(tuesday.uid == "cycle-1@h.example" && tuesday.summary == "INF-101 Einführung in die Informatik")
+        #expect(tuesday.start == "2026-10-13T10:15:00+02:00" && tuesday.end == "2026-10-13T11:45:00+02:00")
+        #expect(tuesday.rrule == "FREQ=WEEKLY;UNTIL=20270202T091500Z")
+        #expect(tuesday.exdates == ["2026-12-01T10:15:00", "2026-12-22T10:15:00", "2026-12-29T10:15:00"])
+        let held = Self.tuesdayDates.filter { $0.id.hasPrefix("w") && !$0.isCancelled }
+            .map { LocalTime($0.start, in: Self.berlin) }
+            .map { String(format: "%04d-%02d-%02dT%02d:%02d:00", $0.year, $0.month, $0.day, $0.hour, $0.minute) }
+        #expect(held.count == 14)
+        #expect(tuesday.occurrences == held, "both sides of the change to winter time at 10:15")
+    }
+
+    /// An entry that is no course's has no dates: weekly within the lecture period, not the semester.
+    @Test func ownEntryRepeatsWithinTheLecturePeriod() async throws {
+        let slot = ScheduleSlot(
+            id: "own", courseID: nil, title: "Sonntagsslot", weekday: 7, startMinute: 16 * 60 + 15,
+            endMinute: 17 * 60 + 45, room: nil, description: nil)
+        let events = Timetable.events(
+            slot, courseDates: nil, semester: Self.winter, host: "h.example", timeZone: Self.berlin)
+        let parsed = try await Self.parse(
+            ICalendar.calendar(name: "Stundenplan", events: events, timeZone: Self.berlin, stamp: Self.stamp),
+            zone: "Europe/Berlin")
+        let sunday = try #require(parsed.events.first)
+        #expect(sunday.occurrences.first == "2026-10-18T16:15:00" && sunday.occurrences.last == "2027-01-31T16:15:00")
+        #expect(sunday.occurrences.count == 16 && sunday.exdates.isEmpty)
+    }
+
+    /// A fortnightly cycle is a rule with `INTERVAL=2`, no exceptions; a slot whose dates are few and far apart
+    /// is one event per date; one date is one event without a rule; a slot without dates none.
+    @Test func sparseAndFortnightlySlots() async throws {
+        let fortnightly = (0..<7).map {
+            Self.lecture("f\($0)", Self.tuesday(week: 2 * $0))
+        }
+        let sparse = [0, 9, 17].map {
+            Self.lecture("s\($0)", Self.tuesday(week: $0))
+        }
+        func events(_ dates: [CourseDate]) -> [ICalendar.Event] {
+            Timetable.events(
+                Self.tuesdaySlot, courseDates: dates, semester: Self.winter, host: "h", timeZone: Self.berlin)
+        }
+        let parsed = try await Self.parse(
+            ICalendar.calendar(name: "x", events: events(fortnightly), timeZone: Self.berlin, stamp: Self.stamp),
+            zone: "Europe/Berlin")
+        #expect(
+            parsed.events.count == 1 && parsed.events.first?.rrule == "FREQ=WEEKLY;UNTIL=20270105T091500Z;INTERVAL=2")
+        #expect(parsed.events.first?.occurrences.count == 7 && parsed.events.first?.exdates == [])
+        let apart = events(sparse)
+        #expect(apart.count == 3 && Set(apart.map(\.uid)).count == 3 && apart.allSatisfy { $0.recurrence == nil })
+        let one = events(Array(sparse.prefix(1)))
+        #expect(one.count == 1 && one.first?.recurrence == nil && one.first?.uid == "cycle-1@h")
+        #expect(
+            events([]).isEmpty
+                && events(
+                    fortnightly.map {
+                        var date = $0
+                        date.isCancelled = true
+                        return date
+                    }
+                ).isEmpty)
     }
 
     /// Other zones' rules read off the system's data: a second Sunday (New York), the southern hemisphere
@@ -198,11 +279,11 @@ import Testing
                 summary: "\u{85}x"),
         ]
         let semester = RemoteSemester(id: "s", title: "", begin: .distantPast, end: .distantFuture)
-        let slots = [0, 12, -3].map {
-            ICalendar.Event(
+        let slots = [0, 12, -3].flatMap {
+            Timetable.events(
                 ScheduleSlot(
                     id: "s\($0)", courseID: nil, title: "", weekday: $0, startMinute: -5, endMinute: 5000, room: "",
-                    description: ""), semester: semester, host: "h", timeZone: Self.berlin)
+                    description: ""), courseDates: nil, semester: semester, host: "h", timeZone: Self.berlin)
         }
         let ics = ICalendar.calendar(name: "", events: odd + slots, timeZone: Self.berlin, stamp: .distantFuture)
         #expect(!ics.unicodeScalars.contains { $0.value < 0x20 && $0 != "\r" && $0 != "\n" })
@@ -235,13 +316,16 @@ import Testing
         var status: String
         var stamp: String
         var rrule: String?
-        /// Local start times of a repeating event, expanded by dateutil.
+        /// Local times of its EXDATEs.
+        var exdates: [String]
+        /// Local start times of its occurrences in 2000–2099, the rule expanded by Debian's
+        /// python3-recurring-ical-events (RRULE, EXDATE; Scripts/bootstrap installs it).
         var occurrences: [String]
     }
 
     static let script = """
         import datetime, json, sys, zoneinfo
-        from dateutil.rrule import rrulestr
+        import recurring_ical_events
         from icalendar import Calendar
         cal = Calendar.from_ical(open(sys.argv[1], 'rb').read())
         zone = zoneinfo.ZoneInfo(sys.argv[2])
@@ -252,16 +336,14 @@ import Testing
             t = base + datetime.timedelta(hours=hour)
             if t.astimezone(vtz).utcoffset() != t.astimezone(zone).utcoffset():
                 mismatches.append(t.isoformat())
+        occurrences = {}
+        for o in recurring_ical_events.of(cal).between((2000, 1, 1), (2100, 1, 1)):
+            occurrences.setdefault(str(o['UID']), []).append(o['DTSTART'].dt.replace(tzinfo=None).isoformat())
         events = []
         for e in cal.walk('VEVENT'):
             start = e['DTSTART']
             naive = start.dt.replace(tzinfo=None)
             rrule = e['RRULE'].to_ical().decode() if 'RRULE' in e else None
-            occurrences = []
-            if rrule:
-                until = e['RRULE']['UNTIL'][0].astimezone(zone).replace(tzinfo=None)
-                rule = rrulestr(rrule.split(';UNTIL=')[0], dtstart=naive)
-                occurrences = [o.isoformat() for o in rule.between(naive, until, inc=True)]
             events.append({
                 'uid': str(e['UID']), 'tzid': start.params.get('TZID'), 'start': start.dt.isoformat(),
                 'startByVTIMEZONE': vtz.localize(naive).isoformat(),
@@ -269,7 +351,10 @@ import Testing
                 'summary': str(e['SUMMARY']), 'location': str(e['LOCATION']) if 'LOCATION' in e else None,
                 'description': str(e['DESCRIPTION']) if 'DESCRIPTION' in e else None,
                 'status': str(e['STATUS']), 'stamp': e.decoded('DTSTAMP').isoformat(), 'rrule': rrule,
-                'occurrences': occurrences})
+                'exdates': [d.dt.replace(tzinfo=None).isoformat() for x in
+                    (e['EXDATE'] if isinstance(e.get('EXDATE'), list) else [e['EXDATE']] if 'EXDATE' in e else [])
+                    for d in x.dts],
+                'occurrences': sorted(occurrences.get(str(e['UID']), []))})
         errors = [str(error) for c in cal.walk() for error in c.errors]
         print(json.dumps({'calendarName': str(cal['X-WR-CALNAME']), 'errors': errors,
             'mismatches': mismatches[:5], 'events': events}))

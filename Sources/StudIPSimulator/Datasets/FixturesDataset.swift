@@ -33,12 +33,15 @@ enum FixturesDataset {
                     }
                 ))
         }
+        // The installation's only `semester_holiday` (fixtures-5.0.7-writes step 10): 24.12.2021–9.1.2022 (CET).
+        let unterbrechung = Holiday(name: "Unterbrechung", begin: 1_640_300_400, end: 1_641_769_199)
         for semester in data.semesters {
-            university.add(
-                Semester(
-                    id: semester.id, title: semester.title, begin: semester.begin, end: semester.end,
-                    lecturesBegin: semester.seminarsBegin, lecturesEnd: semester.seminarsEnd, token: semester.token,
-                    description: semester.description, visible: semester.visible, isCurrent: semester.isCurrent))
+            var added = Semester(
+                id: semester.id, title: semester.title, begin: semester.begin, end: semester.end,
+                lecturesBegin: semester.seminarsBegin, lecturesEnd: semester.seminarsEnd, token: semester.token,
+                description: semester.description, visible: semester.visible, isCurrent: semester.isCurrent)
+            if added.contains(unterbrechung.begin) { added.holidays = [unterbrechung] }
+            university.add(added)
         }
         for terms in data.termsOfUse {
             university.add(

@@ -45,7 +45,7 @@ extension GeneratedBuilder {
         }
     }
 
-    /// One weekly 90-minute slot from the first to the last lecture week, without the Christmas break.
+    /// One weekly 90-minute slot from the first to the last lecture week, none in the semester's breaks.
     private func regularDates(of course: Course, in semester: Semester, rng: inout SplitMix64) -> [CourseEvent] {
         let cycleID = rng.id()
         let weekday = rng.int(in: 1...5)
@@ -60,8 +60,7 @@ extension GeneratedBuilder {
         for week in 0..<20 {
             let start = BerlinTime.unix(begin[0], begin[1], first + 7 * week, hour, minute)
             guard start < semester.lecturesEnd else { break }
-            let day = BerlinTime.dateString(start)
-            if day > "\(begin[0])-12-23", day < "\(begin[0] + 1)-01-07" { continue }
+            if semester.isHoliday(start) { continue }
             dates.append(
                 CourseEvent(
                     id: rng.id(), courseID: course.id, cycleID: cycleID, start: start, end: start + 90 * 60,

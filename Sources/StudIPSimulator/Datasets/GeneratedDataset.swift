@@ -99,7 +99,8 @@ struct GeneratedBuilder {
     // MARK: - Semesters
 
     /// Adds the semester and returns it; titles and dates follow German universities ("WS 2026/27" runs
-    /// October to March, lectures from the second week of October to mid-February).
+    /// October to March, lectures from the second week of October to mid-February, without the break from
+    /// Christmas Eve to Epiphany).
     @discardableResult
     mutating func addSemester(summer: Bool, year: Int) -> Semester {
         let semester: Semester
@@ -112,12 +113,18 @@ struct GeneratedBuilder {
                 token: "SS\(year % 100)")
         } else {
             let next = (year + 1) % 100
-            semester = Semester(
+            var winter = Semester(
                 id: rng.id(), title: "WS \(year)/\(next.padded(2))", begin: BerlinTime.unix(year, 10, 1),
                 end: BerlinTime.unix(year + 1, 3, 31, 23, 59, 59),
                 lecturesBegin: BerlinTime.unix(year, 10, BerlinTime.day(1, onOrAfter: year, 10, 10)),
                 lecturesEnd: BerlinTime.unix(year + 1, 2, BerlinTime.day(5, onOrAfter: year + 1, 2, 8), 23, 59, 59),
                 token: "WS\(year % 100)")
+            winter.holidays = [
+                Holiday(
+                    name: "Unterbrechung", begin: BerlinTime.unix(year, 12, 24),
+                    end: BerlinTime.unix(year + 1, 1, 6, 23, 59, 59))
+            ]
+            semester = winter
         }
         university.add(semester)
         return semester

@@ -39,7 +39,8 @@ extension JSONAPIEnvironment {
         attributes += [("start", date(event.start)), ("end", date(event.end))]
         if layout.courseEventFlags { attributes.append(("type", .int(CourseEvent.typeIDs[event.category] ?? 5))) }
         attributes += [
-            ("categories", event.isCancelled ? [] : [.string(event.category)]), ("location", .string(event.room)),
+            ("categories", event.isCancelled ? [] : [.string(event.category)]),
+            ("location", event.room.isEmpty ? .null : .string(event.room)),
         ]
         if layout.courseEventFlags { attributes.append(("is-cancelled", .bool(event.isCancelled))) }
         attributes += [
@@ -191,7 +192,8 @@ extension JSONAPIEnvironment {
             attributes: [
                 ("title", .string(title)), ("description", .string(time.description)),
                 ("start", .string(Self.clock(time.startMinute))), ("end", .string(Self.clock(time.endMinute))),
-                ("weekday", .int(time.weekday)),
+                // 0 = Sunday … 6 = Saturday, as 5.0.7 says 2 for Tuesday.
+                ("weekday", .int(time.weekday % 7)),
                 (
                     "recurrence",
                     [

@@ -71,6 +71,9 @@ public struct Semester: Sendable, Hashable {
     public var end: Int
     public var lecturesBegin: Int
     public var lecturesEnd: Int
+    /// Lecture-free breaks (`semester_holiday`, "Unterbrechung" over Christmas): Stud.IP makes no date of a
+    /// course's regular time inside one. Neither API shows them.
+    public var holidays: [Holiday] = []
     public var visible: Bool = true
     /// Pins `Semester::findCurrent()` for datasets captured on a fixed date; nil lets the clock decide.
     public var isCurrent: Bool?
@@ -92,6 +95,22 @@ public struct Semester: Sendable, Hashable {
     }
 
     public func contains(_ time: Int) -> Bool { begin <= time && time <= end }
+
+    /// Whether `time` falls into one of the semester's breaks.
+    public func isHoliday(_ time: Int) -> Bool { holidays.contains { $0.begin <= time && time <= $0.end } }
+}
+
+/// A lecture-free break (`semester_holiday`): Unix seconds, both ends included.
+public struct Holiday: Sendable, Hashable {
+    public var name: String
+    public var begin: Int
+    public var end: Int
+
+    public init(name: String, begin: Int, end: Int) {
+        self.name = name
+        self.begin = begin
+        self.end = end
+    }
 }
 
 /// A user's membership in a course (`seminar_user`).

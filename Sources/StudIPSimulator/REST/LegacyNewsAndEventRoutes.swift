@@ -24,9 +24,15 @@ extension LegacyEnvironment {
         return .object(object)
     }
 
-    /// `formatReady`: the stored HTML without its marker, in Stud.IP's content wrapper.
+    /// `formatReady`: the stored HTML without its marker, in Stud.IP's content wrapper; a body without the marker
+    /// is text, escaped, with a `<br>` for each line break.
     static func formatted(_ content: String) -> String {
-        let body = content.hasPrefix("<!--HTML-->") ? String(content.dropFirst("<!--HTML-->".count)) : content
+        let body =
+            content.hasPrefix("<!--HTML-->")
+            ? String(content.dropFirst("<!--HTML-->".count))
+            : content.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\r\n", with: "\n")
+                .replacingOccurrences(of: "\n", with: "<br>\n")
         return "<div class=\"formatted-content\">" + body + "</div>"
     }
 
@@ -72,7 +78,7 @@ extension LegacyEnvironment {
                 "event_id": .string(event.id), "start": .string(String(event.start)),
                 "end": .string(String(event.end)), "title": .string(university.timeSpan(of: event)), "description": "",
                 "categories": .string(event.category),
-                "room": .string(event.isCancelled ? "(fällt aus)" : "(\(event.room))"),
+                "room": .string(Self.room(of: event)),
                 "deleted": event.isCancelled ? true : .null,
                 "canceled": event.holiday.map(JSON.string) ?? false,
             ]
@@ -101,6 +107,13 @@ extension LegacyEnvironment {
         return tagged(envelope(items, keyed: false))
     }
 
+    /// 5.0.7's `room` of a course date: in parentheses, Stud.IP's placeholder without them when there is none,
+    /// and for a cancelled date "(fällt aus)" or the holiday it fell on ("(Pfingstmontag)").
+    static func room(of event: CourseEvent) -> String {
+        if event.isCancelled { return "(\(event.holiday ?? "fällt aus"))" }
+        return event.room.isEmpty ? "keine Raumangabe" : "(\(event.room))"
+    }
+
     func userCalendar(id: String, viewer: User) -> SimResponse {
         guard id == viewer.id else { return error(401, "") }
         return .text(
@@ -126,7 +139,8 @@ extension LegacyEnvironment {
                     "start": .int(time.startMinute / 60 * 100 + time.startMinute % 60),
                     "end": .int(time.endMinute / 60 * 100 + time.endMinute % 60),
                     "content": .string("\(name) (\(lecturers.joined(separator: ", ")))"),
-                    "title": .string("\(time.description)(\(time.rooms.joined(separator: ", ")))"),
+                    "title": .string(
+                        time.description + (time.rooms.isEmpty ? "" : "(\(time.rooms.joined(separator: ", ")))")),
                     "color": .int(group + 1), "type": "sem",
                 ]
                 return ("\(time.courseID)-\(time.id)", value)
