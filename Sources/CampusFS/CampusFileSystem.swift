@@ -368,6 +368,7 @@ public final class CampusFileSystem: FileSystemOperations {
     ) {
         let key = CacheDocument(id: current.id, version: current.version).version
         let (id, keepCache) = register(handle, inode: inode, opener: opener, current: key)
+        if current.size == 0, handle.size > 0 { forgetSize(of: inode) }
         let opened = reply.open(handle: id, keepCache: keepCache)
         scans.answered(inode, by: opener, served: opened ? .document(current.version) : nil)
         if !opened {
@@ -506,6 +507,19 @@ public final class CampusFileSystem: FileSystemOperations {
         }
     }
 
+    /// A document the metadata says is empty opened with bytes (one hosted elsewhere, ``size(of:)``): the kernel
+    /// would end every read at the size of 0 it cached, so it forgets the inode's attributes before the open answers
+    /// and asks `getattr` again at the first read. Safe inside the open: the kernel holds no lock an invalidation
+    /// of this inode needs while it waits for an open without `O_TRUNC`, and an empty file has no cached pages.
+    private func forgetSize(of inode: Inode) {
+        guard let session = session.withLock({ $0 }) else { return }
+        do throws(FUSEKitError) {
+            try session.invalidateInode(inode)
+        } catch {
+            logger.warning("cannot invalidate inode \(inode): \(error)")
+        }
+    }
+
     /// Lets ``showInTagView(_:)`` reach the kernel.
     func attach(_ session: FUSESession) {
         self.session.withLock { $0 = session }
@@ -581,10 +595,13 @@ public final class CampusFileSystem: FileSystemOperations {
         Entry(attributes: attributes(of: node), entryTimeout: timeouts.entry, attributeTimeout: timeouts.attributes)
     }
 
+    /// The modes a copy should get, since `cp -a`, `rsync -a` and file managers copy them: an ordinary tree the
+    /// user may change and delete (with 0555 folders, `rm -r` of a copied course failed). The mount itself stays
+    /// read-only all the same: every write is refused with `EROFS`, `access(W_OK)` included (docs/mount.md).
     private func mode(of node: Node) -> mode_t {
         switch node.kind {
-        case .directory: S_IFDIR | 0o555
-        case .file: S_IFREG | (node.isLocked ? 0 : 0o444)
+        case .directory: S_IFDIR | 0o755
+        case .file: S_IFREG | (node.isLocked ? 0 : 0o644)
         case .symlink: S_IFLNK | 0o777
         }
     }
@@ -601,7 +618,14 @@ public final class CampusFileSystem: FileSystemOperations {
             tv_nsec: readable ? Int((node.mtime.timeIntervalSince1970 - seconds) * 1_000_000_000) : 0)
         return Attributes(
             inode: Inode(node.inode), mode: mode(of: node), linkCount: 1, userID: owner.user, groupID: owner.group,
-            size: node.size, accessed: time, modified: time, changed: time)
+            size: size(of: node), accessed: time, modified: time, changed: time)
+    }
+
+    /// The metadata's size, except for a document it says is empty that has a cached copy: Stud.IP records 0 for
+    /// a document hosted elsewhere whose size it was not told, so once the host sent it, its length is the truth.
+    private func size(of node: Node) -> Int64 {
+        guard node.size == 0, node.item == .document, let id = node.studipID else { return node.size }
+        return cache.cachedSize(of: id) ?? 0
     }
 
     /// An interrupted wait is the caller's doing (a signal), not a failure worth a warning.

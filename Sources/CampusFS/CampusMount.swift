@@ -78,10 +78,13 @@ public final class CampusMount: Sendable {
     /// Mounts at `mountpoint` and starts serving; returns once the mount exists (requests that arrive before the
     /// loop runs wait in the kernel). With `exitOnSignals`, SIGINT, SIGTERM and SIGHUP unmount cleanly (one mount
     /// per process may own them: the daemon's). `whenStopping` runs once, on the thread that stops the mount (a
-    /// signal's, ``stop(timeout:)``'s caller), before it unmounts.
+    /// signal's, ``stop(timeout:)``'s caller), before it unmounts. `allowOther` lets other users in (FUSE
+    /// `allow_other`; a user's mount needs `user_allow_other` in /etc/fuse.conf): the command never asks for it,
+    /// the tests do, to copy out of root's mount as an ordinary user where /dev/fuse is root's alone.
     public func start(
         at mountpoint: String, fileSystemName: String = "campusfs", exitOnSignals: Bool = false,
-        loop: LoopConfiguration = LoopConfiguration(maxThreads: 16), whenStopping: (@Sendable () -> Void)? = nil
+        allowOther: Bool = false, loop: LoopConfiguration = LoopConfiguration(maxThreads: 16),
+        whenStopping: (@Sendable () -> Void)? = nil
     ) throws(MountError) {
         let session: FUSESession
         do throws(FUSEKitError) {
@@ -90,7 +93,7 @@ public final class CampusMount: Sendable {
                 // No default_permissions: with it, the kernel lets only root set tags on a read-only document.
                 options: MountOptions(
                     fileSystemName: fileSystemName, subtype: "campusfs", defaultPermissions: false,
-                    kernel: Self.kernelSettings))
+                    allowOther: allowOther, kernel: Self.kernelSettings))
         } catch {
             throw .session(error)
         }

@@ -49,9 +49,21 @@ public enum CampusAttribute: String, CaseIterable, Sendable {
         }
     }
 
-    /// The attributes a node has, for `listxattr`.
+    /// Whether `listxattr` names the attribute: only what means the same on a copy — the user's tags and rating,
+    /// Stud.IP's description and where the item came from (the freedesktop names desktops show). `cp -a`,
+    /// `rsync -X` and file managers copy every listed `user.*` name, and CampusFS's own (the cache state, the
+    /// highlight, the pin, Stud.IP's ids, the MIME type Stud.IP guessed) mean nothing on a local disk; they answer
+    /// `getxattr` by name all the same (docs/mount.md, "Copying out of the mount").
+    var isListed: Bool {
+        switch self {
+        case .tags, .rating, .comment, .originURL: true
+        default: false
+        }
+    }
+
+    /// The attributes `listxattr` names for a node: the listed ones it has.
     static func names(of info: NodeInfo) -> [String] {
-        allCases.filter { $0 == .state ? info.document != nil : $0.value(of: info) != nil }.map(\.rawValue)
+        allCases.filter { $0.isListed && $0.value(of: info) != nil }.map(\.rawValue)
     }
 }
 

@@ -211,6 +211,23 @@ public actor ContentCache {
         }
     }
 
+    /// Makes the next open of each cached copy of `documentIDs` (nil: of every document) ask the server first, as
+    /// one past the revalidation interval does: `campusfs refresh` means "what is on Stud.IP now", and a new version
+    /// of the same size changes nothing a listing shows (docs/mount.md, "Versions"). Scans still do not ask.
+    public nonisolated func requireRevalidation(of documentIDs: Set<String>?) {
+        book.withLock { book in
+            for (id, cached) in book.index where cached.validatedAt != nil && documentIDs?.contains(id) ?? true {
+                book.index[id]?.validatedAt = nil
+            }
+        }
+    }
+
+    /// The length of the cached copy of `documentID`, nil when none is cached: what `stat` shows of a document whose
+    /// metadata says 0 bytes, which for one hosted elsewhere means "unknown" (``DownloadJob``).
+    public nonisolated func cachedSize(of documentID: String) -> Int64? {
+        book.withLock { $0.index[documentID]?.entry.size }
+    }
+
     /// `user.campusfs.state` for a document whose metadata names `currentVersion`.
     public func state(of documentID: String, currentVersion: String) -> DocumentCacheState {
         if activeTransfer(documentID) != nil { return .downloading }
@@ -482,16 +499,17 @@ public actor ContentCache {
         await delete(paths: [transfer.temporaryPath])
     }
 
-    /// The job finished a body: record the blob (sidecar = commit point), drop the version it replaces.
-    func commit(_ transfer: Transfer, blob: String, etag: String?, lastModified: Date?) async {
+    /// The job finished a body of `size` bytes (the metadata's, unless that was 0: unknown): record the blob
+    /// (sidecar = commit point), drop the version it replaces.
+    func commit(_ transfer: Transfer, blob: String, size: Int64, etag: String?, lastModified: Date?) async {
         let document = transfer.document
         guard isCurrent(transfer) else {
             await delete(paths: [layout.blobPath(blob)])
             return
         }
         let entry = CacheEntry(
-            documentID: document.id, version: document.version, size: document.size, etag: etag,
-            lastModified: lastModified, blob: blob)
+            documentID: document.id, version: document.version, size: size, etag: etag, lastModified: lastModified,
+            blob: blob)
         let free: Int64?
         do throws(ContentCacheError) {
             free = try await BlockingPool.shared.run { [layout] () throws(ContentCacheError) in

@@ -30,13 +30,14 @@ struct DownloadJob: Sendable {
         case .content(let body):
             // Checked before the transfer counts as started: an open that has not answered yet can still refresh
             // the metadata and try again instead of failing.
-            if let length = body.expectedLength, length != transfer.document.size {
+            if let expected = expectedSize, let length = body.expectedLength, length != expected {
                 await cache.abandon(transfer, error: mismatch(length))
                 return
             }
             guard transfer.respond(notModified: false) else { return }
+            let size: Int64
             do throws(ContentCacheError) {
-                try await stream(body)
+                size = try await stream(body)
                 try await BlockingPool.shared.run { [transfer, blobPath] () throws(ContentCacheError) in
                     try transfer.descriptor.sync()
                     try CacheLayout.rename(transfer.temporaryPath, to: blobPath)
@@ -45,15 +46,21 @@ struct DownloadJob: Sendable {
                 await cache.abandon(transfer, error: error)
                 return
             }
-            await cache.commit(transfer, blob: blob, etag: body.etag, lastModified: body.lastModified)
+            await cache.commit(transfer, blob: blob, size: size, etag: body.etag, lastModified: body.lastModified)
         }
     }
 
-    private func stream(_ body: DownloadBody) async throws(ContentCacheError) {
-        let expected = transfer.document.size
+    /// The size the body must have; nil when the metadata's is 0, which for a document hosted elsewhere means
+    /// "unknown": Stud.IP 5.0.7's "add URL" dialog records 0 whatever the host serves, so the document is what the
+    /// host sends (docs/mount.md, "Documents hosted elsewhere"). A document that is empty on Stud.IP stays empty.
+    private var expectedSize: Int64? { transfer.document.size == 0 ? nil : transfer.document.size }
+
+    /// Streams the body to the temporary file; returns its length.
+    private func stream(_ body: DownloadBody) async throws(ContentCacheError) -> Int64 {
+        let expected = expectedSize
         var written: Int64 = 0
         while let chunk = try await nextChunk(body) {
-            guard written + Int64(chunk.count) <= expected else { throw mismatch(written + Int64(chunk.count)) }
+            if let expected, written + Int64(chunk.count) > expected { throw mismatch(written + Int64(chunk.count)) }
             try await BlockingPool.shared.run {
                 [descriptor = transfer.descriptor, offset = written] () throws(ContentCacheError) in
                 try descriptor.write(chunk, at: offset)
@@ -61,7 +68,8 @@ struct DownloadJob: Sendable {
             written += Int64(chunk.count)
             guard transfer.advance(to: written), !Task.isCancelled else { throw .cancelled }
         }
-        guard written == expected else { throw mismatch(written) }
+        if let expected, written != expected { throw mismatch(written) }
+        return written
     }
 
     private func nextChunk(_ body: DownloadBody) async throws(ContentCacheError) -> [UInt8]? {

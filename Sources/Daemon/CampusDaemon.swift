@@ -465,7 +465,9 @@ public final class CampusDaemon: Sendable {
                 return .failure("\(path ?? "/"): \(error)", exitCode: 1)
             }
             switch await refresh(courseIDs: courseIDs) {
-            case .success(let report): return ControlResponse(refresh: RefreshOutcome(report))
+            case .success(let report):
+                await revalidateOnOpen(courseIDs: courseIDs)
+                return ControlResponse(refresh: RefreshOutcome(report))
             case .failure(let error): return .failure(error.description, exitCode: error.exitCode)
             }
         case .login(let given):
@@ -519,6 +521,21 @@ public final class CampusDaemon: Sendable {
                 return .failure("the search index cannot be read (see the daemon's log)", exitCode: 4)
             }
             return ControlResponse(index: index)
+        }
+    }
+
+    /// After `campusfs refresh` (not the poller's refreshes), the next open of each cached document below what
+    /// was refreshed asks the server whether its bytes are still current: a same-size new version shows in no
+    /// listing (docs/mount.md, "Versions").
+    private func revalidateOnOpen(courseIDs: Set<String>?) async {
+        let cache = mount.fileSystem.cache
+        guard let courseIDs else { return cache.requireRevalidation(of: nil) }
+        do throws(StoreError) {
+            cache.requireRevalidation(
+                of: try await store.run { store throws(StoreError) in try store.documentIDs(inCourses: courseIDs) })
+        } catch {
+            logger.warning(
+                "cannot list the refreshed courses' documents, so their cached copies are not asked: \(error)")
         }
     }
 

@@ -45,10 +45,12 @@ private struct ExistingItem {
     var mtime: Double
     var fileID: String?
     var highlight: String?
+    /// A document's name on Stud.IP, as the last listing gave it.
+    var documentName: String?
 
     static let query = """
         SELECT n.inode, n.parent, n.name, n.base_name, n.item_kind, n.studip_id, n.course_id, n.size, n.mtime,
-               d.file_id, d.highlight
+               d.file_id, d.highlight, d.name AS document_name
         FROM node n LEFT JOIN document d ON d.inode = n.inode
         """
 
@@ -68,6 +70,7 @@ private struct ExistingItem {
         mtime = try row.decode(forColumn: "mtime")
         fileID = try row.decode(forColumn: "file_id")
         highlight = try row.decode(forColumn: "highlight")
+        documentName = try row.decode(forColumn: "document_name")
     }
 }
 
@@ -333,7 +336,7 @@ private struct CourseRefresh {
     }
 
     private mutating func apply(_ document: RemoteDocument, parent: Int64) throws -> Int64 {
-        let base = Naming.documentName(document.name, mimeType: document.mimeType, id: document.id)
+        let base = baseName(of: document)
         let changed = document.changed.timeIntervalSince1970
         let inode: Int64
         let highlight: Highlight?
@@ -368,6 +371,15 @@ private struct CourseRefresh {
         try DocumentRecord(inode: inode, document: document, highlight: highlight).save(
             db, isNew: documents[document.id] == nil)
         return inode
+    }
+
+    /// A document's base name: while its Stud.IP name stays, the one it has, since the extension added from the MIME
+    /// type must not flip when only the MIME type changes (DESIGN.md §1.3). Stud.IP 5.0.7 derives the type from the
+    /// name again at every new version, so `Hinweise.` went from `text/plain` to `application/octet-stream`
+    /// (docs/metadata-store.md, "Names").
+    private func baseName(of document: RemoteDocument) -> String {
+        if let existing = documents[document.id], existing.documentName == document.name { return existing.baseName }
+        return Naming.documentName(document.name, mimeType: document.mimeType, id: document.id)
     }
 
     /// Moves or renames an existing node when its parent or base name changed; returns its old path then.

@@ -224,6 +224,22 @@ extension MetadataStore {
         return below.isEmpty ? nil : Set(below)
     }
 
+    /// The ids of the documents in these courses, for `campusfs refresh PATH` to make their cached copies ask the
+    /// server again.
+    public func documentIDs(inCourses courseIDs: Set<String>) throws(StoreError) -> Set<String> {
+        try read("listing the documents of \(courseIDs.count) courses") { db in
+            var found = Set<String>()
+            for courseID in courseIDs {
+                found.formUnion(
+                    try String.fetchAll(
+                        db.cachedStatement(
+                            sql: "SELECT studip_id FROM node WHERE course_id = ? AND item_kind = 'document'"),
+                        arguments: [courseID]))
+            }
+            return found
+        }
+    }
+
     /// The course each of `inodes` lies in, so that what a refresh found can be told per course (the desktop
     /// notifications); nodes outside a course (a semester's timetable) are left out.
     public func courses(containing inodes: some Sequence<Int64>) throws(StoreError) -> [Int64: CourseHeading] {

@@ -66,6 +66,38 @@ import Testing
         #expect(fixture.downloader.bodies == 2)
     }
 
+    /// `campusfs refresh` makes the next open of the refreshed documents' cached copies ask once, however recently
+    /// they were confirmed (same size, new bytes: nothing in a listing shows it); others and scans do not ask.
+    @Test func afterRequiringRevalidationTheNextOpenAsksOnce() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (slides, _) = fixture.document("slides", size: 5000, etag: "\"1 100 5000\"")
+        let (other, _) = fixture.document("other", size: 100, etag: "e1")
+        let cache = try fixture.cache(revalidationInterval: .seconds(600))
+        _ = try await cache.load(slides)
+        _ = try await cache.load(other)
+        let newBytes = content("fixed slides", size: 5000)
+        fixture.downloader.set("slides", newBytes, etag: "\"1 101 5000\"")
+        #expect(try await cache.load(slides) != newBytes, "within the interval nothing asks")
+
+        cache.requireRevalidation(of: ["slides"])
+        let scanned = try #require(cache.openCached(slides, revalidate: false))
+        cache.release(scanned)
+        #expect(fixture.downloader.requests.count == 2, "a scan's open does not ask")
+        #expect(cache.openCached(slides) == nil, "a person's open goes to the server")
+        #expect(try await cache.load(slides) == newBytes)
+        #expect(fixture.downloader.requests.count == 3)
+        #expect(fixture.downloader.requests.last?.ifNoneMatch == "\"1 100 5000\"")
+        #expect(try await cache.load(slides) == newBytes)
+        _ = try await cache.load(other)
+        #expect(fixture.downloader.requests.count == 3, "asked once; other documents not at all")
+
+        cache.requireRevalidation(of: nil)
+        _ = try await cache.load(other)
+        #expect(fixture.downloader.requests.last?.documentID == "other")
+        #expect(fixture.downloader.requests.count == 4)
+    }
+
     @Test func withinTheIntervalAnOpenAsksNothing() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }

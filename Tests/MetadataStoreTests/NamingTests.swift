@@ -160,6 +160,28 @@ import Testing
         #expect(try store.names(course) == ["Blatt (2).pdf"])
     }
 
+    /// Stud.IP 5.0.7 derives a new version's MIME type from its name again (`Hinweise.`: `text/plain` →
+    /// `application/octet-stream`): the document keeps its name and nothing is reported moved; a rename on Stud.IP
+    /// still renames it, with the extension its MIME type gives then.
+    @Test func aMIMETypeChangeIsNotARename() throws {
+        let course = "WS 2026-27/INF-101 Foo"
+        let first = document("d-h", in: root(info101), "Hinweise.", mime: "text/plain")
+        let store = try MetadataStore.withCourse(content(info101, documents: [first]))
+        #expect(try store.names(course) == ["Hinweise..txt"])
+        var retyped = first
+        retyped.mimeType = "application/octet-stream"
+        retyped.fileID = "new-version"
+        let summary = try store.applyCourse(content(info101, documents: [retyped]), now: now + day)
+        #expect(try store.names(course) == ["Hinweise..txt"])
+        #expect(summary.moved.isEmpty)
+        #expect(summary.changed.map(\.path) == [course + "/Hinweise..txt"])
+        var renamed = retyped
+        renamed.name = "Hinweise"
+        let again = try store.applyCourse(content(info101, documents: [renamed]), now: now + 2 * day)
+        #expect(try store.names(course) == ["Hinweise"])
+        #expect(again.moved.map(\.to) == [course + "/Hinweise"])
+    }
+
     @Test func duplicateFoldersAndCoursesAreNumbered() throws {
         let twin = makeCourse("c-twin", "INF-101", "Foo", [ws2627])
         let store = try MetadataStore.temporary()

@@ -6,7 +6,11 @@ import NIOCore
 ///
 /// It serves `/elsewhere/<document id>/<name>` with deterministic bytes of the document's size and records
 /// whether a request arrived with credentials, so tests can prove a client never forwards its Stud.IP login.
+/// A document Stud.IP recorded as 0 bytes (5.0.7's "add URL" dialog stores 0) is ``unrecordedLength`` bytes here:
+/// the host has the real document whatever Stud.IP wrote down (issue 28: 123,316 bytes on the real one).
 struct ExternalHost: HTTPResponder {
+    static let unrecordedLength = 123_316
+
     typealias Context = BasicRequestContext
 
     let store: UniversityStore
@@ -27,7 +31,7 @@ struct ExternalHost: HTTPResponder {
         }
         var fields = HTTPFields()
         fields[.contentType] = document.mimeType
-        let size = document.size
+        let size = document.size > 0 ? document.size : Self.unrecordedLength
         let streamer = Streamer(statistics: statistics, settings: settings)
         let bytes = ContentGenerator.externalBytes(path: url, size: size)
         let body = streamer.stream(id: document.id, size: size, fault: nil) { offset, length in

@@ -36,6 +36,27 @@ struct HostedElsewhereTests {
         }
     }
 
+    /// Stud.IP 5.0.7's "add URL" dialog records 0 bytes whatever the host serves. A 0 means unknown: `cat` gets
+    /// what the host sends (it failed with EIO: "Stud.IP sent 123316 bytes, the metadata says 0", refresh or not)
+    /// and `stat` shows that length from the open on.
+    @Test func aDocumentHostedElsewhereRecordedAsEmptyOpensWithWhatTheHostSends() async throws {
+        try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
+            let relative = try campus.path(named: "Online-Skript (extern).txt")
+            let id = try #require(try campus.document(relative)?.id)
+            _ = try campus.sim.store.mutate { university in
+                guard var ref = university.fileRefs[id] else { return }
+                ref.size = 0
+                try university.update(ref)
+            }
+            try await campus.refresh()
+            #expect(try campus.store.resolve(path: relative).size == 0)
+            let path = campus.path(relative)
+            let read = try await shell("stat -c %s \(path) && cat \(path) | wc -c && stat -c %s \(path)")
+            let served = String(ExternalHost.unrecordedLength)
+            #expect(read.lines == ["0", served, served], "\(read.stderr)")
+        }
+    }
+
     /// `campusfs status` reads the server link's state: another host that is down leaves it online.
     @Test func anUnreachableHostLeavesTheServerOnline() async throws {
         try await withSimulator(.generated(.small, seed: 1), flavour: .v55) { sim async throws in

@@ -71,8 +71,7 @@ struct MountAttributeTests {
                     "b'\(readme.id)'", "\(id.count)", "ERANGE", "b'\(readme.mimeType)'", "ENODATA", "ok",
                     "b'exam,week 3'", "EEXIST", "ENODATA", "ok", "b'7'", "EINVAL", "EPERM", "EINVAL", "ENOTSUP",
                     "ENOTSUP", "ENODATA", "ENODATA",
-                    "['user.baloo.rating', 'user.campusfs.id', 'user.campusfs.license', 'user.campusfs.owner', "
-                        + "'user.campusfs.state', 'user.mime_type', 'user.xdg.comment', 'user.xdg.origin.url', 'user.xdg.tags']",
+                    "['user.baloo.rating', 'user.xdg.comment', 'user.xdg.origin.url', 'user.xdg.tags']",
                     "ok", "ENODATA", "EPERM", "ENODATA",
                 ])
         }
@@ -109,10 +108,16 @@ struct MountAttributeTests {
             #expect(set.status == 0, "\(set.stderr)")
             let text = set.stdout
             #expect(text.contains("user.xdg.tags=\"exam,week 3\""), "\(text)")
-            #expect(text.contains("user.campusfs.id=\"\(readme.id)\""))
-            #expect(text.contains("user.campusfs.state=\"remote\""))
-            #expect(text.contains("user.mime_type=\"\(readme.mimeType)\""))
-            #expect(text.contains("user.campusfs.new=\""), "a course folder counts its highlighted documents")
+            // CampusFS's own attributes are not listed (a copy must not carry them) but answer by name.
+            #expect(!text.contains("user.campusfs."), "\(text)")
+            let named = try await shell(
+                ["user.campusfs.id", "user.campusfs.state", "user.mime_type"].map {
+                    "getfattr --absolute-names -n \($0) \(campus.path(Self.readme)) && "
+                }.joined() + "getfattr --absolute-names -n user.campusfs.new \(campus.path(Self.course))")
+            #expect(named.stdout.contains("user.campusfs.id=\"\(readme.id)\""), "\(named.stdout)")
+            #expect(named.stdout.contains("user.campusfs.state=\"remote\""))
+            #expect(named.stdout.contains("user.mime_type=\"\(readme.mimeType)\""))
+            #expect(named.stdout.contains("user.campusfs.new=\""), "a course folder counts its highlighted documents")
 
             let before = campus.mount.counters.snapshot().attributeReads
             let listing = try await shell(

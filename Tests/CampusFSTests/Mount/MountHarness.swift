@@ -94,7 +94,8 @@ struct MountedCampus: Sendable {
     /// Starts everything, runs `body`, and always unmounts, checking that no mount is left behind.
     static func with(
         _ dataset: Dataset = .fixtures507, flavour: Flavour = .v50, user: String = "test_autor",
-        cache: ContentCacheConfiguration = ContentCacheConfiguration(), _ body: (MountedCampus) async throws -> Void
+        cache: ContentCacheConfiguration = ContentCacheConfiguration(), allowOther: Bool = false,
+        _ body: (MountedCampus) async throws -> Void
     ) async throws {
         try await Campus.with(dataset, flavour: flavour, user: user) { campus in
             let directory = try temporaryDirectory("campusfs-mount")
@@ -106,7 +107,7 @@ struct MountedCampus: Sendable {
             guard let downloader = campus.source.downloader else { throw MountHarness.Failure.noDownloader }
             let mount = try CampusMount(
                 store: campus.store, cacheDirectory: cacheDirectory, downloader: downloader, cacheConfiguration: cache)
-            try mount.start(at: directory)
+            try mount.start(at: directory, allowOther: allowOther)
             let mounted = MountedCampus(
                 campus: campus, mount: mount, directory: directory, cacheDirectory: cacheDirectory)
             do {

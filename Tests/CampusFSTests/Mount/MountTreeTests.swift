@@ -86,8 +86,8 @@ struct MountTreeTests {
                 let stat = try await shell("stat -c '%s %Y %a %u %F' \(campus.path(path))")
                 let (mode, type) =
                     switch node.kind {
-                    case .directory: ("555", "directory")
-                    case .file: ("444", node.size == 0 ? "regular empty file" : "regular file")
+                    case .directory: ("755", "directory")
+                    case .file: ("644", node.size == 0 ? "regular empty file" : "regular file")
                     case .symlink: ("777", "symbolic link")
                     }
                 let mtime = Int(node.mtime.timeIntervalSince1970.rounded(.down))
@@ -146,7 +146,7 @@ struct MountTreeTests {
             #expect(campus.mount.counters.snapshot().opens > opensBefore)
             let stat = try await shell(
                 "stat -c '%s %a' \(campus.path(scan.path)) \(campus.path(neighbour.path))")
-            #expect(stat.lines == ["\(scan.node.size) 0", "\(neighbour.node.size) 444"], "\(stat.stderr)")
+            #expect(stat.lines == ["\(scan.node.size) 0", "\(neighbour.node.size) 644"], "\(stat.stderr)")
         }
     }
 }

@@ -134,7 +134,7 @@ struct OtherUserTests {
             let result = try await shell("\(student) bash -c \(quoted(script))", timeout: 60)
             #expect(
                 result.lines == [
-                    "444", "555", "tagged", "rated", "flagged", "folder tagged", "exam,week1", "8", "readable",
+                    "644", "755", "tagged", "rated", "flagged", "folder tagged", "exam,week1", "8", "readable",
                     "not writable", "searchable", "Read-only file system", "Read-only file system",
                 ], "\(result.stderr)")
             let unmount = try await shell("\(student) \(quoted(binary)) unmount \(quoted(mountpoint))", timeout: 30)
