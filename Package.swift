@@ -205,7 +205,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CourseFilesTests",
-            dependencies: ["CourseFiles", "StudIPModel", "TestSupport"]
+            // StudIPWire: the timetable made of captured 5.0.7 responses (TimetableCaptureTests).
+            dependencies: ["CourseFiles", "StudIPModel", "StudIPWire", "TestSupport"]
         ),
         .testTarget(
             name: "TextGrepTests",

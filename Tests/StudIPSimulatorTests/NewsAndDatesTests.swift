@@ -105,6 +105,48 @@ struct NewsAndDatesTests {
             #expect(week.contains { $0["id"] as? String == added["id"] as? String }, "a new date this week is listed")
         }
     }
+
+    /// What 5.0.7 writes where there is no room or no HTML (fixtures-5.0.7-writes step 10, issue 28): legacy
+    /// "keine Raumangabe" and JSON:API null for a date without a room, "(<holiday>)" for one cancelled on a
+    /// holiday, a schedule title without "()" when no date has a room, and a `<br>` per line of a text body.
+    @Test func noRoomAndNoHTMLAsStudIPWritesThem() async throws {
+        var university = try Dataset.fixtures507More.load()
+        let dates = university.events(ofCourse: Self.inf101)
+        for var date in dates where date.cycleID != nil {
+            date.room = ""
+            university.add(date)
+        }
+        var whit = try #require(dates.first { $0.cycleID == nil && !$0.isCancelled })
+        whit.isCancelled = true
+        whit.holiday = "Pfingstmontag"
+        university.add(whit)
+        university.add(
+            News(
+                id: "plainnews0000000000000000000000a", title: "Text", content: "Zeile 1\nZeile <2>",
+                authorID: "205f3efb7997a0fc9755da2b535038da", rangeIDs: [Self.inf101], date: university.now - 60,
+                expire: 86_400, mkdate: university.now - 60, chdate: university.now - 60))
+        try await withSimulator(.custom(university)) { sim async throws in
+            let rest = try await restItems("course/\(Self.inf101)/events?limit=100", sim)
+            let jsonAPIEvents = try await jsonAPIItems("courses/\(Self.inf101)/events?page[limit]=100", sim)
+            let regular = try #require(dates.first { $0.cycleID != nil && !$0.isCancelled })
+            #expect(rest.first { $0["event_id"] as? String == regular.id }?["room"] as? String == "keine Raumangabe")
+            let item = try #require(jsonAPIEvents.first { $0["id"] as? String == regular.id })
+            #expect((item["attributes"] as? [String: Any])?["location"] is NSNull)
+            let cancelled = try #require(rest.first { $0["event_id"] as? String == whit.id })
+            #expect(
+                cancelled["room"] as? String == "(Pfingstmontag)" && cancelled["canceled"] as? String == "Pfingstmontag"
+            )
+            let schedule = try object(
+                try await HTTP.get(
+                    "\(sim.baseURL)/api.php/user/e7a0a84b161f3e8c09b4a0a2e8a58147/schedule",
+                    headers: [HTTP.basic("test_autor")]))
+            let tuesday = try #require(schedule["1"] as? [String: [String: Any]])
+            #expect(tuesday.values.map { $0["title"] as? String } == ["Vorlesung"])
+            let news = try await restItems("course/\(Self.inf101)/news", sim)
+            let body = news.first { $0["news_id"] as? String == "plainnews0000000000000000000000a" }?["body_html"]
+            #expect(body as? String == "<div class=\"formatted-content\">Zeile 1<br>\nZeile &lt;2&gt;</div>")
+        }
+    }
 }
 
 extension NewsAndDatesTests {

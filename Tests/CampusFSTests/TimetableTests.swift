@@ -1,0 +1,152 @@
+import Daemon
+import Foundation
+import MetadataStore
+import StudIPKit
+import TestSupport
+import Testing
+
+@testable import StudIPSimulator
+
+/// Issue 28: the timetable shows only lectures that happen. A refresh as the daemon does it (both APIs) against
+/// the 5.0.7 data and a generated installation with a Christmas break; `Stundenplan.ics` expanded by a real
+/// iCalendar library (Debian's python3-recurring-ical-events on python3-icalendar) and held against the union of
+/// the `Termine.ics` files of the same refresh and the simulator's own dates.
+@Suite struct TimetableTests {
+    /// Each file's events as a real parser expands them: start and end in Unix seconds, the status.
+    struct Occurrence: Decodable, Hashable {
+        var uid: String
+        var start: Int
+        var end: Int
+        var status: String
+    }
+
+    static let script = """
+        import json, sys
+        import recurring_ical_events
+        from icalendar import Calendar
+        result = {}
+        for path in sys.argv[1:]:
+            calendar = Calendar.from_ical(open(path, 'rb').read())
+            result[path] = [
+                {'uid': str(e['UID']), 'start': int(e['DTSTART'].dt.timestamp()),
+                 'end': int(e['DTEND'].dt.timestamp()), 'status': str(e.get('STATUS'))}
+                for e in recurring_ical_events.of(calendar).between((2000, 1, 1), (2100, 1, 1))]
+        print(json.dumps(result))
+        """
+
+    /// The occurrences of each `.ics` file (contents by name).
+    static func expand(_ files: [String: Data]) async throws -> [String: [Occurrence]] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("timetable-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var paths: [String: String] = [:]
+        for (index, (name, bytes)) in files.enumerated() {
+            let path = directory.appendingPathComponent("\(index).ics").path
+            try bytes.write(to: URL(fileURLWithPath: path))
+            paths[path] = name
+        }
+        let result = try await runTool("/usr/bin/python3", ["-c", script] + paths.keys.sorted())
+        try #require(result.status == 0, "python3-recurring-ical-events (Scripts/bootstrap): \(result.stderr)")
+        let byPath = try JSONDecoder().decode([String: [Occurrence]].self, from: Data(result.stdout.utf8))
+        return Dictionary(uniqueKeysWithValues: byPath.map { (paths[$0.key] ?? $0.key, $0.value) })
+    }
+
+    /// One refresh through `api`: the generated files by path, with the semester id of each timetable.
+    static func refresh(_ university: University, _ api: ClientConfiguration.API) async throws -> (
+        files: [String: Data], timetables: [String: String]
+    ) {
+        try await withSimulator(.custom(university)) { sim in
+            var configuration = ClientConfiguration(
+                baseURL: sim.baseURL, credentials: .basic(username: "test_autor", password: "testing"))
+            configuration.api = api
+            return try await withSource(configuration) { source in
+                let store = try MetadataStore.temporary()
+                _ = try await Refresher(source: source, store: store, options: TreeOptions()).refresh()
+                var files: [String: Data] = [:]
+                var timetables: [String: String] = [:]
+                for entry in try store.walk()
+                where [.announcement, .courseCalendar, .timetable].contains(entry.node.item) {
+                    files[entry.path] = try store.generatedContent(inode: entry.node.inode)
+                    if entry.node.item == .timetable { timetables[entry.path] = entry.node.studipID }
+                }
+                return (files, timetables)
+            }
+        }
+    }
+
+    static let datasets: [Dataset] = [.fixtures507More, .generated(.small, seed: 1)]
+
+    /// Every occurrence of every timetable is a date of the union of the courses' `Termine.ics` that takes place
+    /// (same start and end, not cancelled), inside its semester's lecture period and outside its breaks; and
+    /// every date of the student's regular times in that semester that takes place is one.
+    @Test(arguments: datasets, [ClientConfiguration.API.jsonAPI, .legacyREST])
+    func everyOccurrenceIsADateThatTakesPlace(dataset: Dataset, api: ClientConfiguration.API) async throws {
+        let university = try dataset.load()
+        let student = try #require(university.user(named: "test_autor"))
+        let (files, timetables) = try await Self.refresh(university, api)
+        let expanded = try await Self.expand(files.filter { $0.key.hasSuffix(".ics") })
+        let held = Set(
+            expanded.filter { timetables[$0.key] == nil }.values.joined().filter { $0.status == "CONFIRMED" }
+                .map { [$0.start, $0.end] })
+        let cancelled = Set(
+            expanded.filter { timetables[$0.key] == nil }.values.joined().filter { $0.status == "CANCELLED" }
+                .map(\.start))
+        try #require(!timetables.isEmpty && !held.isEmpty && !cancelled.isEmpty)
+        for (path, semesterID) in timetables {
+            let semester = try #require(university.semesters[semesterID])
+            let occurrences = try #require(expanded[path])
+            for occurrence in occurrences {
+                #expect(held.contains([occurrence.start, occurrence.end]), "\(path): \(occurrence) is no date")
+                #expect(!cancelled.contains(occurrence.start), "\(path): \(occurrence) is cancelled")
+                #expect(
+                    (semester.lecturesBegin...semester.lecturesEnd).contains(occurrence.start)
+                        && !semester.isHoliday(occurrence.start), "\(path): \(occurrence) outside the lectures")
+            }
+            let regular = university.regularTimes(of: student.id, in: semester).flatMap(\.dates)
+                .filter { !$0.isCancelled && semester.contains($0.start) }
+            #expect(
+                Set(occurrences.map(\.start)) == Set(regular.map(\.start)) && occurrences.count == regular.count,
+                "\(path): \(occurrences.count) occurrences, \(regular.count) regular dates")
+        }
+    }
+
+    /// The generated winter semesters have a break over Christmas, and their courses no date in it.
+    @Test func generatedCoursesHaveNoDateInTheBreak() throws {
+        let university = try Dataset.generated(.small, seed: 1).load()
+        let winters = university.orderedSemesters.filter { !$0.holidays.isEmpty }
+        #expect(!winters.isEmpty)
+        for semester in winters {
+            let dates = university.courses.keys.flatMap { university.events(ofCourse: $0) }
+                .filter { semester.contains($0.start) }
+            #expect(!dates.isEmpty && !dates.contains { semester.isHoliday($0.start) }, "\(semester.title)")
+        }
+    }
+
+    /// A plain-text announcement (no `<!--HTML-->` marker) with a line break: REST's `body_html` has a `<br>`,
+    /// JSON:API's `content` a newline; both give the same Markdown with the break. A date without a room (REST's
+    /// "keine Raumangabe") is one without a location in both.
+    @Test func plainTextBreaksAndRoomlessDatesReadTheSameThroughBothAPIs() async throws {
+        var university = try Dataset.fixtures507More.load()
+        let course = try #require(university.courses.values.first { $0.number == "INF-101" })
+        let author = try #require(university.user(named: "test_dozent"))
+        university.add(
+            News(
+                id: "plainnews0000000000000000000000a", title: "Sprechstunde", content: "Erste Zeile\nZweite <Zeile>",
+                authorID: author.id, rangeIDs: [course.id], date: university.now - 86_400, expire: 30 * 86_400,
+                mkdate: university.now - 86_400, chdate: university.now - 86_400))
+        var roomless = try #require(university.events(ofCourse: course.id).first { !$0.isCancelled })
+        roomless.room = ""
+        university.add(roomless)
+        var trees: [[String: Data]] = []
+        for api in [ClientConfiguration.API.jsonAPI, .legacyREST] {
+            trees.append(try await Self.refresh(university, api).files)
+        }
+        for tree in trees {
+            let note = try #require(tree.first { $0.key.hasSuffix("Sprechstunde.md") }?.value)
+            #expect(String(decoding: note, as: UTF8.self).hasSuffix("Erste Zeile  \nZweite \\<Zeile>\n"))
+            let dates = try #require(tree.first { $0.key.hasSuffix("/Termine.ics") && $0.key.contains("INF-101") })
+            #expect(!String(decoding: dates.value, as: UTF8.self).contains("Raumangabe"))
+        }
+        #expect(trees[0] == trees[1])
+    }
+}
