@@ -508,15 +508,16 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     /// A document the metadata says is empty opened with bytes (one hosted elsewhere, ``size(of:)``): the kernel
-    /// would end every read at the size of 0 it cached, so it forgets the inode's attributes before the open answers
-    /// and asks `getattr` again at the first read. Safe inside the open: the kernel holds no lock an invalidation
-    /// of this inode needs while it waits for an open without `O_TRUNC`, and an empty file has no cached pages.
+    /// would end every read at the size of 0 it cached, so it forgets the inode's attributes (only those: the page
+    /// cache follows `keep_cache`) before the open answers, and asks `getattr` again at the first read. Safe inside
+    /// the open: the kernel holds no lock an invalidation of attributes needs while it waits for an open without
+    /// `O_TRUNC`.
     private func forgetSize(of inode: Inode) {
         guard let session = session.withLock({ $0 }) else { return }
         do throws(FUSEKitError) {
-            try session.invalidateInode(inode)
+            try session.invalidateInode(inode, offset: -1)
         } catch {
-            logger.warning("cannot invalidate inode \(inode): \(error)")
+            logger.warning("cannot invalidate the attributes of inode \(inode): \(error)")
         }
     }
 

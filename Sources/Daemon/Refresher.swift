@@ -131,7 +131,7 @@ public struct Refresher: Sendable {
     public func refreshCourse(_ course: RemoteCourse, now: Date = Date()) async -> CourseOutcome {
         let content: CourseContent
         do throws(StudIPError) {
-            content = try await source.content(of: course)
+            content = try await source.content(of: course, lastChecked: await restrictedChecks(of: course))
         } catch {
             let problem = ItemProblem(itemID: course.id, message: "\(course.title): \(error)")
             switch error {
@@ -152,6 +152,12 @@ public struct Refresher: Sendable {
         } catch {
             return .failed(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"), serverError: nil)
         }
+    }
+
+    /// Where the last listing of the course, by whichever process, left the rotation through its folders (Stud.IP 5.0
+    /// through JSON:API); unreadable, it starts over at the root.
+    private func restrictedChecks(of course: RemoteCourse) async -> [String: Int64] {
+        (try? await store.run { store throws(StoreError) in try store.restrictedChecks(courseID: course.id) }) ?? [:]
     }
 
     /// The last step: each placed semester's timetable (of `semesters` only, when given). A failure is one more
@@ -240,7 +246,7 @@ extension Refresher {
             )
         }
         // The timetable is made of the stored dates (``Timetable``): they are read for it even without `Termine.ics`.
-        if courseFiles.dates || courseFiles.timetable, let dates = try? await source.dates(courseID: course.id) {
+        if courseFiles.dates, let dates = try? await source.dates(courseID: course.id) {
             let events = dates.map { ICalendar.Event($0, course: course.title, host: courseFiles.host) }
             extras.dates = (
                 dates,

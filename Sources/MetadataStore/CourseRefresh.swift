@@ -158,6 +158,7 @@ private struct CourseRefresh {
             present.insert(try apply(document, parent: try inode(of: parent, folderInodes: folderInodes)))
         }
         try deleteVanished(present: present)
+        try recordRestrictedChecks()
         try editor.finish()
         // What is in the course again has not departed (it came back, or moved here from another course).
         try db.run(
@@ -434,6 +435,27 @@ private struct CourseRefresh {
             try db.run(
                 "INSERT OR IGNORE INTO departed (item_kind, studip_id, since) VALUES (?, ?, ?)",
                 [item.item.rawValue, item.studipID, now.timeIntervalSince1970])
+        }
+    }
+
+    /// Records the folders this listing looked in for documents the user may not download, as the latest check
+    /// (``MetadataStore/restrictedChecks(courseID:)``), and forgets folders the course no longer has. Only where
+    /// the listing rotates (some folders were not looked in); a complete listing has nothing to continue.
+    private func recordRestrictedChecks() throws {
+        let unchecked = content.foldersWithUncheckedRestrictedDocuments
+        guard !unchecked.isEmpty else { return }
+        let current = Set(content.folders.map(\.id))
+        let checked = current.subtracting(unchecked).subtracting(content.failedFolderIDs)
+        let next = try Int64.fetchOne(db, sql: "SELECT coalesce(max(checked), 0) + 1 FROM restricted_check") ?? 1
+        for folderID in checked.sorted() {
+            try db.run(
+                "INSERT OR REPLACE INTO restricted_check (folder_id, course_id, checked) VALUES (?, ?, ?)",
+                [folderID, content.course.id, next])
+        }
+        let known = try String.fetchAll(
+            db, sql: "SELECT folder_id FROM restricted_check WHERE course_id = ?", arguments: [content.course.id])
+        for folderID in known where !current.contains(folderID) {
+            try db.run("DELETE FROM restricted_check WHERE folder_id = ?", [folderID])
         }
     }
 

@@ -224,6 +224,21 @@ extension MetadataStore {
         return below.isEmpty ? nil : Set(below)
     }
 
+    /// In which order the course's folders were last looked in for documents the user may not download (folder id
+    /// → a number, larger is later; absent: never), for the next listing to continue the rotation
+    /// (`DocumentSource.content(of:lastChecked:)`).
+    public func restrictedChecks(courseID: String) throws(StoreError) -> [String: Int64] {
+        try read("reading which folders of course \(courseID) were looked in") { db in
+            var checks: [String: Int64] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT folder_id, checked FROM restricted_check WHERE course_id = ?", arguments: [courseID])
+            {
+                checks[try row.decode(atIndex: 0)] = try row.decode(atIndex: 1)
+            }
+            return checks
+        }
+    }
+
     /// The ids of the documents in these courses, for `campusfs refresh PATH` to make their cached copies ask the
     /// server again.
     public func documentIDs(inCourses courseIDs: Set<String>) throws(StoreError) -> Set<String> {

@@ -11,7 +11,24 @@ enum Schema {
         migrator.registerMigration("v3: search index", migrate: addSearchIndex)
         migrator.registerMigration("v4: tag view", migrate: addTagView)
         migrator.registerMigration("v5: course files", migrate: addCourseFiles)
+        migrator.registerMigration("v6: restricted-document rotation", migrate: addRestrictedChecks)
         return migrator
+    }
+
+    /// Issue 28: in which order the folders of a course were last looked in for documents the user may not download
+    /// (JSON:API on Stud.IP 5.0 looks in one folder per listing). Kept here rather than in the client, so that
+    /// `campusfs refresh` without a mount continues the rotation the last process left, as a daemon does; the root
+    /// folder has no `folder` row, hence a table by folder id.
+    private static func addRestrictedChecks(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE restricted_check (
+                    folder_id TEXT PRIMARY KEY NOT NULL,
+                    course_id TEXT NOT NULL REFERENCES course(id) ON DELETE CASCADE,
+                    checked INTEGER NOT NULL
+                );
+                CREATE INDEX restricted_check_course ON restricted_check(course_id);
+                """)
     }
 
     /// The item kinds of the tag view (``TagView``), and its links (one per tag of an item) exempt from the

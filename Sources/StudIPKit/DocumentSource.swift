@@ -21,8 +21,12 @@ public protocol DocumentSource: Sendable {
     func overview() async throws(StudIPError) -> RemoteOverview
 
     /// All readable folders and documents of one course. One broken folder does not fail the course: it is
-    /// reported in ``CourseContent/failedFolderIDs``.
-    func content(of course: RemoteCourse) async throws(StudIPError) -> CourseContent
+    /// reported in ``CourseContent/failedFolderIDs``. `lastChecked` says in which order the course's folders were
+    /// last looked in for documents the user may not download (folder id → a number, larger is later; absent:
+    /// never): where a listing looks in one folder of a course per call (JSON:API on Stud.IP 5.0), it picks the
+    /// one looked in least recently. The caller keeps it (the store), so that every process — a daemon, `campusfs
+    /// refresh` without a mount — continues the same rotation.
+    func content(of course: RemoteCourse, lastChecked: [String: Int64]) async throws(StudIPError) -> CourseContent
 
     /// The course's currently published announcements, newest first (both APIs list only those). A course whose
     /// announcements the user may not read gives `[]`.
@@ -41,6 +45,11 @@ public protocol DocumentSource: Sendable {
 }
 
 extension DocumentSource {
+    /// A listing that knows of no earlier one: on Stud.IP 5.0 it looks in the course's root folder.
+    public func content(of course: RemoteCourse) async throws(StudIPError) -> CourseContent {
+        try await content(of: course, lastChecked: [:])
+    }
+
     /// Sources without resources of their own (test fakes) have nothing to close.
     public func shutdown() async {}
 

@@ -12,7 +12,8 @@ import Synchronization
 /// folder's document count (`relationships.file-refs.meta.count`), so exactly the folders whose count exceeds
 /// what the course-wide list delivered are listed on their own. Stud.IP 5.0 sends no counts, and listing every
 /// folder would cost one request per folder and refresh; there each listing of a course lists one folder on its
-/// own, in rotation (``FolderRotation``: the root first), which keeps a refresh within 2 + S + 3C requests.
+/// own, in rotation (the root first, then the folder looked in least recently, by the order the caller keeps:
+/// ``DocumentSource/content(of:lastChecked:)``), which keeps a refresh within 2 + S + 3C requests.
 /// Folders not looked in are reported in ``CourseContent/foldersWithUncheckedRestrictedDocuments``, so the store
 /// keeps the restricted documents an earlier listing found there. ``ClientConfiguration/listsRestrictedDocuments``
 /// turns the extra listings off where requests matter more.
@@ -34,8 +35,6 @@ final class JSONAPISource: DocumentSource {
     private let coursesWithoutFiles = Mutex<Set<String>>([])
     /// Courses whose missing file area was logged already: once per source, not on every refresh.
     private let loggedWithoutFiles = Mutex<Set<String>>([])
-    /// Which folder the next listing of a course looks in for restricted documents (Stud.IP 5.0).
-    private let rotation = Mutex(FolderRotation())
     private let userID: String
     /// The semesters of the last overview: the timetable route picks its semester by a time within it.
     private let semesters = Mutex<[String: RemoteSemester]>([:])
@@ -126,7 +125,7 @@ final class JSONAPISource: DocumentSource {
 
     // MARK: - Course content
 
-    func content(of course: RemoteCourse) async throws(StudIPError) -> CourseContent {
+    func content(of course: RemoteCourse, lastChecked: [String: Int64]) async throws(StudIPError) -> CourseContent {
         let label = Self.label(course)
         async let folderListing = captured { () async throws(StudIPError) -> [JSONValue] in
             try await self.collection(["courses", course.id, "folders"], what: "the folders of \(label)")
@@ -155,8 +154,7 @@ final class JSONAPISource: DocumentSource {
         if transport.listsRestrictedDocuments {
             let withoutCount = tree.foldersWithoutCount()
             uncounted = withoutCount.map(\.id)
-            let next = rotation.withLock { $0.next(in: course.id, among: uncounted) }
-            rotated = withoutCount.first { $0.id == next }
+            rotated = Self.leastRecentlyChecked(withoutCount, lastChecked: lastChecked)
             ownListings = tree.foldersMissingDocuments() + (rotated.map { [$0] } ?? [])
         }
         let listings = await concurrentMap(ownListings) { folder in
@@ -173,8 +171,7 @@ final class JSONAPISource: DocumentSource {
                 for element in elements { tree.add(document: element, listedInFolder: folder.id) }
                 if folder.id == rotated?.id {
                     unchecked.remove(folder.id)
-                    let isFirst = rotation.withLock { $0.checked(folder.id, in: course.id, among: uncounted) }
-                    if isFirst { firstChecks.insert(folder.id) }
+                    if lastChecked[folder.id] == nil { firstChecks.insert(folder.id) }
                 }
             case .failure(let error):
                 tree.fail(folder.id, because: error.description)
@@ -267,30 +264,13 @@ final class JSONAPISource: DocumentSource {
     }
 }
 
-/// Which folder of a course the next listing looks in for documents the user may not download, where folders
-/// announce no document count (Stud.IP 5.0): the one looked in least recently, folders never looked in first in
-/// tree order, so the root comes first and each of F folders is looked in at least once every F listings.
-private struct FolderRotation {
-    /// Course id → folder id → the tick of the folder's last successful listing.
-    private var lastChecked: [String: [String: UInt64]] = [:]
-    private var tick: UInt64 = 0
-
-    /// `folderIDs` in tree order.
-    func next(in courseID: String, among folderIDs: [String]) -> String? {
-        let checks = lastChecked[courseID] ?? [:]
-        return folderIDs.enumerated().min { lhs, rhs in
-            (checks[lhs.element] ?? 0, lhs.offset) < (checks[rhs.element] ?? 0, rhs.offset)
+extension JSONAPISource {
+    /// The folder the listing looks in for documents the user may not download, where folders announce no document
+    /// count (Stud.IP 5.0): the one looked in least recently, folders never looked in first in tree order, so the
+    /// root comes first and each of F folders is looked in at least once every F listings.
+    static func leastRecentlyChecked(_ folders: [RemoteFolder], lastChecked: [String: Int64]) -> RemoteFolder? {
+        folders.enumerated().min { lhs, rhs in
+            (lastChecked[lhs.element.id] ?? 0, lhs.offset) < (lastChecked[rhs.element.id] ?? 0, rhs.offset)
         }?.element
-    }
-
-    /// Records a listing of `folderID`; folders no longer among `folderIDs` are forgotten. Returns whether it was
-    /// the folder's first.
-    mutating func checked(_ folderID: String, in courseID: String, among folderIDs: [String]) -> Bool {
-        tick += 1
-        let current = Set(folderIDs)
-        var checks = (lastChecked[courseID] ?? [:]).filter { current.contains($0.key) }
-        let isFirst = checks.updateValue(tick, forKey: folderID) == nil
-        lastChecked[courseID] = checks
-        return isFirst
     }
 }

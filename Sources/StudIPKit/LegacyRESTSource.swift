@@ -95,7 +95,8 @@ final class LegacyRESTSource: DocumentSource {
 
     // MARK: - Course content
 
-    func content(of course: RemoteCourse) async throws(StudIPError) -> CourseContent {
+    /// Legacy REST lists every document, restricted ones too: nothing rotates.
+    func content(of course: RemoteCourse, lastChecked: [String: Int64]) async throws(StudIPError) -> CourseContent {
         let label = JSONAPISource.label(course)
         let top = try await transport.fetchJSON(
             transport.installation.legacy(["course", course.id, "top_folder"]), what: "the files of \(label)")

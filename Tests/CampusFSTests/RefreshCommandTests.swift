@@ -38,10 +38,53 @@ struct RefreshCommandTests {
             let warm = try await refreshJSON(cli, login)
             #expect(sim.requestCount - before <= bound)
             #expect(warm["requests"] as? Int == sim.requestCount - before)
-            for key in ["new", "changed", "moved", "removed"] {
+            for key in ["changed", "moved", "removed"] {
                 #expect(count(warm, key) == 0, "\(key) after nothing changed")
             }
+            // Stud.IP 5.0: the second listing of each course looks in its next folder for documents the user may
+            // not download (the rotation continues from the store, issue 28); only such documents may be new.
+            let store = try MetadataStore(path: cli.database().path)
+            for path in warm["new"] as? [String] ?? [] {
+                let document = try store.document(inode: store.resolve(path: path).inode)
+                #expect(document?.isDownloadable == false, "\(path) is new after nothing changed")
+            }
         }
+    }
+
+    /// Issue 28: JSON:API on Stud.IP 5.0 looks in one folder of a course per listing for documents the user may not
+    /// download, in rotation. `campusfs refresh` without a mount, a new process each time, continues the rotation
+    /// the store records, so the restricted scan in INF-101's "Vorlesungsfolien" appears within F refreshes as in a
+    /// mount; each process used to start over at the root and never found it.
+    @Test func refreshesWithoutAMountRotateThroughTheFoldersLikeAMount() async throws {
+        try await withSimulator(.generated(.small, seed: 1), flavour: .v50) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let login = ["--server", sim.baseURL, "--username", "test_autor"]
+            let scan = "Lehrbuch Kapitel 3 (Scan).pdf"
+            var foundAt: Int?
+            var folders = 0
+            for refresh in 1...12 {
+                _ = try await refreshJSON(cli, login)
+                let walked = try MetadataStore(path: cli.database().path).walk()
+                let shown = walked.contains { $0.node.name == scan }
+                if refresh == 1 {
+                    folders = Self.folderCount(of: "INF-101 Einführung in die Informatik", in: walked)
+                    #expect(!shown, "the first listing looks in the root")
+                }
+                if shown {
+                    foundAt = refresh
+                    break
+                }
+            }
+            let found = try #require(foundAt, "the scan never appeared in 12 refreshes")
+            #expect(found <= folders, "found after \(found) refreshes, the course has \(folders) folders")
+        }
+    }
+
+    /// The readable folders of the course whose directory name ends with `name`, its root included.
+    private static func folderCount(of name: String, in walked: [WalkEntry]) -> Int {
+        let course = walked.first { $0.node.item == .course && $0.node.name.hasSuffix(name) }?.node.studipID
+        return 1 + walked.count { $0.node.item == .folder && $0.node.courseID == course }
     }
 
     @Test func serverSideChangesShowUpAfterRefresh() async throws {

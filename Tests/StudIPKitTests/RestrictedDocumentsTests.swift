@@ -39,11 +39,15 @@ struct RestrictedDocumentsTests {
             try await withSource(Harness.configuration(sim, api: .jsonAPI, logger: capture.logger)) { source in
                 var lookedIn = Set<String>()
                 var seen = Set<String>()
+                // What the store keeps between listings: which folder was looked in when.
+                var lastChecked: [String: Int64] = [:]
                 for listing in 1...folders.count {
                     let retries = capture.retries
                     let overview = try await source.overview()
                     var contents: [String: CourseContent] = [:]
-                    for course in overview.courses { contents[course.id] = try await source.content(of: course) }
+                    for course in overview.courses {
+                        contents[course.id] = try await source.content(of: course, lastChecked: lastChecked)
+                    }
                     #expect(
                         sim.served == 2 + overview.semesters.count + 3 * overview.courses.count
                             + capture.retries - retries, "listing \(listing): \(sim.statistics.snapshot().routes)")
@@ -59,6 +63,8 @@ struct RestrictedDocumentsTests {
                         #expect(content.document(named: "README.txt")?.isDownloadable == false)
                         #expect(content.document(named: Self.scan) == nil)
                     }
+                    #expect(content.foldersCheckedForTheFirstTime == folders.subtracting(unchecked))
+                    for folder in folders.subtracting(unchecked) { lastChecked[folder] = Int64(listing) }
                     lookedIn.formUnion(folders.subtracting(unchecked))
                     seen.formUnion(content.documentIDs)
                     for document in content.documents {
