@@ -38,6 +38,8 @@ public actor ServerLink: DocumentDownloader {
     private let lookingUp = SingleFlight<LookupResult, Never>()
     private var lastLookup: ContinuousClock.Instant?
     static let lookupInterval: Duration = .seconds(30)
+    /// Set while ``checkAfterBreak()`` asks the server.
+    private var checkingAfterBreak = false
     public private(set) var state: DaemonStatus.Server = .unknown {
         didSet { if state != oldValue { observer?(state, problem, loggedOut) } }
     }
@@ -181,10 +183,53 @@ public actor ServerLink: DocumentDownloader {
         do throws(StudIPError) {
             let response = try await downloader.download(request)
             recordSuccess()
-            return response
+            guard case .content(let body) = response, !body.wasRedirected else { return response }
+            return .content(reportingBreaks(of: body))
         } catch {
             record(error)
             throw error
+        }
+    }
+
+    /// `body`, which tells the link when it breaks off. The server answered, so a break alone does not make it
+    /// offline (a reset on the way), but it may have died mid-download: ``checkAfterBreak()`` asks it once.
+    private func reportingBreaks(of body: DownloadBody) -> DownloadBody {
+        let next = body.next
+        return DownloadBody(
+            expectedLength: body.expectedLength, etag: body.etag, lastModified: body.lastModified,
+            wasRedirected: body.wasRedirected
+        ) { [self] in
+            do {
+                return try await next()
+            } catch {
+                if case .brokeOff = error as? StudIPError { Task { await self.checkAfterBreak() } }
+                throw error
+            }
+        }
+    }
+
+    /// After a download broke off: a fresh connection either works (online, as before) or says what is wrong
+    /// (offline, login needed), so `campusfs status` never calls a server online that died mid-download. The reader
+    /// does not wait for it: the connection's retries take seconds. One check at a time.
+    private func checkAfterBreak() async {
+        guard state == .online, !checkingAfterBreak else { return }
+        checkingAfterBreak = true
+        defer { checkingAfterBreak = false }
+        var configuration = configuration
+        configuration.credentials = credentials
+        let generation = generation
+        let outcome: Result<Void, StudIPError>
+        do throws(StudIPError) {
+            await (try await connect(configuration)).shutdown()
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        // A login or logout meanwhile decided the state with other credentials.
+        guard generation == self.generation else { return }
+        switch outcome {
+        case .success: recordSuccess()
+        case .failure(let error): record(error)
         }
     }
 

@@ -12,7 +12,8 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: """
             Serves the demo university on 127.0.0.1 as the student test_autor and mounts it, in the foreground:
             Ctrl-C unmounts. Everything works as with a real Stud.IP: lazy downloads, refresh, status. The demo keeps \
-            its state in the profile "demo".
+            its state in the profile "demo". The demo university is as of November 2026, with this week's uploads \
+            (two lectures' slides, an exercise sheet) dated from today, so the first mount shows them as new.
             """
                 + HelpText.examples(
                     """
@@ -40,6 +41,8 @@ struct DemoCommand: AsyncParsableCommand {
             } catch {
                 throw CLIError.other("cannot start the simulator: \(error)")
             }
+            // This week's uploads, so that the first mount shows `new` documents (docs/simulator.md).
+            if case .generated(.demo, _) = chosen { simulator.addDemoArrivals(now: Date()) }
             let profile = Profile(
                 name: "demo", paths: paths, serverURL: simulator.baseURL, api: .auto, university: "Demo University",
                 username: "test_autor", login: .basic, passwordCommand: nil, semesters: [], hiddenCourses: [],
@@ -65,9 +68,11 @@ struct DemoCommand: AsyncParsableCommand {
             printNow(
                 """
                 The demo university is mounted at \(mountpoint) (Stud.IP simulator at \(simulator.baseURL)).
+                What the lecturers uploaded this week is marked new (user.campusfs.highlight) until you open it.
                 Try, in another terminal:
                   ls "\(mountpoint)"
                   find "\(mountpoint)" -name '*.pdf' | head
+                  \(campusfs) new --profile demo
                   \(campusfs) status --profile demo
                 \(pathHint)Press Ctrl-C to unmount.
                 """)

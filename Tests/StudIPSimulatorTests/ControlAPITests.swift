@@ -53,6 +53,48 @@ struct ControlAPITests {
         }
     }
 
+    /// Issue 28: `new_version` without content made a PDF random bytes (evince: "File type unknown"). A new version
+    /// of generated slides is again a PDF (pdfinfo reads it) about the same lecture (pdftotext finds its heading),
+    /// with other bytes; a captured PDF's new version is a PDF too.
+    @Test(.enabled(if: Tool.installed("/usr/bin/pdfinfo"), "needs poppler-utils"))
+    func aNewVersionOfAPDFIsAPDFOfTheSameSubject() async throws {
+        func info(_ bytes: Data) async throws -> CommandResult {
+            let directory = try Tool.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let url = directory.appendingPathComponent("document.pdf")
+            try bytes.write(to: url)
+            return try await runTool("/usr/bin/pdfinfo", [url.path])
+        }
+        for (dataset, generated) in [(Dataset.generated(.demo, seed: 1), true), (.fixtures507, false)] {
+            try await withSimulator(dataset, flavour: .v55) { sim async throws in
+                let pdfs = sim.university.fileRefs.values.filter { $0.mimeType == "application/pdf" }
+                let document = try #require(pdfs.min { $0.id < $1.id })
+                let content = "\(sim.baseURL)/jsonapi.php/v1/file-refs/\(document.id)/content"
+                let auth = [HTTP.basic("test_autor")]
+                let before = try await HTTP.get(content, headers: auth)
+                #expect(before.status == 200)
+                let changed = try await HTTP.control(
+                    .PATCH, "\(sim.controlURL)/documents/\(document.id)", #"{"new_version": true}"#)
+                #expect(changed.status == 200, "\(changed.text)")
+                let after = try await HTTP.get(content, headers: auth)
+                #expect(after.status == 200)
+                #expect(after.body != before.body, "a new version has other bytes")
+                #expect(after.body.starts(with: Array("%PDF-".utf8)), "\(generated): \(after.text.prefix(300))")
+                let read = try await info(after.body)
+                #expect(read.status == 0, "\(read.stderr)")
+                #expect(read.stdout.contains("Pages:"), "\(read.stdout)")
+                if case .generated(.pdf, let seed, _) = document.content {
+                    let text = try await Tool.pdftotext(Array(after.body))
+                    let title = ContentGenerator.title(seed: seed)
+                    #expect(
+                        text.stdout.contains(title), "the new version is about \(title): \(text.stdout.prefix(300))")
+                } else {
+                    #expect(!generated, "the demo's PDFs are generated")
+                }
+            }
+        }
+    }
+
     @Test func folderLifecycleAndNewCourses() async throws {
         try await withSimulator(Scenario.start()) { sim async throws in
             let folder = try object(

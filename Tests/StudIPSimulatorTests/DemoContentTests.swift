@@ -197,4 +197,39 @@ struct DemoContentTests {
             }
         }
     }
+
+    /// Issue 28: what `campusfs demo` adds before mounting so that the first mount shows `new` documents: the next
+    /// lecture's slides in two courses the student attends and the next sheet of one, dated in the last day and a
+    /// half before `now`, each a PDF whose text is about the lecture its name gives.
+    @Test(.enabled(if: Tool.installed("/usr/bin/pdftotext"), "needs poppler-utils"))
+    func theDemoArrivalsAreThisWeeksNextLecturesAndSheet() async throws {
+        var university = Self.university
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let added = university.addDemoArrivals(now: now).compactMap { university.fileRefs[$0] }
+        #expect(added.count == 3)
+        let student = try #require(university.user(named: "test_autor")).id
+        var courses: Set<String> = []
+        for ref in added {
+            let course = try #require(university.course(ofFolder: ref.folderID))
+            courses.insert(course.id)
+            #expect(course.members.contains { $0.userID == student }, "\(ref.name)")
+            #expect(ref.chdate <= 1_800_000_000 && ref.chdate >= 1_800_000_000 - 36 * 3_600, "\(ref.name)")
+            let number = try #require(
+                ref.name.firstMatch(of: /(Vorlesung|Lecture|Übungsblatt|Exercise sheet) ([0-9]+)/))
+            let earlier = university.fileRefs(in: ref.folderID).filter { $0.id != ref.id }
+            #expect(
+                !earlier.contains { $0.name.hasPrefix("\(number.output.1) \(number.output.2)") },
+                "\(ref.name) is the next one, not a second \(number.output.2)")
+            #expect(earlier.contains { $0.name.hasPrefix("\(number.output.1) ") }, "\(ref.name) continues a series")
+            let text = try await Tool.pdftotext(Self.bytes(ref))
+            #expect(text.status == 0)
+            if ref.name.hasPrefix("Vorlesung") || ref.name.hasPrefix("Lecture") {
+                let topic = String(ref.name.split(separator: " – ").last?.dropLast(4) ?? "")
+                #expect(text.stdout.contains(topic), "\(ref.name): \(text.stdout.prefix(200))")
+            }
+        }
+        #expect(courses.count == 2)
+        #expect(Self.university.fileRefs.count + 3 == university.fileRefs.count)
+    }
+
 }

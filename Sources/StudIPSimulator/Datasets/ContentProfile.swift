@@ -27,6 +27,16 @@ struct ContentProfile: Sendable {
             | variation & 0x0FFF_FFFF
     }
 
+    /// The seed of a new version of the document generated from `seed`: the same course, number and role with other
+    /// words (from `version`), so that a new version of a lecture's slides is again slides of that lecture, as when a
+    /// lecturer uploads corrected slides.
+    static func revised(_ seed: UInt64, kind: Content.GeneratedKind, version: UInt64) -> UInt64 {
+        let profile = ContentProfile(seed: seed, kind: kind)
+        let course = ContentCatalogue.courses.firstIndex { $0.number == profile.course.number } ?? 0
+        return Self.seed(
+            course: course, number: profile.number, role: profile.role, variation: SplitMix64.derive(seed, version))
+    }
+
     init(seed: UInt64, kind: Content.GeneratedKind) {
         self.seed = seed
         let courses = ContentCatalogue.courses

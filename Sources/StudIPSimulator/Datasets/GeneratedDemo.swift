@@ -203,3 +203,80 @@ extension GeneratedBuilder {
         addFolder("Sonstiges", in: root, owner: tutor.id, mkdate: opened + 2 * Self.week)
     }
 }
+
+extension University {
+    /// This week's uploads of the demo, dated back from `now` (the real clock): the next lecture's slides in the two
+    /// courses whose lectures run latest, and the next exercise sheet of the first. The demo installation is as of
+    /// ``GeneratedDataset/now``; a first mount marks `new` only what changed in the last week (docs/mount.md,
+    /// "Highlights"), so a newcomer running `campusfs demo` later would never see a highlight without these. They
+    /// are what a student finds on a first mount in term time: a few documents the lecturers put up in the last
+    /// days. Returns their ids.
+    @discardableResult
+    public mutating func addDemoArrivals(now: Date) -> [String] {
+        let now = Int(now.timeIntervalSince1970)
+        let student = user(named: "test_autor")?.id
+        let slides = folders.values.filter { folder in
+            ["Vorlesungsfolien", "Lecture slides"].contains(folder.name)
+                && course(ofFolder: folder.id)?.members.contains { $0.userID == student } == true
+        }
+        let running = slides.compactMap { folder -> (Folder, latest: Int)? in
+            fileRefs(in: folder.id).map(\.chdate).max().map { (folder, $0) }
+        }
+        .sorted { ($0.latest, $0.0.id) > ($1.latest, $1.0.id) }
+        var added: [String] = []
+        for (rank, (folder, _)) in running.prefix(2).enumerated() {
+            guard let course = course(ofFolder: folder.id), let catalogue = ContentCatalogue.index(of: course.number)
+            else { continue }
+            let template = ContentCatalogue.courses[catalogue]
+            let owner = course.lecturers.first?.userID ?? folder.userID
+            let lecture = Self.nextNumber(in: fileRefs(in: folder.id), after: /^(Vorlesung|Lecture) ([0-9]+)\b/)
+            let topic = template.lectures[(lecture - 1) % template.lectures.count].title
+            let name = "\(template.english ? "Lecture" : "Vorlesung") \(lecture.padded(2)) – \(topic).pdf"
+            added.append(
+                addArrival(
+                    name, in: folder, owner: owner, size: 870 * 1_024, at: now - (rank == 0 ? 2 : 26) * 3_600,
+                    seed: ContentProfile.seed(course: catalogue, number: lecture, role: .slides, variation: 1)))
+            let sheetsName = template.english ? "Exercise sheets" : "Übungsblätter"
+            // Beside the slides, in the course's root folder.
+            let sibling = folders.values.first { $0.parentID == folder.parentID && $0.name == sheetsName }
+            guard rank == 0, let sheets = sibling else { continue }
+            let sheet = Self.nextNumber(in: fileRefs(in: sheets.id), after: /^(Übungsblatt|Exercise sheet) ([0-9]+)/)
+            added.append(
+                addArrival(
+                    "\(template.english ? "Exercise sheet" : "Übungsblatt") \(sheet.padded(2)).pdf", in: sheets,
+                    owner: owner, size: 118 * 1_024, at: now - 5 * 3_600,
+                    seed: ContentProfile.seed(course: catalogue, number: sheet, role: .sheet, variation: 1)))
+        }
+        return added
+    }
+
+    /// One more than the highest number the names of `documents` carry after `pattern`'s first word; 1 if none.
+    private static func nextNumber(
+        in documents: [FileRef], after pattern: Regex<(Substring, Substring, Substring)>
+    ) -> Int {
+        1 + (documents.compactMap { $0.name.firstMatch(of: pattern).flatMap { Int($0.output.2) } }.max() ?? 0)
+    }
+
+    private mutating func addArrival(
+        _ name: String, in folder: Folder, owner: String, size: Int, at time: Int, seed: UInt64
+    ) -> String {
+        let id = PHP.newID()
+        add(
+            FileRef(
+                id: id, fileID: PHP.newID(), folderID: folder.id, name: name, userID: owner,
+                mimeType: "application/pdf", size: size, mkdate: time, chdate: time,
+                content: .generated(kind: .pdf, seed: seed, size: size)))
+        return id
+    }
+}
+
+extension Simulator {
+    /// ``University/addDemoArrivals(now:)`` on the installation this simulator serves (`campusfs demo` calls it
+    /// before mounting).
+    @discardableResult
+    public func addDemoArrivals(now: Date) -> [String] {
+        var added: [String] = []
+        _ = try? store.mutate { university in added = university.addDemoArrivals(now: now) }
+        return added
+    }
+}

@@ -246,7 +246,11 @@ struct ControlAPI: Sendable {
             if let name { document.name = name }
             if let folderID { document.folderID = folderID }
             if newVersion {
-                let newSize = size ?? text.map { $0.utf8.count } ?? document.size
+                // Without a size, a PDF's new version is one: at least the smallest PDF there is.
+                let isPDF = document.mimeType == "application/pdf"
+                let newSize =
+                    size ?? text.map { $0.utf8.count }
+                    ?? (isPDF ? max(document.size, ContentGenerator.minimumPDFSize) : document.size)
                 let content =
                     text.map { .bytes(Data($0.utf8)) }
                     ?? Self.generated(size: newSize, id: id, version: time, like: document.content)
@@ -477,13 +481,22 @@ struct ControlAPI: Sendable {
         max(Int(Date().timeIntervalSince1970), previous + 1)
     }
 
-    /// Generated content for a new document or version: the kind of the previous content, a new seed.
-    /// PDFs become binary: a new version may have any size, and a PDF cannot be cut to any size.
+    /// New bytes of `size` for the document `id`. A new version stays what the document was: a PDF stays a PDF about
+    /// the same lecture (``ContentProfile/revised(_:kind:version:)``), which viewers open and `pdftotext` reads; a
+    /// captured PDF becomes a generated one. A PDF cannot be smaller than ``ContentGenerator/minimumPDFSize``, so
+    /// smaller sizes, and everything else, are arbitrary bytes.
     private static func generated(size: Int, id: String, version: Int, like previous: Content? = nil) -> Content {
-        var kind = Content.GeneratedKind.binary
-        if case .generated(let previousKind, _, _)? = previous, previousKind != .pdf { kind = previousKind }
         let seed = id.utf8.reduce(UInt64(truncatingIfNeeded: version)) { $0 &* 31 &+ UInt64($1) }
-        return .generated(kind: kind, seed: seed, size: size)
+        let fitsAPDF = size >= ContentGenerator.minimumPDFSize
+        switch previous {
+        case .generated(let kind, let previousSeed, _)? where kind != .pdf || fitsAPDF:
+            return .generated(
+                kind: kind, seed: ContentProfile.revised(previousSeed, kind: kind, version: seed), size: size)
+        case .bytes(let data)? where data.starts(with: Array("%PDF-".utf8)) && fitsAPDF:
+            return .generated(kind: .pdf, seed: seed, size: size)
+        default:
+            return .generated(kind: .binary, seed: seed, size: size)
+        }
     }
 
     private func string(_ input: JSON, _ key: String) throws -> String? {
