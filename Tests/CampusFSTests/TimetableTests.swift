@@ -52,16 +52,17 @@ import Testing
     }
 
     /// One refresh through `api`: the generated files by path, with the semester id of each timetable.
-    static func refresh(_ university: University, _ api: ClientConfiguration.API) async throws -> (
-        files: [String: Data], timetables: [String: String]
-    ) {
+    static func refresh(
+        _ university: University, _ api: ClientConfiguration.API, courseFiles: CourseFilesOptions = CourseFilesOptions()
+    ) async throws -> (files: [String: Data], timetables: [String: String]) {
         try await withSimulator(.custom(university)) { sim in
             var configuration = ClientConfiguration(
                 baseURL: sim.baseURL, credentials: .basic(username: "test_autor", password: "testing"))
             configuration.api = api
             return try await withSource(configuration) { source in
                 let store = try MetadataStore.temporary()
-                _ = try await Refresher(source: source, store: store, options: TreeOptions()).refresh()
+                _ = try await Refresher(source: source, store: store, options: TreeOptions(), courseFiles: courseFiles)
+                    .refresh()
                 var files: [String: Data] = [:]
                 var timetables: [String: String] = [:]
                 for entry in try store.walk()
@@ -108,6 +109,15 @@ import Testing
                 Set(occurrences.map(\.start)) == Set(regular.map(\.start)) && occurrences.count == regular.count,
                 "\(path): \(occurrences.count) occurrences, \(regular.count) regular dates")
         }
+    }
+
+    /// `dates = false` hides `Termine.ics`, not the dates the timetable is made of.
+    @Test func theTimetableNeedsNoDatesFile() async throws {
+        let (files, timetables) = try await Self.refresh(
+            try Dataset.fixtures507More.load(), .jsonAPI, courseFiles: CourseFilesOptions(dates: false))
+        #expect(!files.keys.contains { $0.hasSuffix("/Termine.ics") })
+        let expanded = try await Self.expand(files.filter { timetables[$0.key] != nil })
+        #expect(!expanded.isEmpty && expanded.values.allSatisfy { !$0.isEmpty })
     }
 
     /// The generated winter semesters have a break over Christmas, and their courses no date in it.
