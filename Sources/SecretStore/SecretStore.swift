@@ -25,6 +25,15 @@ public enum SecretLocation: Sendable, Hashable {
     case file(path: String)
 }
 
+/// What ``SecretStore/find(_:)`` found.
+public enum SecretLookup: Sendable, Equatable {
+    case found(String)
+    /// Neither the keyring nor the file holds one.
+    case missing
+    /// The file holds none, and no keyring answered to look in: a secret stored there is out of reach, not gone.
+    case keyringUnreachable(String)
+}
+
 /// Why a secret could not be saved, read or deleted, and what to do about it. Never contains the secret.
 public struct SecretStoreError: Error, Sendable, CustomStringConvertible {
     public let description: String
@@ -67,9 +76,21 @@ public final class SecretStore: Sendable {
 
     /// The secret for `key` from the keyring (when one answers), else from the file; nil when neither has one.
     public func load(_ key: SecretKey) throws(SecretStoreError) -> String? {
+        guard case .found(let secret) = try find(key) else { return nil }
+        return secret
+    }
+
+    /// ``load(_:)`` that also says why there is none: a keyring that did not answer may hold it (locked keyrings
+    /// throw instead), so "log in again" would be the wrong advice (docs/secrets.md).
+    public func find(_ key: SecretKey) throws(SecretStoreError) -> SecretLookup {
         let found = try keyring { keyring throws(KeyringFailure) in try keyring.lookup(key) }
-        if let secret = found ?? nil { return secret }
-        return try file.load(key)
+        if let secret = found ?? nil { return .found(secret) }
+        if let secret = try file.load(key) { return .found(secret) }
+        guard case .none = found else { return .missing }
+        return .keyringUnreachable(
+            hasBus
+                ? "no keyring (Secret Service) answers on the session bus"
+                : "this session has no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set, as over ssh)")
     }
 
     /// Deletes every secret of `profile` (any server, any kind) from the keyring and the file; other profiles'

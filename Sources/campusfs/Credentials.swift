@@ -42,7 +42,12 @@ enum CredentialSource {
             return .bearer(OAuthTokens(accessToken: token, refreshToken: nil, expiresAt: nil))
         }
         if profile.login == .oauth2 {
-            guard let stored = try Secrets.load(.oauth2Tokens, of: profile) else {
+            let stored: String
+            switch try Secrets.find(.oauth2Tokens, of: profile) {
+            case .found(let tokens): stored = tokens
+            case .keyringUnreachable(let reason) where Secrets.loggedInBefore(profile):
+                throw Secrets.unreachable(reason, what: "OAuth2 login", of: profile)
+            case .missing, .keyringUnreachable:
                 throw .auth(
                     "not logged in to \(profile.serverName): run `campusfs login\(profile.option)` "
                         + "(it opens the browser), or set CAMPUSFS_TOKEN")
@@ -65,11 +70,15 @@ enum CredentialSource {
         if let command = profile.passwordCommand {
             return credentials(profile, username: username, password: try PasswordCommand.run(command))
         }
-        if let password = try Secrets.load(.password, of: profile) {
+        let lookup = try Secrets.find(.password, of: profile)
+        if case .found(let password) = lookup {
             return credentials(profile, username: username, password: password)
         }
         if interactive, let password = Terminal.askSecret("Password of \(username) at \(profile.serverName): ") {
             return credentials(profile, username: username, password: password)
+        }
+        if case .keyringUnreachable(let reason) = lookup, Secrets.loggedInBefore(profile) {
+            throw Secrets.unreachable(reason, what: "password of \(username)", of: profile)
         }
         throw .auth(
             "no password for \(username) at \(profile.serverName): run `campusfs login\(profile.option)` to store it "
@@ -128,13 +137,33 @@ enum Secrets {
         SecretKey(profile: profile.name, server: profile.serverURL, kind: kind)
     }
 
-    /// Blocks (D-Bus): call from ``BlockingPool``.
-    static func load(_ kind: SecretKind, of profile: Profile) throws(CLIError) -> String? {
+    /// Blocks (D-Bus): call from ``BlockingPool``. A keyring that answers but stays locked is an error that says
+    /// how to unlock it.
+    static func find(_ kind: SecretKind, of profile: Profile) throws(CLIError) -> SecretLookup {
         do throws(SecretStoreError) {
-            return try store(profile.paths).load(key(kind, of: profile))
+            return try store(profile.paths).find(key(kind, of: profile))
         } catch {
-            throw .other(error.description)
+            throw .auth(error.description)
         }
+    }
+
+    /// Whether `campusfs login` wrote this profile for this server (its `login` key), so a secret may wait in a
+    /// keyring that did not answer; a profile made of `--server` and `--username` has none anywhere. Blocks.
+    static func loggedInBefore(_ profile: Profile) -> Bool {
+        guard let stored = (try? ConfigFile.load(from: profile.paths.configFile))?.profiles[profile.name],
+            stored.login != nil, let url = stored.url
+        else { return false }
+        return (try? LoginSurvey.baseURL(from: url)) == (try? LoginSurvey.baseURL(from: profile.serverURL))
+    }
+
+    /// The secret is not in the file and the keyring could not be asked: say so, and how to reach it, rather
+    /// than "run campusfs login", which would have the person type it again (docs/secrets.md).
+    static func unreachable(_ reason: String, what: String, of profile: Profile) -> CLIError {
+        .auth(
+            "cannot read the stored \(what) at \(profile.serverName): \(reason). Start and unlock your keyring (log in "
+                + "to the desktop, or `gnome-keyring-daemon --start --components=secrets` in this session and unlock "
+                + "it in Seahorse), then try again; if campusfs login never stored it there, run "
+                + "`campusfs login\(profile.option)` or set CAMPUSFS_PASSWORD or password_command")
     }
 
     /// Stores `secret`; returns the one-line warning to show when it went to the file instead of a keyring.

@@ -2,6 +2,7 @@ import ArgumentParser
 import ControlProtocol
 import Desktop
 import Foundation
+import Logging
 import SecretStore
 import StudIPKit
 import StudIPModel
@@ -59,11 +60,27 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(help: "Only check that the stored login still works; change nothing.")
     var check = false
 
+    @Flag(help: "Show the log lines of the login (steps, the server's answers) here too; they go to the profile's log.")
+    var verbose = false
+
     func run() async throws {
+        let paths = Paths()
+        // The dialogue shows only its own lines; the library's log goes to the profile's log file (docs/login.md).
+        let log = DialogueLog(verbose: verbose)
+        let logFile = paths.log(profile: (try? profile.name(paths: paths)) ?? "default")
+        do {
+            try await run(paths: paths, logger: log.logger)
+        } catch {
+            await BlockingPool.shared.run { log.save(to: logFile) }
+            throw error
+        }
+        await BlockingPool.shared.run { log.save(to: logFile) }
+    }
+
+    private func run(paths: Paths, logger: Logger) async throws {
         try await reportingErrors {
-            let paths = Paths()
             if check {
-                try await checkStoredLogin(paths)
+                try await checkStoredLogin(paths, logger: logger)
                 return
             }
             let name = try profile.name(paths: paths)
@@ -72,8 +89,11 @@ struct LoginCommand: AsyncParsableCommand {
             }
             let existing = file.profiles[name]
             let place = try await installation(existing: existing)
-            let survey = try await StudIP.survey(place.url)
-            printError("Found \(survey.generation) at \(survey.baseURL) (\(Self.offers(survey)))")
+            let survey = try await StudIP.survey(place.url, logger: logger)
+            let remembered = Self.remembered(existing, at: survey.baseURL)
+            let clientID = oauth2ClientID ?? place.oauth2ClientID ?? remembered?.oauth2ClientID
+            printError(
+                "Found \(survey.generation) at \(survey.baseURL) (\(Self.offers(survey, oauth2ClientID: clientID)))")
             // A running mount serves one server: another one's login must not reach it.
             if let status = DaemonDirectory.status(paths.socket(profile: name)), status.serverURL != survey.baseURL {
                 throw CLIError.usage(
@@ -83,12 +103,12 @@ struct LoginCommand: AsyncParsableCommand {
             var login = Login(
                 profile: name, paths: paths, baseURL: survey.baseURL, university: place.name,
                 api: profile.api ?? existing?.api.flatMap(ProfileOptions.APIChoice.init) ?? .auto,
-                isFirstProfile: file.profiles.isEmpty)
+                logger: logger, isFirstProfile: file.profiles.isEmpty)
             if let token = SecretEnvironment.values["CAMPUSFS_TOKEN"], !token.isEmpty {
                 try await checkToken(token, login: login)
                 return
             }
-            let chosen = try await chooseMethod(survey, place: place, existing: existing)
+            let chosen = try await chooseMethod(survey, clientID: clientID, place: place, remembered: remembered)
             let credentials: Credentials
             do throws(CLIError) {
                 credentials = try await logIn(chosen, survey: survey, existing: existing, login: &login)
@@ -133,29 +153,11 @@ struct LoginCommand: AsyncParsableCommand {
                     + "or --server URL")
         }
         return try await BlockingPool.shared.run { () throws(CLIError) -> Place in
-            let list = try UniversityList.load()
-            while true {
-                guard let answer = Terminal.ask("University (part of its name) or the address of a Stud.IP page: ")
-                else { throw .usage("no university chosen") }
-                if Self.looksLikeURL(answer) { return Place(url: Self.withScheme(answer)) }
-                let matches = UniversityList.matching(answer, in: list)
-                if matches.isEmpty {
-                    printError(
-                        "No university in the list matches \"\(answer)\"; try another part of the name, or "
-                            + "paste the address of any page of your Stud.IP.")
-                    continue
-                }
-                let shown = Array(matches.prefix(9))
-                if let index = Terminal.choose(
-                    "Number (or Enter to search again): ", shown.map { "\($0.name) — \($0.url)" })
-                {
-                    return Place(shown[index])
-                }
-            }
+            try Self.pick(nil, in: try UniversityList.load())
         }
     }
 
-    /// A URL as given, or the one university a name matches.
+    /// A URL as given, or the one university a name matches; several: the person picks (or narrows).
     private func place(for given: String) async throws(CLIError) -> Place {
         if Self.looksLikeURL(given) { return Place(url: Self.withScheme(given)) }
         let list = try await BlockingPool.shared.run { () throws(CLIError) in try UniversityList.load() }
@@ -166,16 +168,53 @@ struct LoginCommand: AsyncParsableCommand {
                 "no university in the list matches \"\(given)\"; pass the address of any page of your Stud.IP instead, "
                     + "e.g. https://studip.example.org/studip")
         }
-        let shown = Array(matches.prefix(9))
-        let chosen = await BlockingPool.shared.run { () -> Int? in
-            Terminal.choose("\"\(given)\" matches several; number: ", shown.map { "\($0.name) — \($0.url)" })
-        }
-        guard let chosen else {
+        guard Terminal.isInteractive else {
             throw .usage(
                 "\"\(given)\" matches \(matches.count) universities ("
                     + matches.prefix(4).map(\.name).joined(separator: ", ") + "); be more precise or pass the URL")
         }
-        return Place(shown[chosen])
+        return try await BlockingPool.shared.run { () throws(CLIError) -> Place in try Self.pick(given, in: list) }
+    }
+
+    /// How many matches the picker numbers at once: one digit to type.
+    static let shownMatches = 9
+
+    /// The terminal's university picker: a part of the name (or an address), then a number. More matches than
+    /// fit are counted, and any answer that is not a number searches again, so "uni" narrows to "uni ros".
+    static func pick(_ first: String?, in list: [University]) throws(CLIError) -> Place {
+        var query = first
+        while true {
+            guard let answer = query ?? Terminal.ask("University (part of its name) or the address of a Stud.IP page: ")
+            else { throw .usage("no university chosen") }
+            query = nil
+            if looksLikeURL(answer) { return Place(url: withScheme(answer)) }
+            let matches = UniversityList.matching(answer, in: list)
+            if matches.isEmpty {
+                printError(
+                    "No university in the list matches \"\(answer)\"; try another part of the name, or "
+                        + "paste the address of any page of your Stud.IP.")
+                continue
+            }
+            let shown = Array(matches.prefix(shownMatches))
+            if matches.count > shown.count {
+                printError(
+                    "\(matches.count) universities match \"\(answer)\"; the first \(shown.count) (type more of the name "
+                        + "to see the others):")
+            }
+            for (number, university) in shown.enumerated() {
+                printError("  \(number + 1)) \(university.name) — \(university.url)")
+            }
+            guard let reply = Terminal.ask("Number, or a name to search again: ") else { continue }
+            if let number = Int(reply) {
+                guard shown.indices.contains(number - 1) else {
+                    printError("No number \(number) in the list.")
+                    query = answer
+                    continue
+                }
+                return Place(shown[number - 1])
+            }
+            query = reply
+        }
     }
 
     static func looksLikeURL(_ text: String) -> Bool {
@@ -186,12 +225,13 @@ struct LoginCommand: AsyncParsableCommand {
         text.contains("://") ? text : "https://" + text
     }
 
-    /// "JSON:API, legacy REST, OAuth2, login form, single sign-on: Shibboleth".
-    static func offers(_ survey: InstallationSurvey) -> String {
+    /// "JSON:API, legacy REST, OAuth2, login form, single sign-on: Shibboleth". OAuth2 only with a client id to
+    /// use it with: Stud.IP has no dynamic registration, and a student cannot know one (docs/login.md).
+    static func offers(_ survey: InstallationSurvey, oauth2ClientID: String?) -> String {
         var parts: [String] = []
         if survey.jsonAPI { parts.append("JSON:API") }
         if survey.legacyREST { parts.append("legacy REST") }
-        if survey.oauth2 { parts.append("OAuth2") }
+        if survey.oauth2, oauth2ClientID != nil { parts.append("OAuth2") }
         if survey.webLoginForm { parts.append("login form") }
         parts += survey.singleSignOn.map { "single sign-on: \($0.label)" }
         return parts.isEmpty ? "no API answered" : parts.joined(separator: ", ")
@@ -201,9 +241,8 @@ struct LoginCommand: AsyncParsableCommand {
 
     /// `--method`, else the one method there is, else the person's choice; without a terminal, the password.
     private func chooseMethod(
-        _ survey: InstallationSurvey, place: Place, existing: ProfileSettings?
+        _ survey: InstallationSurvey, clientID: String?, place: Place, remembered: ProfileSettings?
     ) async throws(CLIError) -> Method {
-        let clientID = oauth2ClientID ?? place.oauth2ClientID ?? existing?.oauth2ClientID
         var methods: [Method] = []
         if survey.oauth2, let clientID { methods.append(.oauth2(clientID: clientID)) }
         let entries = Self.ordered(survey.singleSignOn, preferring: place.sso)
@@ -235,6 +274,8 @@ struct LoginCommand: AsyncParsableCommand {
             }
             return only
         }
+        // Logging in again: the way the profile logged in before, while the installation still offers it.
+        if let again = methods.first(where: { $0.isSame(as: remembered) }) { return again }
         let offered = methods
         guard Terminal.isInteractive else {
             // A script that gives a password means the Stud.IP account; anything else must say so.
@@ -261,6 +302,13 @@ struct LoginCommand: AsyncParsableCommand {
         return entries.filter(known) + entries.filter { !known($0) }
     }
 
+    /// The profile's settings when it is for this installation: what it remembers (the method, the client id)
+    /// does not carry over to another server.
+    static func remembered(_ existing: ProfileSettings?, at baseURL: String) -> ProfileSettings? {
+        guard let existing, let url = existing.url, (try? LoginSurvey.baseURL(from: url)) == baseURL else { return nil }
+        return existing
+    }
+
     /// A way to log in the installation offers.
     enum Method {
         case password
@@ -269,6 +317,15 @@ struct LoginCommand: AsyncParsableCommand {
 
         var isPassword: Bool {
             if case .password = self { true } else { false }
+        }
+
+        /// Whether this is how `profile` logged in (its `login`, and for single sign-on its link).
+        func isSame(as profile: ProfileSettings?) -> Bool {
+            switch (self, profile?.login.flatMap(LoginMethod.init(rawValue:))) {
+            case (.password, .basic), (.password, .web), (.oauth2, .oauth2): true
+            case (.singleSignOn(let entry), .sso): entry.url == profile?.ssoURL
+            default: false
+            }
         }
 
         var title: String {
@@ -289,6 +346,8 @@ struct LoginCommand: AsyncParsableCommand {
         var baseURL: String
         var university: String?
         var api: ProfileOptions.APIChoice
+        /// Where the library's lines go: the profile's log file, not the dialogue (``DialogueLog``).
+        var logger: Logger
         /// Whether config.toml has no profile yet: then this one becomes `default_profile`.
         var isFirstProfile = false
         var username: String?
@@ -315,65 +374,73 @@ struct LoginCommand: AsyncParsableCommand {
     ) async throws(CLIError) -> Credentials {
         switch chosen {
         case .password:
-            let (username, password) = try await usernameAndPassword(existing: existing, prompt: "Stud.IP")
-            login.username = username
-            login.secret = password.stored
-            let basic = Credentials.basic(username: username, password: password.value)
-            let web = Credentials.webLogin(username: username, password: password.value)
-            // The form first where there is one: its answer tells a wrong password from HTTP Basic that never reaches
-            // Stud.IP (PHP behind FastCGI), so a typo costs one failed login, not two. With the password known to be
-            // right, Basic is tried once more: it needs no session, so it is what the mount uses where it works.
-            guard survey.webLoginForm, method != .basic else {
-                do throws(StudIPError) {
-                    login.fullName = try await verify(method == .web ? web : basic, login: login)
-                } catch {
-                    throw CLIError(error)
+            return try await askingAgain(existing: existing, prompt: "Stud.IP") {
+                (username, password) async throws(CLIError) -> Result<Credentials, StudIPError> in
+                login.username = username
+                login.secret = password.stored
+                let basic = Credentials.basic(username: username, password: password.value)
+                let web = Credentials.webLogin(username: username, password: password.value)
+                // The form first where there is one: its answer tells a wrong password from HTTP Basic that never
+                // reaches Stud.IP (PHP behind FastCGI), so a typo costs one failed login, not two. With the password
+                // known to be right, Basic is tried once more: it needs no session, so the mount uses it where it
+                // works.
+                guard survey.webLoginForm, method != .basic else {
+                    let only = method == .web ? web : basic
+                    do throws(StudIPError) {
+                        login.fullName = try await verify(only, login: login)
+                    } catch {
+                        return .failure(error)
+                    }
+                    login.method = method == .web ? .web : .basic
+                    return .success(only)
                 }
-                login.method = method == .web ? .web : .basic
-                return method == .web ? web : basic
-            }
-            do throws(StudIPError) {
-                login.fullName = try await verify(web, login: login)
-            } catch {
-                throw CLIError(error)
-            }
-            if method != .web, let name = try? await verify(basic, login: login) {
-                (login.fullName, login.method) = (name ?? login.fullName, .basic)
-                return basic
-            }
-            login.method = .web
-            return web
-        case .singleSignOn(let entry):
-            let (username, password) = try await usernameAndPassword(existing: existing, prompt: entry.label)
-            (login.username, login.secret, login.method, login.ssoURL) = (username, password.stored, .sso, entry.url)
-            var consent = acceptConsent
-            while true {
-                let credentials = Credentials.singleSignOn(
-                    username: username, password: password.value, entry: entry.url, acceptsConsent: consent)
                 do throws(StudIPError) {
-                    login.fullName = try await verify(credentials, login: login)
-                    login.acceptsConsent = consent ? true : nil
-                    return credentials
+                    login.fullName = try await verify(web, login: login)
                 } catch {
-                    guard !consent, case .consentRequired(let provider, let attributes) = error else {
-                        throw CLIError(error)
+                    return .failure(error)
+                }
+                if method != .web, let name = try? await verify(basic, login: login) {
+                    (login.fullName, login.method) = (name ?? login.fullName, .basic)
+                    return .success(basic)
+                }
+                login.method = .web
+                return .success(web)
+            }
+        case .singleSignOn(let entry):
+            (login.method, login.ssoURL) = (.sso, entry.url)
+            var consent = acceptConsent
+            return try await askingAgain(existing: existing, prompt: entry.label) {
+                (username, password) async throws(CLIError) -> Result<Credentials, StudIPError> in
+                (login.username, login.secret) = (username, password.stored)
+                while true {
+                    let credentials = Credentials.singleSignOn(
+                        username: username, password: password.value, entry: entry.url, acceptsConsent: consent)
+                    do throws(StudIPError) {
+                        login.fullName = try await verify(credentials, login: login)
+                        login.acceptsConsent = consent ? true : nil
+                        return .success(credentials)
+                    } catch {
+                        guard !consent, case .consentRequired(let provider, let attributes) = error else {
+                            return .failure(error)
+                        }
+                        let agreed = await BlockingPool.shared.run {
+                            Terminal.confirm(
+                                "\(provider) asks to release \(attributes.joined(separator: ", ")) to Stud.IP. CampusFS "
+                                    + "logs in again whenever the session ends and would accept this each time. Accept?"
+                            )
+                        }
+                        guard agreed else {
+                            throw .auth(
+                                "\(provider) asks for your consent to release \(attributes.joined(separator: ", ")); "
+                                    + "run `campusfs login` in a terminal to answer, or pass --accept-consent")
+                        }
+                        consent = true
                     }
-                    let agreed = await BlockingPool.shared.run {
-                        Terminal.confirm(
-                            "\(provider) asks to release \(attributes.joined(separator: ", ")) to Stud.IP. CampusFS "
-                                + "logs in again whenever the session ends and would accept this each time. Accept?")
-                    }
-                    guard agreed else {
-                        throw .auth(
-                            "\(provider) asks for your consent to release \(attributes.joined(separator: ", ")); "
-                                + "run `campusfs login` in a terminal to answer, or pass --accept-consent")
-                    }
-                    consent = true
                 }
             }
         case .oauth2(let clientID):
             (login.method, login.oauth2ClientID) = (.oauth2, clientID)
-            let tokens = try await authorizeInBrowser(baseURL: survey.baseURL, clientID: clientID)
+            let tokens = try await authorizeInBrowser(baseURL: survey.baseURL, clientID: clientID, logger: login.logger)
             let credentials = Credentials.bearer(tokens)
             do throws(StudIPError) {
                 login.fullName = try await verify(credentials, login: login)
@@ -392,6 +459,36 @@ struct LoginCommand: AsyncParsableCommand {
     struct Password {
         var value: String
         var stored: String?
+        /// Typed at the prompt, so worth asking again when refused.
+        var typed = false
+    }
+
+    /// Tries a typed password may take before the login ends.
+    static let passwordTries = 3
+
+    /// Asks for username and password and runs `attempt` with them. A typed password that is refused is asked for
+    /// again, three tries in all, keeping the university and the method chosen; any other failure ends the login
+    /// (docs/login.md).
+    private func askingAgain(
+        existing: ProfileSettings?, prompt: String,
+        _ attempt: (String, Password) async throws(CLIError) -> Result<Credentials, StudIPError>
+    ) async throws(CLIError) -> Credentials {
+        var tries = 0
+        while true {
+            tries += 1
+            let (username, password) = try await usernameAndPassword(existing: existing, prompt: prompt)
+            switch try await attempt(username, password) {
+            case .success(let credentials):
+                return credentials
+            case .failure(let error):
+                guard case .authenticationFailed(let server, _) = error, password.typed, tries < Self.passwordTries
+                else { throw CLIError(error) }
+                let left = Self.passwordTries - tries
+                printError(
+                    "\(server) did not accept that username and password; try again (\(left) \(left == 1 ? "try" : "tries") "
+                        + "left).")
+            }
+        }
     }
 
     /// `--username`, the profile's, or asked; the password from CAMPUSFS_PASSWORD, the password command, or asked.
@@ -414,13 +511,15 @@ struct LoginCommand: AsyncParsableCommand {
             guard let password = Terminal.askSecret("Password of \(username) (\(prompt)): ") else {
                 throw .usage("no password: type it in a terminal, or set CAMPUSFS_PASSWORD or --password-command")
             }
-            return (username, Password(value: password, stored: password))
+            return (username, Password(value: password, stored: password, typed: true))
         }
     }
 
     /// OAuth2 authorization code with PKCE (RFC 7636) and a loopback redirect (RFC 8252): the browser logs in and
     /// comes back to a listener on 127.0.0.1; without a browser, the person pastes where it ended.
-    private func authorizeInBrowser(baseURL: String, clientID: String) async throws(CLIError) -> OAuthTokens {
+    private func authorizeInBrowser(
+        baseURL: String, clientID: String, logger: Logger
+    ) async throws(CLIError) -> OAuthTokens {
         let listener: LoopbackRedirect
         do throws(StudIPError) {
             listener = try await LoopbackRedirect.start()
@@ -438,39 +537,75 @@ struct LoginCommand: AsyncParsableCommand {
         listener.expect(state: authorization.state)
         let url = authorization.authorizeURL
         let opened = noBrowser ? false : await BlockingPool.shared.run { Opener.open(url) }
-        var pasted: String?
-        if !opened {
+        let code: Result<String, StudIPError>
+        if opened {
+            printError(
+                "Log in in the browser window that opened; if none did, open:\n  \(url)\nWaiting up to "
+                    + "\(Self.browserWait.components.seconds / 60) minutes for the browser to come back.")
+            code = await Self.codeFromBrowserOrPaste(authorization, listener: listener, timeout: Self.browserWait)
+        } else {
             await listener.stop()
             printError("Open this address in a browser, log in, and allow CampusFS:\n  \(url)")
-            pasted = await BlockingPool.shared.run {
+            let pasted = await BlockingPool.shared.run {
                 Terminal.ask("Then paste the address the browser ended on (it may say it cannot connect): ")
             }
-            guard pasted != nil else {
+            guard let pasted else {
                 throw .usage(
                     "no browser opened and nothing was pasted: run `campusfs login` in a terminal to paste where the "
                         + "browser ended, or where a browser can open")
             }
+            code = Result { () throws(StudIPError) in try authorization.code(fromPasted: pasted) }
         }
         do throws(StudIPError) {
-            let code: String
-            if let pasted {
-                code = try authorization.code(fromPasted: pasted)
-            } else {
-                printError("Log in in the browser window that opened; if none did, open:\n  \(url)")
-                code = try await listener.code(state: authorization.state, timeout: .seconds(600))
-            }
-            return try await authorization.exchange(code: code)
+            return try await authorization.exchange(code: try code.get(), logger: logger)
         } catch {
-            await listener.stop()
             throw CLIError(error)
         }
     }
 
+    /// How long `campusfs login` waits for the browser; Stud.IP's authorization code lives 10 minutes anyway.
+    static let browserWait = Duration.seconds(600)
+
+    /// The code from whichever comes first: the browser at the loopback listener, or the address the person pastes.
+    /// The paste is for when the browser cannot reach the listener: Stud.IP 6.0 sends "Deny" to the registered
+    /// redirect without the port (docs/login.md), and a browser on another machine never reaches it.
+    static func codeFromBrowserOrPaste(
+        _ authorization: OAuth2Authorization, listener: LoopbackRedirect, timeout: Duration
+    ) async -> Result<String, StudIPError> {
+        let stop = StopSignal()
+        return await withTaskGroup(of: Result<String, StudIPError>?.self) { group in
+            group.addTask {
+                do throws(StudIPError) {
+                    return .success(try await listener.code(state: authorization.state, timeout: timeout))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                let pasted = await BlockingPool.shared.run {
+                    Terminal.ask("Or paste the address the browser ends on if it cannot open it: ", until: stop)
+                }
+                // Nothing pasted (the browser came back, or no terminal): the listener answers.
+                guard let pasted else { return nil }
+                return Result { () throws(StudIPError) in try authorization.code(fromPasted: pasted) }
+            }
+            var outcome: Result<String, StudIPError>?
+            while outcome == nil, let next = await group.next() { outcome = next }
+            stop.set()
+            await listener.stop()
+            return outcome
+                ?? .failure(.authenticationFailed(server: authorization.baseURL, message: "no authorization arrived"))
+        }
+    }
+
     /// Logs in once (`users/me`, or `user` on the legacy API) and returns the user's full name.
-    private func verify(_ credentials: Credentials, login: Login) async throws(StudIPError) -> String? {
+    private func verify(
+        _ credentials: Credentials, login: Login, asMounted: Bool = false
+    ) async throws(StudIPError) -> String? {
         var configuration = login.resolved.clientConfiguration(credentials)
-        // Here Basic is tried to learn whether it works; the form has its own try (docs/login.md).
-        configuration.basicFallsBackToWebLogin = false
+        configuration.logger = login.logger
+        // Logging in, Basic is tried to learn whether it works; the form has its own try (docs/login.md).
+        if !asMounted { configuration.basicFallsBackToWebLogin = false }
         let source = try await StudIP.connect(configuration)
         let name = source.userFullName
         await source.shutdown()
@@ -551,7 +686,7 @@ struct LoginCommand: AsyncParsableCommand {
     }
 
     /// `--check`: the profile's stored login, as `mount` would use it, without asking anything.
-    private func checkStoredLogin(_ paths: Paths) async throws(CLIError) {
+    private func checkStoredLogin(_ paths: Paths, logger: Logger) async throws(CLIError) {
         let resolved = try profile.resolve(paths: paths)
         // Mounted, the daemon's login is the one that counts, and checking beside it could spend its OAuth2 refresh
         // token: ask the daemon.
@@ -564,17 +699,17 @@ struct LoginCommand: AsyncParsableCommand {
             print("The mount at \(status.mountpoint) is \(status.server.rawValue) at \(resolved.serverName)")
             return
         }
-        let credentials: Credentials
-        do throws(CLIError) {
-            credentials = try await CredentialSource.resolve(resolved, interactive: false)
-        } catch {
-            throw .auth("\(error); run `campusfs login\(resolved.option)`")
-        }
-        let login = Login(
+        // Its errors say what to do (log in, unlock the keyring, fix the password command).
+        let credentials = try await CredentialSource.resolve(resolved, interactive: false)
+        // As the mount would: the profile's method and OAuth2 client id (a refresh with another id is refused).
+        var login = Login(
             profile: resolved.name, paths: paths, baseURL: resolved.serverURL, university: resolved.university,
-            api: resolved.api)
+            api: resolved.api, logger: logger)
+        (login.method, login.username, login.oauth2ClientID) = (
+            resolved.login, resolved.username, resolved.oauth2ClientID
+        )
         do throws(StudIPError) {
-            let who = try await verify(credentials, login: login) ?? resolved.username ?? "you"
+            let who = try await verify(credentials, login: login, asMounted: true) ?? resolved.username ?? "you"
             print("Logged in as \(who) at \(resolved.serverName) (login: \(resolved.login.rawValue))")
         } catch {
             guard error.exitCode == 2 else { throw CLIError(error) }

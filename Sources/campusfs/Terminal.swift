@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import Synchronization
 
 /// Questions on the terminal, for `campusfs login` and for a password nobody stored. Prompts go to stderr, so
 /// that stdout stays what a script reads; without a terminal on stdin every question answers nil and the caller
@@ -13,6 +15,22 @@ enum Terminal {
         guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces), !line.isEmpty
         else { return nil }
         return line
+    }
+
+    /// ``ask(_:)`` that gives up, with nil, once `stop` is set: for a question asked while something else may
+    /// answer first (the browser coming back). A canonical terminal reports a line ready only when it is whole,
+    /// so the read after `poll` does not block.
+    static func ask(_ prompt: String, until stop: StopSignal) -> String? {
+        guard isInteractive else { return nil }
+        printError(prompt, terminator: "")
+        var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        while !stop.isSet {
+            guard poll(&descriptor, 1, 100) != 0 else { continue }
+            guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces), !line.isEmpty
+            else { return nil }
+            return line
+        }
+        return nil
     }
 
     /// A secret, not echoed, as ssh and sudo ask; nil as for ``ask(_:)``.
@@ -62,4 +80,70 @@ nonisolated(unsafe) private let terminalBeforePrompt = UnsafeMutablePointer<term
 private func restoreTerminalAndExit(_ signal: Int32) {
     tcsetattr(STDIN_FILENO, TCSAFLUSH, terminalBeforePrompt)
     _exit(128 + signal)
+}
+
+/// Set once to end a question asked with ``Terminal/ask(_:until:)``.
+final class StopSignal: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    func set() { flag.store(true, ordering: .releasing) }
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+}
+
+/// The log of a command that talks with a person (`campusfs login`): its lines would land between the questions,
+/// so they are kept and appended to the profile's log file when the command ends; `--verbose` shows them on stderr
+/// too, as they happen. Lines carry what the library logs (steps, hosts, the server's refusal text), never a secret.
+final class DialogueLog: Sendable {
+    private let lines = Mutex<[String]>([])
+    private let verbose: Bool
+
+    init(verbose: Bool) { self.verbose = verbose }
+
+    /// For the library's calls: info and up, debug too with `--verbose`.
+    var logger: Logger {
+        var logger = Logger(label: "campusfs.studip") { label in Handler(log: self, label: label) }
+        logger.logLevel = verbose ? .debug : .info
+        return logger
+    }
+
+    fileprivate func append(_ line: String) {
+        lines.withLock { $0.append(line) }
+        if verbose { printError(line) }
+    }
+
+    /// Appends the kept lines to `file` (0600, created with its directory). Blocks: call from ``BlockingPool``. A log
+    /// that cannot be written is no reason to fail a login.
+    func save(to file: URL) {
+        let text = lines.withLock { lines in
+            defer { lines.removeAll() }
+            return lines.map { $0 + "\n" }.joined()
+        }
+        guard !text.isEmpty else { return }
+        try? FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let descriptor = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    private struct Handler: LogHandler {
+        let log: DialogueLog
+        let label: String
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            let details = merged.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+            let time = Date().formatted(.iso8601)
+            log.append("\(time) \(event.level) \(label): \(event.message)\(details)")
+        }
+    }
 }
