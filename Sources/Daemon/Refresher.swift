@@ -246,7 +246,7 @@ extension Refresher {
             )
         }
         // The timetable is made of the stored dates (``Timetable``): they are read for it even without `Termine.ics`.
-        if courseFiles.dates, let dates = try? await source.dates(courseID: course.id) {
+        if courseFiles.dates || courseFiles.timetable, let dates = try? await source.dates(courseID: course.id) {
             let events = dates.map { ICalendar.Event($0, course: course.title, host: courseFiles.host) }
             extras.dates = (
                 dates,
