@@ -7,7 +7,8 @@ import StudIPModel
 public struct CacheDocument: Sendable, Hashable, Codable {
     /// The Stud.IP file-ref id.
     public var id: String
-    /// The size the metadata promises; a download of any other length is rejected.
+    /// The size the metadata promises; a download of any other length is rejected. 0 means unknown (a document
+    /// hosted elsewhere that Stud.IP did not measure): any length is taken, and the cached copy's is the truth.
     public var size: Int64
     /// Changes whenever the listing shows new content (file id, size); a cached blob with another key is stale
     /// and gets revalidated or fetched again. Content that changed without the listing showing it is found by
