@@ -4,6 +4,7 @@ import Daemon
 import Foundation
 import MetadataStore
 import StudIPKit
+import StudIPModel
 import Synchronization
 
 /// `campusfs refresh`: fetch what changed on Stud.IP into the metadata store and say what it was.
@@ -80,8 +81,14 @@ struct RefreshCommand: AsyncParsableCommand {
         let first = (try? store.syncState())?.lastOverviewAt == nil
         let courseIDs = try courses(below: path, in: store)
         let credentials = try await CredentialSource.resolve(profile)
-        let source = try await StudIP.connect(
-            profile.clientConfiguration(credentials))
+        let source: any DocumentSource
+        do throws(StudIPError) {
+            source = try await StudIP.connect(profile.clientConfiguration(credentials))
+        } catch {
+            // A refused login (an expired OAuth2 grant too) names the command that logs in again.
+            guard error.isLoginFailure else { throw error }
+            throw CLIError.auth("\(error); run `campusfs login\(profile.option)`")
+        }
         let result: Result<Refresher.Report, RefreshError>
         do throws(RefreshError) {
             let refresher = Refresher(

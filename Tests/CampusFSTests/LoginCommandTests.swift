@@ -256,6 +256,10 @@ struct LoginCommandTests {
             #expect(revoked.status == 2, "\(revoked.stderr)")
             #expect(revoked.stderr.contains("expired or was revoked"), "\(revoked.stderr)")
             #expect(revoked.stderr.contains("run `campusfs login"), "\(revoked.stderr)")
+            let refresh = try await cli.run(["refresh"])
+            #expect(refresh.status == 2, "\(refresh.stderr)")
+            #expect(refresh.stderr.contains("expired or was revoked"), "\(refresh.stderr)")
+            #expect(refresh.stderr.contains("run `campusfs login --profile default`"), "\(refresh.stderr)")
         }
     }
 
