@@ -115,5 +115,13 @@ import Testing
         }
         #expect(calendar(legacy) == calendar(jsonAPI))
         #expect(!calendar(legacy).contains("Raumangabe"))
+        // The demo course: a date cancelled on Whit Monday 2021 has the room "(Pfingstmontag)" in REST, none in
+        // JSON:API; the holiday's name is no room.
+        let test = try LegacyRESTFormat.courseDates(
+            try #require(try Self.body("w10_rest_course_test_events")["collection"]?.elements), what: "t")
+        let testJSONAPI = try JSONAPIFormat.courseDates(
+            try #require(try Self.body("w10_jsonapi_course_test_events")["data"]?.array), what: "t")
+        #expect(test.first { $0.isCancelled }?.cancellationNote == "Pfingstmontag")
+        #expect(test.map(\.room) == testJSONAPI.map(\.room) && test.allSatisfy { $0.room == nil })
     }
 }
