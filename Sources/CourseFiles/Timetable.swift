@@ -78,7 +78,10 @@ public enum Timetable {
 
     private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? abs(a) : gcd(b, a % b) }
 
-    /// The slot's weekday at its start minute in every week of `period`.
+    /// Most weeks an own entry repeats: a lecture period is about 15, a server's odd one stays a short rule.
+    static let maxOwnWeeks = 60
+
+    /// The slot's weekday at its start minute in every week of `period`, at most ``maxOwnWeeks``.
     private static func weekly(_ slot: ScheduleSlot, within period: ClosedRange<Date>, _ calendar: Calendar) -> [Date] {
         let begin = min(max(period.lowerBound, LocalTime.earliest), LocalTime.latest)
         let firstDay = calendar.startOfDay(for: begin)
@@ -90,7 +93,7 @@ public enum Timetable {
         while let day = calendar.date(byAdding: .day, value: offset + 7 * week, to: firstDay),
             let start = calendar.date(
                 bySettingHour: startMinute / 60, minute: startMinute % 60, second: 0, of: day),
-            start <= period.upperBound, week < 60
+            start <= period.upperBound, week < maxOwnWeeks
         {
             if start >= period.lowerBound { result.append(start) }
             week += 1
