@@ -111,6 +111,48 @@ import Testing
         }
     }
 
+    /// What a student sees in khal (Debian's, Scripts/bootstrap) after importing both files: every lecture the
+    /// timetable lists in a semester is a date `Termine.ics` lists as taking place, at the same start and end.
+    @Test func khalListsOnlyLecturesThatHappen() async throws {
+        let (files, timetables) = try await Self.refresh(try Dataset.fixtures507More.load(), .jsonAPI)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("khal-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("config/khal")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        var settings = "[calendars]\n"
+        for name in ["timetable", "dates"] {
+            let path = directory.appendingPathComponent("calendars/\(name)")
+            try FileManager.default.createDirectory(at: path, withIntermediateDirectories: true)
+            settings += "[[\(name)]]\npath = \(path.path)\n"
+        }
+        settings += "[locale]\nlocal_timezone = Europe/Berlin\ndefault_timezone = Europe/Berlin\n"
+        settings += "timeformat = %H:%M\ndateformat = %Y-%m-%d\nlongdateformat = %Y-%m-%d\n"
+        settings += "datetimeformat = %Y-%m-%d %H:%M\nlongdatetimeformat = %Y-%m-%d %H:%M\n"
+        try Data(settings.utf8).write(to: config.appendingPathComponent("config"))
+        let environment =
+            "XDG_CONFIG_HOME=\(quoted(directory.appendingPathComponent("config").path)) "
+            + "XDG_DATA_HOME=\(quoted(directory.appendingPathComponent("data").path))"
+        func khal(_ arguments: String) async throws -> [String] {
+            let result = try await shell("env \(environment) /usr/bin/khal \(arguments)", timeout: 60)
+            try #require(result.status == 0, "khal \(arguments): \(result.stderr)")
+            return result.lines.filter { !$0.isEmpty }
+        }
+        for (index, (path, bytes)) in files.filter({ $0.key.hasSuffix(".ics") }).enumerated() {
+            let file = directory.appendingPathComponent("\(index).ics")
+            try bytes.write(to: file)
+            let calendar = timetables[path] == nil ? "dates" : "timetable"
+            _ = try await khal("import --batch -a \(calendar) \(quoted(file.path))")
+        }
+        let list = "list --day-format '' --format '{start} {end} {status}{title}' 2026-04-01 2027-04-01"
+        let lectures = try await khal(list + " -a timetable")
+        let dates = try await khal(list + " -a dates")
+        let held = Set(dates.filter { !$0.contains("CANCELLED") }.map { $0.split(separator: " ").prefix(4) })
+        #expect(lectures.count >= 16 && dates.contains { $0.contains("CANCELLED") }, "\(lectures) \(dates)")
+        for lecture in lectures {
+            #expect(held.contains(lecture.split(separator: " ").prefix(4)), "khal shows \(lecture), no date")
+        }
+    }
+
     /// `dates = false` hides `Termine.ics`, not the dates the timetable is made of.
     @Test func theTimetableNeedsNoDatesFile() async throws {
         let (files, timetables) = try await Self.refresh(
