@@ -162,7 +162,8 @@ import Testing
         #expect(!expanded.isEmpty && expanded.values.allSatisfy { !$0.isEmpty })
     }
 
-    /// The generated winter semesters have a break over Christmas, and their courses no date in it.
+    /// The generated winter semesters have a break over Christmas, and their courses no date in it; the 5.0.7
+    /// data has the captured installation's one.
     @Test func generatedCoursesHaveNoDateInTheBreak() throws {
         let university = try Dataset.generated(.small, seed: 1).load()
         let winters = university.orderedSemesters.filter { !$0.holidays.isEmpty }
@@ -172,6 +173,9 @@ import Testing
                 .filter { semester.contains($0.start) }
             #expect(!dates.isEmpty && !dates.contains { semester.isHoliday($0.start) }, "\(semester.title)")
         }
+        // The captured installation's only break (fixtures-5.0.7-writes step 10): 24.12.2021–9.1.2022.
+        let captured = try Dataset.fixtures507.load().orderedSemesters.filter { !$0.holidays.isEmpty }
+        #expect(captured.map(\.title) == ["WS 2021/2022"] && captured.first?.holidays.first?.name == "Unterbrechung")
     }
 
     /// A plain-text announcement (no `<!--HTML-->` marker) with a line break: REST's `body_html` has a `<br>`,
