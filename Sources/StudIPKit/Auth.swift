@@ -84,8 +84,8 @@ actor BasicOrFormAuthenticator: Authenticator {
             _ = try await form.headers(transport: transport)
         } catch {
             switch error {
-            case _ where error.isLoginFailure, .unreachable, .serverError: throw error
-            // No login form to try (a page without one, no index.php): the refusal stands.
+            case _ where error.isLoginFailure, .unreachable: throw error
+            // No login form to try (a page without one, no index.php, an error page): Basic's refusal stands.
             default: return false
             }
         }

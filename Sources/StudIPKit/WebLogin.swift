@@ -109,9 +109,10 @@ enum WebLogin {
                 throw .malformedResponse(what: "the web login", detail: "a redirect without a usable address")
             }
             if isLoginPage(next, of: installation) {
-                // Sent back to the login page: read what it says there.
-                let (page, _) = try await browser.open(next, what: "the web login page")
-                refusal = page.status == 200 ? HTMLPage(page.body) : HTMLPage()
+                // Sent to the front page: a refusal if it shows the login form again (with what it says there).
+                let (answer, _) = try await browser.open(next, what: "the web login page")
+                let page = HTMLPage(answer.body)
+                if answer.status != 200 || page.loginForm != nil { refusal = page }
             }
         case 200:
             // A page without the form (a second factor, maintenance) is no login unless the session is new.
