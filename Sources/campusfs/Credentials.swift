@@ -74,12 +74,18 @@ enum CredentialSource {
         if case .found(let password) = lookup {
             return credentials(profile, username: username, password: password)
         }
-        if interactive, let password = Terminal.askSecret("Password of \(username) at \(profile.serverName): ") {
-            return credentials(profile, username: username, password: password)
+        var unreachable: String?
+        if case .keyringUnreachable(let reason) = lookup, Secrets.loggedInBefore(profile) { unreachable = reason }
+        if interactive, Terminal.isInteractive {
+            // Say why the stored password is not used before asking for it again.
+            if let unreachable {
+                printError("campusfs: the keyring cannot be asked (\(unreachable)); unlock it and try again, or:")
+            }
+            if let password = Terminal.askSecret("Password of \(username) at \(profile.serverName): ") {
+                return credentials(profile, username: username, password: password)
+            }
         }
-        if case .keyringUnreachable(let reason) = lookup, Secrets.loggedInBefore(profile) {
-            throw Secrets.unreachable(reason, what: "password of \(username)", of: profile)
-        }
+        if let unreachable { throw Secrets.unreachable(unreachable, what: "password of \(username)", of: profile) }
         throw .auth(
             "no password for \(username) at \(profile.serverName): run `campusfs login\(profile.option)` to store it "
                 + "in the keyring, or set CAMPUSFS_PASSWORD or password_command")

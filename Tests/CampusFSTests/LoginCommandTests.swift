@@ -335,6 +335,13 @@ struct LoginCommandTests {
             #expect(unreachable.stderr.contains("no D-Bus session bus"), "\(unreachable.stderr)")
             #expect(unreachable.stderr.contains("unlock"), "\(unreachable.stderr)")
             #expect(!unreachable.stderr.contains("no password for"), "\(unreachable.stderr)")
+            // In a terminal the password may be typed instead, but not without saying why it is asked for.
+            let asked = try await cli.converse(
+                ["refresh"], [.init(prompt: "Password of test_autor at ", answer: "testing")])
+            #expect(asked.status == 0, "\(asked.output)")
+            let reason = try #require(asked.output.range(of: "the keyring cannot be asked (this session has no D-Bus"))
+            let prompt = try #require(asked.output.range(of: "Password of test_autor at "))
+            #expect(reason.upperBound < prompt.lowerBound, "\(asked.output)")
         }
     }
 }
