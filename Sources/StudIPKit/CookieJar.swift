@@ -1,6 +1,7 @@
 import Foundation
 
-/// The cookies of one login: name and value per origin, as the flows need them.
+/// The cookies of one login: name and value per origin, as the flows need them. A session is all of an origin's
+/// cookies (``header(for:)``), whatever Stud.IP calls it (docs/login.md).
 ///
 /// Cookies go back only to the origin that set them (scheme, host and port: stricter than a browser, which shares
 /// them across ports and subdomains), so an IdP never sees Stud.IP's session and the reverse. Paths are ignored:
@@ -56,11 +57,5 @@ struct CookieJar: Sendable {
     func header(for url: String) -> String? {
         guard let origin = Origin(url), let list = cookies[origin], !list.isEmpty else { return nil }
         return list.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
-    }
-
-    /// The value of the cookie `name` that `url`'s origin has set.
-    func value(_ name: String, for url: String) -> String? {
-        guard let origin = Origin(url) else { return nil }
-        return cookies[origin]?.last { $0.name == name }?.value
     }
 }
