@@ -30,6 +30,7 @@ enum Terminal {
             else { return nil }
             return line
         }
+        printError("")  // ends the prompt's line: what follows starts on its own
         return nil
     }
 
