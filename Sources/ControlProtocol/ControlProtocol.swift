@@ -31,6 +31,9 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     /// Forget the login (`campusfs logout` while mounted): cached documents stay readable, nothing else is fetched
     /// until the next `campusfs login`.
     case logout
+    /// Ask the server now whether the login works (`campusfs login --check` while mounted): the answer is the
+    /// status after that request, so a grant revoked since the last request shows at once.
+    case checkLogin
     /// How far the search index is; with `rebuild`, drop the extracted text and extract every cached document
     /// again (`campusfs index --rebuild`).
     case index(rebuild: Bool)

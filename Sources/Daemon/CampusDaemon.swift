@@ -485,6 +485,9 @@ public final class CampusDaemon: Sendable {
             await link.logOut()
             logger.info("logged out")
             return ControlResponse(status: await status())
+        case .checkLogin:
+            await link.checkLogin()
+            return ControlResponse(status: await status())
         case .cache:
             let inventory = await mount.fileSystem.cache.inventory()
             do throws(StoreError) {

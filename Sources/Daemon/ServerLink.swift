@@ -225,7 +225,27 @@ public actor ServerLink: DocumentDownloader {
         } catch {
             outcome = .failure(error)
         }
-        // A login or logout meanwhile decided the state with other credentials.
+        settle(outcome, askedIn: generation)
+    }
+
+    /// Asks the server now whether the login works (`campusfs login --check` while mounted), through the connection
+    /// the mount uses: a token refresh there spends no refresh token the mount still holds. A refused login is tried
+    /// again, since the person asked.
+    public func checkLogin() async {
+        guard !loggedOut else { return }
+        let generation = generation
+        let outcome: Result<Void, StudIPError>
+        do throws(StudIPError) {
+            _ = try await connected(retryingRefusedLogin: true).currentUser()
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        settle(outcome, askedIn: generation)
+    }
+
+    /// The state a check found, unless a login or logout meanwhile decided it with other credentials.
+    private func settle(_ outcome: Result<Void, StudIPError>, askedIn generation: Int) {
         guard generation == self.generation else { return }
         switch outcome {
         case .success: recordSuccess()

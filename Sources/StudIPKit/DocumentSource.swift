@@ -40,6 +40,10 @@ public protocol DocumentSource: Sendable {
     /// has none for it: the caller builds the timetable from the courses' dates instead.
     func schedule(semesterID: String) async throws(StudIPError) -> [ScheduleSlot]?
 
+    /// Who the credentials log in as, asked now: one request that proves the login still works (`campusfs login
+    /// --check` while mounted), renewing an OAuth2 token as any request would.
+    func currentUser() async throws(StudIPError) -> RemoteUser
+
     /// Closes the source's connections. Call once when done; the source must not be used afterwards.
     func shutdown() async
 }

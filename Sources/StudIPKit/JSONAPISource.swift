@@ -59,6 +59,8 @@ final class JSONAPISource: DocumentSource {
 
     func shutdown() async { await transport.shutdown() }
 
+    func currentUser() async throws(StudIPError) -> RemoteUser { try await Self.fetchUser(transport) }
+
     // MARK: - Overview
 
     func overview() async throws(StudIPError) -> RemoteOverview {

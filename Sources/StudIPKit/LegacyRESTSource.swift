@@ -39,6 +39,8 @@ final class LegacyRESTSource: DocumentSource {
 
     func shutdown() async { await transport.shutdown() }
 
+    func currentUser() async throws(StudIPError) -> RemoteUser { try await Self.fetchUser(transport) }
+
     // MARK: - Overview
 
     func overview() async throws(StudIPError) -> RemoteOverview {

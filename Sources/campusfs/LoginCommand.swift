@@ -689,8 +689,8 @@ struct LoginCommand: AsyncParsableCommand {
     private func checkStoredLogin(_ paths: Paths, logger: Logger) async throws(CLIError) {
         let resolved = try profile.resolve(paths: paths)
         // Mounted, the daemon's login is the one that counts, and checking beside it could spend its OAuth2 refresh
-        // token: ask the daemon.
-        if let status = DaemonDirectory.status(paths.socket(profile: resolved.name)) {
+        // token: the daemon asks the server now (its last state may be older than a revoked grant).
+        if let status = (try? ControlClient.send(.checkLogin, to: paths.socket(profile: resolved.name).path))?.status {
             guard status.server != .loginNeeded else {
                 throw .auth(
                     "the mount at \(status.mountpoint) needs a login (\(status.serverDetail ?? "refused")); run "

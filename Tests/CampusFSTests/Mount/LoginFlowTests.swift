@@ -176,8 +176,13 @@ struct LoginFlowTests {
             #expect(try await setup.campusfs(["refresh"]).status == 0)
             #expect(try await setup.stored("oauth2-tokens") != tokens, "the refreshed pair was stored")
 
-            // A revoked grant turns into "login needed", with the command to run.
+            // A revoked grant turns into "login needed", with the command to run: at once for `login --check`, which
+            // asks the server through the mount (the daemon's last request was before the revocation).
+            #expect(try await setup.campusfs(["login", "--check"]).status == 0)
             _ = try await shell("curl -sf -X POST \(setup.sim.controlURL)/oauth2/revoke")
+            let check = try await setup.campusfs(["login", "--check"], timeout: 20)
+            #expect(check.status == 2, "\(check.stdout)\(check.stderr)")
+            #expect(check.stderr.contains("campusfs login --profile default"), "\(check.stderr)")
             _ = try await shell("curl -sf -X POST \(setup.sim.controlURL)/oauth2/expire")
             _ = try await setup.campusfs(["refresh"])
             let status = try await setup.campusfs(["status"], timeout: 20)
