@@ -222,8 +222,8 @@ public final class CampusFileSystem: FileSystemOperations {
 
     /// The kernel checks no permission bits on this mount (see ``CampusMount``), so `access(2)` gets its answer
     /// here, from the same modes `getattr` reports: nothing is writable (`EROFS`, as for every mutation), documents
-    /// are readable unless Stud.IP locks them, directories are searchable. The mounting user is the only one the
-    /// kernel lets in (no `allow_other`), so the owner's bits are the ones that count.
+    /// are readable unless Stud.IP locks them, directories are searchable. Normally the mounting user is the only one
+    /// the kernel lets in (`allow_other` only in tests), so the owner's bits are the ones that count.
     public func access(_ inode: Inode, mask: Int32, reply: StatusReply) {
         do throws(StoreError) {
             guard let node = try store.node(inode: Int64(inode)) else {

@@ -208,24 +208,15 @@ public actor ServerLink: DocumentDownloader {
         }
     }
 
-    /// After a download broke off: a fresh connection either works (online, as before) or says what is wrong
-    /// (offline, login needed), so `campusfs status` never calls a server online that died mid-download. The reader
-    /// does not wait for it: the connection's retries take seconds. One check at a time.
+    /// After a download broke off: one request through the mount's connection either works (online, as before) or
+    /// says what is wrong (offline, login needed), so `campusfs status` never calls a server online that died
+    /// mid-download. No new login: that would spend a rotated OAuth2 refresh token or post a password again. The
+    /// reader does not wait for it (the connection's retries take seconds). One check at a time.
     private func checkAfterBreak() async {
         guard state == .online, !checkingAfterBreak else { return }
         checkingAfterBreak = true
         defer { checkingAfterBreak = false }
-        var configuration = configuration
-        configuration.credentials = credentials
-        let generation = generation
-        let outcome: Result<Void, StudIPError>
-        do throws(StudIPError) {
-            await (try await connect(configuration)).shutdown()
-            outcome = .success(())
-        } catch {
-            outcome = .failure(error)
-        }
-        settle(outcome, askedIn: generation)
+        await check(retryingRefusedLogin: false)
     }
 
     /// Asks the server now whether the login works (`campusfs login --check` while mounted), through the connection
@@ -233,10 +224,15 @@ public actor ServerLink: DocumentDownloader {
     /// again, since the person asked.
     public func checkLogin() async {
         guard !loggedOut else { return }
+        await check(retryingRefusedLogin: true)
+    }
+
+    /// One `users/me` (REST: `user`) through the connected source; its outcome settles the state.
+    private func check(retryingRefusedLogin: Bool) async {
         let generation = generation
         let outcome: Result<Void, StudIPError>
         do throws(StudIPError) {
-            _ = try await connected(retryingRefusedLogin: true).currentUser()
+            _ = try await connected(retryingRefusedLogin: retryingRefusedLogin).currentUser()
             outcome = .success(())
         } catch {
             outcome = .failure(error)

@@ -375,7 +375,7 @@ private struct CourseRefresh {
     }
 
     /// A document's base name: while its Stud.IP name stays, the one it has, since the extension added from the MIME
-    /// type must not flip when only the MIME type changes (DESIGN.md §1.3). Stud.IP 5.0.7 derives the type from the
+    /// type must not flip when only the MIME type changes. Stud.IP 5.0.7 derives the type from the
     /// name again at every new version, so `Hinweise.` went from `text/plain` to `application/octet-stream`
     /// (docs/metadata-store.md, "Names").
     private func baseName(of document: RemoteDocument) -> String {
@@ -440,10 +440,11 @@ private struct CourseRefresh {
 
     /// Records the folders this listing looked in for documents the user may not download, as the latest check
     /// (``MetadataStore/restrictedChecks(courseID:)``), and forgets folders the course no longer has. Only where
-    /// the listing rotates (some folders were not looked in); a complete listing has nothing to continue.
+    /// the listing rotates (some folders were not looked in, or one was looked in for the first time: a course
+    /// whose only such folder is its root); a complete listing has nothing to continue.
     private func recordRestrictedChecks() throws {
         let unchecked = content.foldersWithUncheckedRestrictedDocuments
-        guard !unchecked.isEmpty else { return }
+        guard !unchecked.isEmpty || !content.foldersCheckedForTheFirstTime.isEmpty else { return }
         let current = Set(content.folders.map(\.id))
         let checked = current.subtracting(unchecked).subtracting(content.failedFolderIDs)
         let next = try Int64.fetchOne(db, sql: "SELECT coalesce(max(checked), 0) + 1 FROM restricted_check") ?? 1

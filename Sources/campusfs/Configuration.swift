@@ -99,7 +99,7 @@ struct ConfigFile: Decodable, Sendable {
             for key in profile.keys {
                 let path = ["profiles", name, key]
                 let shown = path.joined(separator: ".")
-                guard let kind = ProfileSettings.kinds[key] else {
+                guard let kind = ProfileSettings.CodingKeys(rawValue: key).map(ProfileSettings.kind) else {
                     add(path, "unknown setting \(shown) (typo?)")
                     continue
                 }
@@ -235,14 +235,17 @@ struct ProfileSettings: Decodable, Sendable {
     /// What each setting holds, for ``ConfigFile``'s checks.
     enum Kind { case string, bool, strings }
 
-    static let kinds: [String: Kind] = [
-        "url": .string, "university": .string, "username": .string, "login": .string, "sso_url": .string,
-        "oauth2_client_id": .string, "sso_accept_consent": .bool, "api": .string, "password_command": .string,
-        "semesters": .strings, "hidden_courses": .strings, "course_name": .string, "mountpoint": .string,
-        "cache_limit": .string, "refresh_interval": .string, "removal_grace": .string, "refresh_timeout": .string,
-        "language": .string, "announcements": .bool, "dates": .bool, "timetable": .bool, "notifications": .bool,
-        "notification_interval": .string,
-    ]
+    /// The kind of each setting, by its coding key: exhaustive, so a key added there cannot be "unknown" here.
+    static func kind(of key: CodingKeys) -> Kind {
+        switch key {
+        case .ssoAcceptConsent, .announcements, .dates, .timetable, .notifications: .bool
+        case .semesters, .hiddenCourses: .strings
+        case .url, .university, .username, .login, .api, .language, .mountpoint, .notificationInterval, .ssoURL,
+            .oauth2ClientID, .passwordCommand, .courseName, .cacheLimit, .refreshInterval, .removalGrace,
+            .refreshTimeout:
+            .string
+        }
+    }
 
     /// The string settings only some values of which work; `ProfileOptions.resolve` converts them as these accept.
     static let validators: [String: @Sendable (String) -> Bool] = [
@@ -289,7 +292,8 @@ struct KeyPositions {
 
     init(_ text: String) {
         var table: [String] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // `\.isNewline`: a CRLF file's "\r\n" is one Character, which a split at "\n" would never find.
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let indent = line.prefix { $0 == " " || $0 == "\t" }.count
             let rest = line.dropFirst(indent)
             let position = (line: index + 1, column: indent + 1)

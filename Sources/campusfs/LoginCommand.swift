@@ -685,12 +685,31 @@ struct LoginCommand: AsyncParsableCommand {
         }
     }
 
+    /// The running daemon's state after it asked the server (control request `checkLogin`); nil when no daemon
+    /// runs. A daemon that does not answer it is an error, not a reason to check beside it.
+    private func mountedLoginCheck(_ socket: URL) async throws(CLIError) -> DaemonStatus? {
+        // The daemon asks the server before it answers: a wait on a socket, so not on Swift's pool.
+        let response = try await BlockingPool.shared.run { () throws(CLIError) -> ControlResponse? in
+            do throws(ControlSocketError) {
+                return try ControlClient.send(.checkLogin, to: socket.path)
+            } catch {
+                if case .notRunning = error { return nil }
+                throw .other(error.description)
+            }
+        }
+        guard let response else { return nil }
+        guard let status = response.status else {
+            throw CLIError(exitCode: response.exitCode ?? 4, response.error ?? "the daemon did not check its login")
+        }
+        return status
+    }
+
     /// `--check`: the profile's stored login, as `mount` would use it, without asking anything.
     private func checkStoredLogin(_ paths: Paths, logger: Logger) async throws(CLIError) {
         let resolved = try profile.resolve(paths: paths)
         // Mounted, the daemon's login is the one that counts, and checking beside it could spend its OAuth2 refresh
         // token: the daemon asks the server now (its last state may be older than a revoked grant).
-        if let status = (try? ControlClient.send(.checkLogin, to: paths.socket(profile: resolved.name).path))?.status {
+        if let status = try await mountedLoginCheck(paths.socket(profile: resolved.name)) {
             guard status.server != .loginNeeded else {
                 throw .auth(
                     "the mount at \(status.mountpoint) needs a login (\(status.serverDetail ?? "refused")); run "

@@ -76,7 +76,7 @@ import Testing
                 await link.shutdown()
                 throw error
             }
-            // The check's connection: the login probe and what it asks.
+            // The connection's probe (users/me), the download, and the check's users/me after the break.
             for _ in 0..<200 where sim.requestCount < before + 3 { try await Task.sleep(for: .milliseconds(20)) }
             try await Task.sleep(for: .milliseconds(200))
             #expect(sim.requestCount >= before + 3, "the link asked the server after the break")

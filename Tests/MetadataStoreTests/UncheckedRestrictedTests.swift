@@ -56,6 +56,18 @@ struct UncheckedRestrictedTests {
         #expect(try highlight("Blatt 2.pdf") == .new)
     }
 
+    /// A course whose one folder to rotate through is its root (the common shape on Stud.IP 5.0): its first check
+    /// leaves no folder unchecked and must still be recorded, or every later listing counts as the first and a new
+    /// restricted document there is never `new`.
+    @Test func aFirstCheckThatLeavesNothingUncheckedIsRecorded() throws {
+        let store = try MetadataStore.withCourse(listing([lecture], unchecked: [root(info101)]))
+        #expect(try store.restrictedChecks(courseID: info101.id)[root(info101)] == nil, "not looked in yet")
+        var listed = listing([lecture, rootSolution], unchecked: [])
+        listed.foldersCheckedForTheFirstTime = [root(info101)]
+        _ = try store.applyCourse(listed, now: now + day)
+        #expect(try store.restrictedChecks(courseID: info101.id)[root(info101)] != nil)
+    }
+
     @Test func keptInTheRootWhenTheRootWasNotLookedIn() throws {
         let store = try MetadataStore.withCourse(listing([lecture, rootSolution], unchecked: []))
         let summary = try store.applyCourse(listing([lecture], unchecked: [root(info101)]), now: now + day)
