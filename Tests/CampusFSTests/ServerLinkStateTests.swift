@@ -84,4 +84,42 @@ import Testing
             await link.shutdown()
         }
     }
+
+    /// After the mount's connection rotated its OAuth2 pair, the check after a break asks through that connection:
+    /// a new login with the pair the daemon started with would send a spent refresh token, which Stud.IP refuses,
+    /// and the working mount would say "login needed".
+    @Test func aBreakAfterATokenRotationStaysOnline() async throws {
+        try await withSimulator(.generated(.demo, seed: 1), flavour: .v55) { sim async throws in
+            let user = try #require(sim.university.user(named: "test_autor"))
+            let issued = sim.authenticator.issueTokens(userID: user.id, lifetime: 3600)
+            let link = ServerLink(
+                configuration: ClientConfiguration(
+                    baseURL: sim.baseURL,
+                    credentials: .bearer(
+                        OAuthTokens(accessToken: issued.access, refreshToken: issued.refresh, expiresAt: nil))))
+            let document = try Self.slides(sim)
+            do {
+                _ = try await link.connected()
+                sim.authenticator.expireAccessTokens()  // the download's 401 rotates the pair
+                if case .content(let body) = try await link.download(DownloadRequest(documentID: document.id)) {
+                    for try await _ in body {}
+                }
+                sim.faults.add(Fault(action: .resetAfterBytes(100), pathContains: document.id, remaining: 1))
+                let before = sim.requestCount
+                if case .content(let body) = try await link.download(DownloadRequest(documentID: document.id)) {
+                    await #expect(throws: StudIPError.self) { for try await _ in body {} }
+                }
+                // The download and the check's users/me.
+                for _ in 0..<200 where sim.requestCount < before + 2 { try await Task.sleep(for: .milliseconds(20)) }
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(sim.requestCount >= before + 2, "the link asked the server after the break")
+                let problem = await link.problem
+                #expect(await link.state == .online, "\(problem ?? "")")
+            } catch {
+                await link.shutdown()
+                throw error
+            }
+            await link.shutdown()
+        }
+    }
 }
