@@ -21,6 +21,9 @@ public enum ICalendar {
         public var lastModified: Date?
         /// A timetable slot: the event repeats weekly (``Timetable``).
         public var recurrence: Recurrence?
+        /// The start of the occurrence of the series with the same UID that this event replaces
+        /// (`RECURRENCE-ID`): a session at another time that week (``Timetable``).
+        public var recurrenceID: Date?
 
         public enum Recurrence: Sendable, Hashable {
             /// Every `interval` weeks until the instant `until` (the last occurrence's start), without the
@@ -30,7 +33,8 @@ public enum ICalendar {
 
         public init(
             uid: String, start: Date, end: Date, summary: String, location: String? = nil, description: String? = nil,
-            isCancelled: Bool = false, lastModified: Date? = nil, recurrence: Recurrence? = nil
+            isCancelled: Bool = false, lastModified: Date? = nil, recurrence: Recurrence? = nil,
+            recurrenceID: Date? = nil
         ) {
             self.uid = uid
             self.start = start
@@ -41,6 +45,7 @@ public enum ICalendar {
             self.isCancelled = isCancelled
             self.lastModified = lastModified
             self.recurrence = recurrence
+            self.recurrenceID = recurrenceID
         }
 
         /// One date of `course` (its name), summary "<course> (<kind>)", with the date's topic as description.
@@ -77,6 +82,9 @@ public enum ICalendar {
             // DTEND must be later than DTSTART; without it the event is an instant.
             if event.end > event.start {
                 lines.append("DTEND;TZID=\(parameter(zone)):" + LocalTime(event.end, in: timeZone).iCalendar)
+            }
+            if let replaced = event.recurrenceID {
+                lines.append("RECURRENCE-ID;TZID=\(parameter(zone)):" + LocalTime(replaced, in: timeZone).iCalendar)
             }
             if case .weekly(let interval, let until, let exceptions) = event.recurrence {
                 // UNTIL in UTC, as RFC 5545 requires with a DTSTART in a time zone; EXDATE in DTSTART's zone.

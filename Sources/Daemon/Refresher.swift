@@ -274,11 +274,9 @@ extension Refresher {
                     for id in Set(slots.compactMap(\.courseID)) { dates[id] = try store.courseDates(courseID: id) }
                     return dates
                 }
-                events = slots.flatMap { slot in
-                    Timetable.events(
-                        slot, courseDates: slot.courseID.map { dates[$0] ?? [] }, semester: semester,
-                        host: courseFiles.host, timeZone: Self.installationTimeZone)
-                }
+                events = Timetable.events(
+                    slots, courseDates: dates, semester: semester, host: courseFiles.host,
+                    timeZone: Self.installationTimeZone)
             } else {
                 let courses = overview.courses.filter { placed.contains($0.id) && $0.semesterIDs.contains(semester.id) }
                 let dates = try await store.run { store throws(StoreError) in

@@ -111,6 +111,39 @@ import Testing
         }
     }
 
+    /// A session of a regular time at another length or hour for once (15 minutes longer; four hours later) is in
+    /// the timetable as it happens, through both APIs: the expanded `Stundenplan.ics` has every date of the
+    /// student's regular times that takes place exactly once, at its own start and end.
+    @Test(arguments: [ClientConfiguration.API.jsonAPI, .legacyREST])
+    func aSessionAtAnotherTimeShowsAsItHappens(api: ClientConfiguration.API) async throws {
+        var university = try Dataset.fixtures507More.load()
+        let student = try #require(university.user(named: "test_autor"))
+        let course = try #require(university.courses.values.first { $0.number == "INF-101" })
+        let regular = university.events(ofCourse: course.id).filter { $0.cycleID != nil && !$0.isCancelled }
+        try #require(regular.count > 6)
+        var longer = regular[2]
+        longer.end += 15 * 60
+        var later = regular[4]
+        later.start += 4 * 3600
+        later.end += 4 * 3600
+        university.add(longer)
+        university.add(later)
+        let (files, timetables) = try await Self.refresh(university, api)
+        let (path, semesterID) = try #require(
+            timetables.first { university.semesters[$0.value]?.contains(later.start) == true })
+        let semester = try #require(university.semesters[semesterID])
+        let file = try #require(files[path])
+        let occurrences = try #require(try await Self.expand([path: file])[path])
+        let dates = university.regularTimes(of: student.id, in: semester).flatMap(\.dates)
+            .filter { !$0.isCancelled && semester.contains($0.start) }
+        let order = { (a: [Int], b: [Int]) in a.lexicographicallyPrecedes(b) }
+        #expect(
+            occurrences.map { [$0.start, $0.end] }.sorted(by: order)
+                == dates.map { [$0.start, $0.end] }.sorted(by: order))
+        #expect(occurrences.contains { [$0.start, $0.end] == [later.start, later.end] })
+        #expect(occurrences.contains { [$0.start, $0.end] == [longer.start, longer.end] })
+    }
+
     /// What a student sees in khal (Debian's, Scripts/bootstrap) after importing both files: every lecture the
     /// timetable lists in a semester is a date `Termine.ics` lists as taking place, at the same start and end.
     @Test func khalListsOnlyLecturesThatHappen() async throws {

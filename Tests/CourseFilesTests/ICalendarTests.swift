@@ -154,7 +154,7 @@ import Testing
     /// parser expands it.
     @Test func timetableRepeatsOnTheCoursesDatesOnly() async throws {
         let events = Timetable.events(
-            Self.tuesdaySlot, courseDates: Self.tuesdayDates, semester: Self.winter, host: "h.example",
+            [Self.tuesdaySlot], courseDates: ["c1": Self.tuesdayDates], semester: Self.winter, host: "h.example",
             timeZone: Self.berlin)
         let parsed = try await Self.parse(
             ICalendar.calendar(name: "Stundenplan", events: events, timeZone: Self.berlin, stamp: Self.stamp),
@@ -172,13 +172,54 @@ import Testing
         #expect(tuesday.occurrences == held, "both sides of the change to winter time at 10:15")
     }
 
+    /// A session at the slot's weekday but another length (10:15–12:00) or time (14:00, and 16:00 after the
+    /// 10:15 date was cancelled) replaces its week's occurrence: an overriding event with the series' UID and a
+    /// `RECURRENCE-ID`, so the expanded timetable shows it as it happens, not as an `EXDATE`. A second cycle of
+    /// the course at the same weekday and time takes none of the dates the first has: nothing twice.
+    @Test func aSessionAtAnotherTimeReplacesItsWeeksOccurrence() async throws {
+        var dates = Self.tuesdayDates.filter { $0.id != "w3" && $0.id != "w5" }
+        dates.append(Self.lecture("r3", Self.tuesday(week: 3), minutes: 105))
+        dates.append(Self.lecture("r5", Self.tuesday(week: 5) + 225 * 60))
+        if let index = dates.firstIndex(where: { $0.id == "w6" }) { dates[index].isCancelled = true }
+        dates.append(Self.lecture("r6", Self.tuesday(week: 6) + 345 * 60))
+        var twin = Self.tuesdaySlot
+        twin.id = "cycle-2"
+        twin.room = "Hörsaal 2"
+        let events = Timetable.events(
+            [twin, Self.tuesdaySlot], courseDates: ["c1": dates], semester: Self.winter, host: "h.example",
+            timeZone: Self.berlin)
+        let parsed = try await Self.parse(
+            ICalendar.calendar(name: "Stundenplan", events: events, timeZone: Self.berlin, stamp: Self.stamp),
+            zone: "Europe/Berlin")
+        #expect(parsed.errors.isEmpty && Set(parsed.events.map(\.uid)) == ["cycle-1@h.example"])
+        let series = try #require(parsed.events.first { $0.recurrenceID == nil })
+        #expect(series.exdates == ["2026-12-01T10:15:00", "2026-12-22T10:15:00", "2026-12-29T10:15:00"])
+        let overrides = parsed.events.filter { $0.recurrenceID != nil }
+        #expect(
+            overrides.map { "\($0.recurrenceID ?? "") \($0.start) \($0.end ?? "")" }.sorted() == [
+                "2026-11-03T10:15:00 2026-11-03T10:15:00+01:00 2026-11-03T12:00:00+01:00",
+                "2026-11-17T10:15:00 2026-11-17T14:00:00+01:00 2026-11-17T15:30:00+01:00",
+                "2026-11-24T10:15:00 2026-11-24T16:00:00+01:00 2026-11-24T17:30:00+01:00",
+            ])
+        #expect(overrides.allSatisfy { $0.summary == Self.tuesdaySlot.title && $0.location == "Hörsaal 1" })
+        func local(_ date: Date) -> String {
+            let time = LocalTime(date, in: Self.berlin)
+            return String(
+                format: "%04d-%02d-%02dT%02d:%02d:00", time.year, time.month, time.day, time.hour, time.minute)
+        }
+        let held = dates.filter { ($0.id.hasPrefix("w") || $0.id.hasPrefix("r")) && !$0.isCancelled }
+            .map { ["cycle-1@h.example", local($0.start), local($0.end)] }.sorted { $0.lexicographicallyPrecedes($1) }
+        #expect(held.count == 14)
+        #expect(parsed.expanded == held)
+    }
+
     /// An entry that is no course's has no dates: weekly within the lecture period, not the semester.
     @Test func ownEntryRepeatsWithinTheLecturePeriod() async throws {
         let slot = ScheduleSlot(
             id: "own", courseID: nil, title: "Sonntagsslot", weekday: 7, startMinute: 16 * 60 + 15,
             endMinute: 17 * 60 + 45, room: nil, description: nil)
         let events = Timetable.events(
-            slot, courseDates: nil, semester: Self.winter, host: "h.example", timeZone: Self.berlin)
+            [slot], courseDates: [:], semester: Self.winter, host: "h.example", timeZone: Self.berlin)
         let parsed = try await Self.parse(
             ICalendar.calendar(name: "Stundenplan", events: events, timeZone: Self.berlin, stamp: Self.stamp),
             zone: "Europe/Berlin")
@@ -198,7 +239,7 @@ import Testing
         }
         func events(_ dates: [CourseDate]) -> [ICalendar.Event] {
             Timetable.events(
-                Self.tuesdaySlot, courseDates: dates, semester: Self.winter, host: "h", timeZone: Self.berlin)
+                [Self.tuesdaySlot], courseDates: ["c1": dates], semester: Self.winter, host: "h", timeZone: Self.berlin)
         }
         let parsed = try await Self.parse(
             ICalendar.calendar(name: "x", events: events(fortnightly), timeZone: Self.berlin, stamp: Self.stamp),
@@ -279,12 +320,12 @@ import Testing
                 summary: "\u{85}x"),
         ]
         let semester = RemoteSemester(id: "s", title: "", begin: .distantPast, end: .distantFuture)
-        let slots = [0, 12, -3].flatMap {
-            Timetable.events(
+        let slots = Timetable.events(
+            [0, 12, -3].map {
                 ScheduleSlot(
                     id: "s\($0)", courseID: nil, title: "", weekday: $0, startMinute: -5, endMinute: 5000, room: "",
-                    description: ""), courseDates: nil, semester: semester, host: "h", timeZone: Self.berlin)
-        }
+                    description: "")
+            }, courseDates: [:], semester: semester, host: "h", timeZone: Self.berlin)
         let ics = ICalendar.calendar(name: "", events: odd + slots, timeZone: Self.berlin, stamp: .distantFuture)
         #expect(!ics.unicodeScalars.contains { $0.value < 0x20 && $0 != "\r" && $0 != "\n" })
         let parsed = try await Self.parse(ics, zone: "Europe/Berlin")
@@ -302,6 +343,8 @@ import Testing
         /// Hours in 2020–2032 where the VTIMEZONE's offset differs from the zone's.
         var mismatches: [String]
         var events: [ParsedEvent]
+        /// Every occurrence of the calendar, overrides applied: UID, local start, local end; sorted.
+        var expanded: [[String]]
     }
 
     struct ParsedEvent: Decodable {
@@ -321,6 +364,8 @@ import Testing
         /// Local start times of its occurrences in 2000–2099, the rule expanded by Debian's
         /// python3-recurring-ical-events (RRULE, EXDATE; Scripts/bootstrap installs it).
         var occurrences: [String]
+        /// Local time of the occurrence it replaces (`RECURRENCE-ID`).
+        var recurrenceID: String?
     }
 
     static let script = """
@@ -337,8 +382,11 @@ import Testing
             if t.astimezone(vtz).utcoffset() != t.astimezone(zone).utcoffset():
                 mismatches.append(t.isoformat())
         occurrences = {}
+        expanded = []
         for o in recurring_ical_events.of(cal).between((2000, 1, 1), (2100, 1, 1)):
             occurrences.setdefault(str(o['UID']), []).append(o['DTSTART'].dt.replace(tzinfo=None).isoformat())
+            expanded.append([str(o['UID']), o['DTSTART'].dt.replace(tzinfo=None).isoformat(),
+                o['DTEND'].dt.replace(tzinfo=None).isoformat() if 'DTEND' in o else ''])
         events = []
         for e in cal.walk('VEVENT'):
             start = e['DTSTART']
@@ -354,10 +402,12 @@ import Testing
                 'exdates': [d.dt.replace(tzinfo=None).isoformat() for x in
                     (e['EXDATE'] if isinstance(e.get('EXDATE'), list) else [e['EXDATE']] if 'EXDATE' in e else [])
                     for d in x.dts],
-                'occurrences': sorted(occurrences.get(str(e['UID']), []))})
+                'occurrences': sorted(occurrences.get(str(e['UID']), [])),
+                'recurrenceID': e['RECURRENCE-ID'].dt.replace(tzinfo=None).isoformat()
+                    if 'RECURRENCE-ID' in e else None})
         errors = [str(error) for c in cal.walk() for error in c.errors]
         print(json.dumps({'calendarName': str(cal['X-WR-CALNAME']), 'errors': errors,
-            'mismatches': mismatches[:5], 'events': events}))
+            'mismatches': mismatches[:5], 'events': events, 'expanded': sorted(expanded)}))
         """
 
     /// `ics` as python3-icalendar reads it, with its VTIMEZONE checked hour by hour against `zone`'s data.

@@ -39,10 +39,10 @@ import Testing
             courseDates = try LegacyRESTFormat.courseDates(
                 try #require(try body("w10_rest_\(dates)")["collection"]?.elements), what: "t")
         }
-        let events = slots.flatMap {
-            Timetable.events(
-                $0, courseDates: courseDates, semester: term, host: "studip.example", timeZone: ICalendarTests.berlin)
-        }
+        let events = Timetable.events(
+            slots,
+            courseDates: Dictionary(uniqueKeysWithValues: Set(slots.compactMap(\.courseID)).map { ($0, courseDates) }),
+            semester: term, host: "studip.example", timeZone: ICalendarTests.berlin)
         let ics = ICalendar.calendar(
             name: term.title, events: events, timeZone: ICalendarTests.berlin, stamp: ICalendarTests.stamp)
         return (ics, courseDates)
