@@ -368,7 +368,10 @@ public final class CampusFileSystem: FileSystemOperations {
     ) {
         let key = CacheDocument(id: current.id, version: current.version).version
         let (id, keepCache) = register(handle, inode: inode, opener: opener, current: key)
-        if current.size == 0, handle.size > 0 { forgetSize(of: inode) }
+        if current.size == 0, handle.size > 0 {
+            forgetSize(of: inode)
+            Task { await recordHostSize(handle.size, of: inode) }
+        }
         let opened = reply.open(handle: id, keepCache: keepCache)
         scans.answered(inode, by: opener, served: opened ? .document(current.version) : nil)
         if !opened {
@@ -548,6 +551,17 @@ public final class CampusFileSystem: FileSystemOperations {
         }
     }
 
+    /// Keeps the length the host sent for a document Stud.IP says is empty, so that `stat` still shows it once the
+    /// cached copy is gone (docs/mount.md, "Documents hosted elsewhere"). From a task, like ``clearHighlight(of:version:)``:
+    /// a request never waits for a refresh's write; an unchanged length takes no write.
+    private func recordHostSize(_ size: Int64, of inode: Inode) async {
+        do throws(StoreError) {
+            _ = try await store.run { store throws(StoreError) in try store.recordHostSize(size, inode: Int64(inode)) }
+        } catch {
+            logger.warning("cannot record the host's size of inode \(inode): \(error)")
+        }
+    }
+
     /// Records an open handle and decides whether the kernel's page cache for the inode still holds its bytes.
     private func register(
         _ handle: ContentHandle, inode: Inode, opener: pid_t, current: String
@@ -623,7 +637,8 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     /// The metadata's size, except for a document it says is empty that has a cached copy: Stud.IP records 0 for
-    /// a document hosted elsewhere whose size it was not told, so once the host sent it, its length is the truth.
+    /// a document hosted elsewhere whose size it was not told, so once the host sent it, its length is the truth (the
+    /// store keeps it in ``Node/size`` for when the copy is gone).
     private func size(of node: Node) -> Int64 {
         guard node.size == 0, node.item == .document, let id = node.studipID else { return node.size }
         return cache.cachedSize(of: id) ?? 0

@@ -462,7 +462,8 @@ public actor ContentCache {
             transfer: transfer,
             request: DownloadRequest(
                 documentID: document.id, ifNoneMatch: stored?.etag, ifModifiedSince: stored?.lastModified),
-            blob: blob, blobPath: layout.blobPath(blob), downloader: downloader, cache: self)
+            blob: blob, blobPath: layout.blobPath(blob), downloader: downloader, cache: self,
+            sizeCap: configuration.sizeLimit)
         book.withLock { _ = $0.downloading.insert(document.id) }
         transfers[document.id] = Active(
             transfer: transfer, task: Task.detached { await job.run() }, deadline: startDeadline(for: transfer))

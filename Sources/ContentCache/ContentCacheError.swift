@@ -12,6 +12,9 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
     case startTimedOut(documentID: String, after: Duration)
     /// The body's length differs from the size the metadata promised; nothing was cached.
     case sizeMismatch(documentID: String, expected: Int64, received: Int64)
+    /// A document of unknown size (Stud.IP says 0: hosted elsewhere) whose host sent more than the cache may hold
+    /// (``ContentCacheConfiguration/sizeLimit``, `cache_limit`); the partial download was discarded.
+    case tooLarge(documentID: String, limit: Int64, received: Int64)
     /// A write failed with `ENOSPC`/`EDQUOT`; the partial download was discarded.
     case diskFull(path: String)
     /// Any other failing system call on the cache directory.
@@ -29,6 +32,9 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
             "no answer from Stud.IP for document \(id) within \(after) (offline?); try again when connected"
         case .sizeMismatch(let id, let expected, let received):
             "document \(id): Stud.IP sent \(received) bytes, the metadata says \(expected); nothing was cached"
+        case .tooLarge(let id, let limit, let received):
+            "document \(id) has no size on Stud.IP and its host sends at least \(received) bytes, "
+                + "more than the cache limit of \(limit) bytes (cache_limit in config.toml); nothing was cached"
         case .diskFull(let path):
             "disk full while writing \(path): free some space or lower the cache limit in config.toml"
         case .io(let operation, let path, let code):
@@ -71,6 +77,7 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
         case .downloadFailed(_, .brokeOff(_, _, let stalled)): stalled ? ETIMEDOUT : EIO
         case .downloadFailed(_, .serverError(429, _)): EAGAIN
         case .diskFull: ENOSPC
+        case .tooLarge: EFBIG
         case .cancelled: EINTR
         default: EIO
         }

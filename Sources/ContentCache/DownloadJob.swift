@@ -14,6 +14,8 @@ struct DownloadJob: Sendable {
     let blobPath: String
     let downloader: any DocumentDownloader
     let cache: ContentCache
+    /// The most a body of unknown size may have: ``ContentCacheConfiguration/sizeLimit``.
+    let sizeCap: Int64
 
     func run() async {
         let response: DownloadResponse
@@ -34,6 +36,10 @@ struct DownloadJob: Sendable {
                 await cache.abandon(transfer, error: mismatch(length))
                 return
             }
+            if expectedSize == nil, let length = body.expectedLength, length > sizeCap {
+                await cache.abandon(transfer, error: tooLarge(length))
+                return
+            }
             guard transfer.respond(notModified: false) else { return }
             let size: Int64
             do throws(ContentCacheError) {
@@ -52,7 +58,8 @@ struct DownloadJob: Sendable {
 
     /// The size the body must have; nil when the metadata's is 0, which for a document hosted elsewhere means
     /// "unknown": Stud.IP 5.0.7's "add URL" dialog records 0 whatever the host serves, so the document is what the
-    /// host sends (docs/mount.md, "Documents hosted elsewhere"). A document that is empty on Stud.IP stays empty.
+    /// host sends, up to ``sizeCap`` (docs/mount.md, "Documents hosted elsewhere"). A document that is empty on
+    /// Stud.IP stays empty.
     private var expectedSize: Int64? { transfer.document.size == 0 ? nil : transfer.document.size }
 
     /// Streams the body to the temporary file; returns its length.
@@ -61,6 +68,7 @@ struct DownloadJob: Sendable {
         var written: Int64 = 0
         while let chunk = try await nextChunk(body) {
             if let expected, written + Int64(chunk.count) > expected { throw mismatch(written + Int64(chunk.count)) }
+            if expected == nil, written + Int64(chunk.count) > sizeCap { throw tooLarge(written + Int64(chunk.count)) }
             try await BlockingPool.shared.run {
                 [descriptor = transfer.descriptor, offset = written] () throws(ContentCacheError) in
                 try descriptor.write(chunk, at: offset)
@@ -86,6 +94,10 @@ struct DownloadJob: Sendable {
 
     private func failure(_ error: StudIPError) -> ContentCacheError {
         .downloadFailed(documentID: request.documentID, error)
+    }
+
+    private func tooLarge(_ received: Int64) -> ContentCacheError {
+        .tooLarge(documentID: request.documentID, limit: sizeCap, received: received)
     }
 
     private func mismatch(_ received: Int64) -> ContentCacheError {

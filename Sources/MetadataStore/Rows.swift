@@ -46,8 +46,10 @@ extension Node {
     /// them first and in this order: `init(row:)` reads by index, because looking columns up by name was a tenth
     /// of the daemon's time in a cold `find`.
     static let columns =
-        "n.inode, n.parent, n.name, n.kind, n.item_kind, n.studip_id, n.course_id, n.size, n.mtime, "
-        + "n.symlink_target, n.highlighted_below, "
+        "n.inode, n.parent, n.name, n.kind, n.item_kind, n.studip_id, n.course_id, "
+        + "CASE WHEN n.size = 0 AND n.item_kind = 'document' THEN "
+        + "COALESCE((SELECT hosted.host_size FROM document hosted WHERE hosted.inode = n.inode), 0) ELSE n.size END, "
+        + "n.mtime, n.symlink_target, n.highlighted_below, "
         + "COALESCE((SELECT locked.downloadable = 0 FROM document locked WHERE locked.inode = n.inode), 0)"
 
     init(row: Row) throws {

@@ -12,7 +12,16 @@ enum Schema {
         migrator.registerMigration("v4: tag view", migrate: addTagView)
         migrator.registerMigration("v5: course files", migrate: addCourseFiles)
         migrator.registerMigration("v6: restricted-document rotation", migrate: addRestrictedChecks)
+        migrator.registerMigration("v7: sizes hosts sent", migrate: addHostSizes)
         return migrator
+    }
+
+    /// Issue 28: the length a document's host sent when Stud.IP recorded 0 bytes for it (5.0.7's "add URL" dialog
+    /// does), so that `stat` keeps the real size once the cached copy is gone. Apart from `node.size`, which stays
+    /// Stud.IP's 0: a refresh compares that and so sees no new version, and a download still takes any length
+    /// (docs/mount.md, "Documents hosted elsewhere").
+    private static func addHostSizes(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE document ADD COLUMN host_size INTEGER")
     }
 
     /// Issue 28: in which order the folders of a course were last looked in for documents the user may not download

@@ -65,7 +65,8 @@ public struct Node: Sendable, Hashable {
     public var studipID: String?
     /// The course the node belongs to (course directories, links, folders and documents).
     public var courseID: String?
-    /// Documents: the size from the API. Symlinks: the target's length. Directories: 0.
+    /// Documents: the size from the API, or, where that is 0, the length the host sent (``MetadataStore/recordHostSize(_:inode:)``).
+    /// Symlinks: the target's length. Directories: 0.
     public var size: Int64
     /// Documents and folders: Stud.IP's chdate. Semesters: their begin. Courses: when the store first saw them.
     public var mtime: Date

@@ -161,6 +161,24 @@ extension MetadataStore {
         }
     }
 
+    /// Records the length the host sent for a document Stud.IP says is 0 bytes (one hosted elsewhere: 0 means
+    /// unknown), so that ``Node/size`` — and `stat` — keep it once the cached copy is evicted or cleaned. Refreshes
+    /// leave it alone: they compare and write Stud.IP's 0, so no new version and no `changed` highlight follow.
+    /// Returns whether anything changed; a known length takes no write transaction.
+    @discardableResult
+    public func recordHostSize(_ size: Int64, inode: Int64) throws(StoreError) -> Bool {
+        let known = try read("reading the host's size of inode \(inode)") { db in
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT host_size FROM document WHERE inode = ?"), arguments: [inode])
+        }
+        guard known != size else { return false }
+        return try write("storing the host's size of inode \(inode)") { db in
+            try db.run("UPDATE document SET host_size = ? WHERE inode = ?", [size, inode])
+            guard db.changesCount > 0 else { throw StoreError.noSuchNode(inode: inode) }
+            return true
+        }
+    }
+
     static func userKey(_ inode: Int64, _ db: Database) throws -> UserKey {
         guard let node = try Node.fetch(inode, db) else { throw StoreError.noSuchNode(inode: inode) }
         guard let key = UserKey(node: node) else {

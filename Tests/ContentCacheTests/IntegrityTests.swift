@@ -29,6 +29,36 @@ import Testing
         #expect(fixture.files(in: "tmp").isEmpty)
     }
 
+    /// Size 0 means unknown (a document hosted elsewhere), so the host's length is taken, but never beyond the
+    /// cache's size limit: told by `Content-Length` or found while streaming, the download fails with EFBIG and
+    /// leaves nothing behind; up to the limit it is cached.
+    @Test(arguments: [true, false])
+    func aBodyOfUnknownSizeStopsAtTheCacheLimit(sendsLength: Bool) async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        fixture.downloader.set("big", content("big", size: 1001))
+        fixture.downloader.set("fits", content("fits", size: 1000))
+        fixture.downloader.configure {
+            $0.sendsLength = sendsLength
+            $0.chunkSize = 100
+        }
+        let cache = try fixture.cache(sizeLimit: 1000)
+        let big = CacheDocument(id: "big", size: 0, version: "v1")
+        await #expect {
+            try await cache.prefetch(big)
+        } throws: { error in
+            guard case .tooLarge(documentID: "big", limit: 1000, let received) = error as? ContentCacheError else {
+                return false
+            }
+            return received > 1000 && (error as? ContentCacheError)?.errorNumber == EFBIG
+        }
+        #expect(await cache.state(of: "big", currentVersion: "v1") == .remote)
+        #expect(fixture.files(in: "tmp").isEmpty)
+        try await cache.prefetch(CacheDocument(id: "fits", size: 0, version: "v1"))
+        #expect(cache.cachedSize(of: "fits") == 1000)
+        #expect(await cache.usage().count == 1)
+    }
+
     @Test func aBrokenTransferServesWhatArrivedAndFailsBeyond() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }

@@ -220,6 +220,31 @@ import Testing
         #expect(summary.changedNodes.contains(node.inode))
     }
 
+    /// A document hosted elsewhere that Stud.IP lists as 0 bytes keeps the length its host sent: the node shows it,
+    /// while the document's size stays Stud.IP's 0 (a download takes any length), and the next refreshes, which say
+    /// 0 again, neither reset it nor call it a new version.
+    @Test func theHostsSizeOfADocumentListedAsEmptySurvivesRefreshes() throws {
+        var unmeasured = lecture1
+        unmeasured.size = 0
+        let listing = content(info101, folders: [slides, sheets], documents: [unmeasured, lecture2, sheet1])
+        let store = try MetadataStore.temporary()
+        _ = try store.applyOverview(overview([info101]), now: now)
+        _ = try store.applyCourse(listing, now: now)
+        let path = course + "/Folien/Vorlesung 1.pdf"
+        let inode = try store.resolve(path: path).inode
+        try store.markRead(inode: inode)
+        #expect(try store.resolve(path: path).size == 0)
+        #expect(try store.recordHostSize(123_316, inode: inode))
+        #expect(try !store.recordHostSize(123_316, inode: inode))
+        for later in [now + day, now + 2 * day] {
+            let summary = try store.applyCourse(listing, now: later)
+            #expect(summary.changed.isEmpty && !summary.changedNodes.contains(inode))
+            #expect(try store.resolve(path: path).size == 123_316)
+            #expect(try store.document(inode: inode)?.size == 0)
+            #expect(try store.highlightedDocuments().isEmpty)
+        }
+    }
+
     @Test func theSummaryListsWhatIsNew() throws {
         let store = try MetadataStore.temporary()
         let overviewSummary = try store.applyOverview(overview([info101]), now: now)

@@ -1,3 +1,4 @@
+import ContentCache
 import Daemon
 import Foundation
 import MetadataStore
@@ -54,6 +55,77 @@ struct HostedElsewhereTests {
             let read = try await shell("stat -c %s \(path) && cat \(path) | wc -c && stat -c %s \(path)")
             let served = String(ExternalHost.unrecordedLength)
             #expect(read.lines == ["0", served, served], "\(read.stderr)")
+        }
+    }
+
+    /// The length the host sent outlives the cached copy: after `campusfs cache clean` `stat` still shows it (it
+    /// showed 0 again), and the next refresh, which reports 0 from Stud.IP again, keeps it and calls nothing changed.
+    @Test func theHostsLengthOutlivesTheCachedCopyAndTheNextRefresh() async throws {
+        try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
+            let relative = try campus.path(named: "Online-Skript (extern).txt")
+            let id = try #require(try campus.document(relative)?.id)
+            _ = try campus.sim.store.mutate { university in
+                guard var ref = university.fileRefs[id] else { return }
+                ref.size = 0
+                try university.update(ref)
+            }
+            try await campus.refresh()
+            let path = campus.path(relative)
+            let served = Int64(ExternalHost.unrecordedLength)
+            #expect(try await shell("cat \(path) | wc -c").lines == [String(served)])
+            // The open records the length and clears the `changed` the size-0 refresh gave, both a moment after.
+            let recorded = try await MountHarness.settled(
+                { try campus.store.resolve(path: relative).size }, until: { $0 == served })
+            #expect(recorded == served)
+            let highlight = try await MountHarness.settled(
+                { try await campus.attribute("user.campusfs.highlight", of: relative) }, until: { $0 == nil })
+            #expect(highlight == nil)
+
+            let cleaned = await campus.mount.fileSystem.cache.clean(CleanRequest())
+            #expect(cleaned.freedDocuments == 1)
+            #expect(campus.mount.fileSystem.cache.cachedSize(of: id) == nil)
+            // The kernel keeps attributes for a day; a remount, or any refresh that touches the node, asks again.
+            var forgotten = RefreshSummary()
+            forgotten.changedNodes = [try campus.store.resolve(path: relative).inode]
+            campus.mount.apply(forgotten)
+            #expect(try await shell("stat -c %s \(path)").lines == [String(served)])
+
+            let report = try await campus.refresh()
+            #expect(!report.summary.changed.contains { $0.studipID == id })
+            #expect(try await campus.attribute("user.campusfs.highlight", of: relative) == nil)
+            #expect(
+                try await shell("stat -c %s \(path) && cat \(path) | wc -c").lines == [String(served), String(served)])
+        }
+    }
+
+    /// A document of unknown size whose host sends more than the cache may hold fails with EFBIG ("File too
+    /// large"), and nothing is cached; before, whatever the host sent was written.
+    @Test func aHostThatSendsMoreThanTheCacheLimitFailsTheOpenWithEFBIG() async throws {
+        let limit: Int64 = 100_000
+        try await MountedCampus.with(
+            .generated(.small, seed: 1), flavour: .v55, cache: ContentCacheConfiguration(sizeLimit: limit)
+        ) { campus in
+            #expect(Int64(ExternalHost.unrecordedLength) > limit)
+            let relative = try campus.path(named: "Online-Skript (extern).txt")
+            let id = try #require(try campus.document(relative)?.id)
+            _ = try campus.sim.store.mutate { university in
+                guard var ref = university.fileRefs[id] else { return }
+                ref.size = 0
+                try university.update(ref)
+            }
+            try await campus.refresh()
+            let script = """
+                import errno, sys
+                try:
+                    with open(sys.argv[1], "rb") as f:
+                        print(len(f.read()))
+                except OSError as error:
+                    print(errno.errorcode[error.errno])
+                """
+            let opened = try await shell("python3 -c \(quoted(script)) \(campus.path(relative))")
+            #expect(opened.lines == ["EFBIG"], "\(opened.stderr)")
+            #expect(campus.mount.fileSystem.cache.cachedSize(of: id) == nil)
+            #expect(try campus.store.resolve(path: relative).size == 0)
         }
     }
 
