@@ -23,7 +23,7 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
-        // The product modules of DESIGN.md §2. Empty ones are filled by later issues.
+        // The product modules (docs/architecture.md, "Modules"). Empty ones are filled by later issues.
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "AsyncHelpers"),
         // Blocking work's one home and the one EINTR loop (docs/threads.md): below everything else.

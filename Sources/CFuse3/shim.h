@@ -1,4 +1,4 @@
-// libfuse 3.14's low-level API at the 3.12 interface level (see notes/FUSE.md §1.3).
+// libfuse 3.14's low-level API at the 3.12 interface level.
 #define FUSE_USE_VERSION 312
 // The fuse headers use NULL without including <stddef.h>; a modular build has no implicit definition.
 #include <stddef.h>

@@ -9,10 +9,10 @@ import StudIPKit
 import StudIPModel
 import Synchronization
 
-/// The filesystem of DESIGN.md §1.3–1.5: FUSE operations answered from the metadata store (names, attributes,
-/// listings) and the content cache (bytes).
+/// The filesystem (docs/architecture.md, "The tree" and "Promises"; docs/mount.md): FUSE operations answered from the
+/// metadata store (names, attributes, listings) and the content cache (bytes).
 ///
-/// ## Caching model (notes/FUSE.md §3.3)
+/// ## Caching model (docs/mount.md, "Caching model")
 /// The daemon runs every refresh itself, so it knows when metadata changes and can let the kernel cache
 /// everything for a long time, then drop exactly what a refresh changed (``apply(_:session:)``):
 /// - names and attributes: every entry and attribute reply carries ``Timeouts/entry``/``Timeouts/attributes``
@@ -67,7 +67,7 @@ public final class CampusFileSystem: FileSystemOperations {
     /// How the filesystem asks its daemon to refresh one course (by Stud.IP id).
     public struct CourseRefreshing: Sendable {
         /// A listing inside a course whose last refresh is older than this is answered from the store at once and
-        /// the course refreshed behind it (stale-while-revalidate, DESIGN.md §1.5).
+        /// the course refreshed behind it (stale-while-revalidate, docs/architecture.md, "Promises").
         public var listingTTL: Duration
         /// Starts a refresh and returns at once.
         public var inBackground: @Sendable (String) -> Void
@@ -137,8 +137,9 @@ public final class CampusFileSystem: FileSystemOperations {
         courseRefreshing.withLock { $0 = refreshing }
     }
 
-    /// DESIGN.md §1.5, "a folder never listed before is fetched before answering": lookups and listings in these
-    /// course folders wait until their course is stored (a first mount returns before the courses are).
+    /// "A folder never listed before is fetched before answering" (docs/architecture.md, "Promises"): lookups and
+    /// listings in these course folders wait until their course is stored (a first mount returns before the courses
+    /// are).
     public func fetchBeforeListing(_ listings: FirstListings) {
         firstListings.withLock { $0 = listings }
         narrowFirstListings { _ in }
@@ -539,8 +540,8 @@ public final class CampusFileSystem: FileSystemOperations {
 
     // MARK: - Helpers
 
-    /// Clears `new`/`changed` of a document a person opened (DESIGN.md §1.4), from the burst's task: never on a
-    /// request, which would wait for a running refresh's write.
+    /// Clears `new`/`changed` of a document a person opened (docs/mount.md, "Highlights: a person opening, not a
+    /// scan"), from the burst's task: never on a request, which would wait for a running refresh's write.
     private func clearHighlight(of inode: Inode, version: DocumentVersion?) async {
         do throws(StoreError) {
             _ = try await store.run { store throws(StoreError) in
@@ -552,8 +553,9 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     /// Keeps the length the host sent for a document Stud.IP says is empty, so that `stat` still shows it once the
-    /// cached copy is gone (docs/mount.md, "Documents hosted elsewhere"). From a task, like ``clearHighlight(of:version:)``:
-    /// a request never waits for a refresh's write; an unchanged length takes no write.
+    /// cached copy is gone (docs/mount.md, "Documents hosted elsewhere"). From a task, like
+    /// ``clearHighlight(of:version:)``: a request never waits for a refresh's write; an unchanged length takes no
+    /// write.
     private func recordHostSize(_ size: Int64, of inode: Inode) async {
         do throws(StoreError) {
             _ = try await store.run { store throws(StoreError) in try store.recordHostSize(size, inode: Int64(inode)) }

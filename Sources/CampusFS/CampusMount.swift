@@ -37,9 +37,9 @@ public final class CampusMount: Sendable {
         }
     }
 
-    /// The kernel settings of notes/FUSE.md §3.3: READDIRPLUS always (attributes with every listing), OPENDIR
-    /// skipped (listings cached until invalidated), cached symlinks, more background requests for readahead that
-    /// waits on downloads. Not §3.3's POSIX ACLs: the capability turns the kernel's `default_permissions` check on,
+    /// The kernel settings of docs/mount.md, "Caching model": READDIRPLUS always (attributes with every listing),
+    /// OPENDIR skipped (listings cached until invalidated), cached symlinks, more background requests for readahead
+    /// that waits on downloads. Not POSIX ACLs: the capability turns the kernel's `default_permissions` check on,
     /// which refuses a student's tags on a read-only document (only root passes it); without it every `ls -l` asks
     /// the daemon for `system.posix_acl_*`, which ``CampusFileSystem`` answers from memory.
     public static let kernelSettings = KernelSettings(

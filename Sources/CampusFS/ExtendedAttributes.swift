@@ -4,7 +4,8 @@ import Foundation
 import Glibc
 import MetadataStore
 
-/// The extended attributes of DESIGN.md §1.4: what Dolphin, `getfattr`, scripts and the CLI read and write.
+/// The extended attributes of docs/mount.md, "Extended attributes and pins" (list: README.md): what Dolphin,
+/// `getfattr`, scripts and the CLI read and write.
 public enum CampusAttribute: String, CaseIterable, Sendable {
     case tags = "user.xdg.tags"
     case rating = "user.baloo.rating"
@@ -76,7 +77,7 @@ extension CampusFileSystem {
     // MARK: - Reading
 
     /// `security.*` and `system.*` (asked on every `ls -l`) and unknown `user.*` names are answered from memory;
-    /// only the names of DESIGN.md §1.4 reach the store.
+    /// only the names CampusFS keeps (README.md, "Tags, highlights and pins") reach the store.
     public func getExtendedAttribute(_ inode: Inode, name: String, reply: ExtendedAttributeReply) {
         guard let attribute = CampusAttribute(rawValue: name) else {
             reply.error(Self.isKnownNamespace(name) ? ENODATA : ENOTSUP)
@@ -115,8 +116,8 @@ extension CampusFileSystem {
 
     // MARK: - Writing
 
-    /// Writes are durable in the store before the reply. Only the writable attributes of DESIGN.md §1.4 are
-    /// accepted: others are `EPERM` (read-only) or `ENOTSUP` (names CampusFS does not keep).
+    /// Writes are durable in the store before the reply. Only the writable attributes (README.md, "Tags, highlights and
+    /// pins") are accepted: others are `EPERM` (read-only) or `ENOTSUP` (names CampusFS does not keep).
     public func setExtendedAttribute(
         _ inode: Inode, name: String, value: [UInt8], mode: ExtendedAttributeMode, reply: StatusReply
     ) {

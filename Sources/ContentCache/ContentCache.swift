@@ -5,7 +5,7 @@ import StudIPKit
 import Synchronization
 import SystemSupport
 
-/// Document blobs on disk, download coordination and eviction (DESIGN.md §1.5, §2): one blob per document
+/// Document blobs on disk, download coordination and eviction (docs/architecture.md, "Promises"): one blob per document
 /// version under the profile's cache directory (layout: ``CacheLayout``).
 ///
 /// Concurrency model: the actor owns the bookkeeping — the index of completed blobs, the downloads in flight (at
@@ -13,15 +13,15 @@ import SystemSupport
 /// every change to the directory's committed state (sidecars, eviction, removal) happens on it, so those
 /// decisions never race. The index and the open claims sit in a `Mutex` (``Book``) that the actor changes in one
 /// locked step per decision, so that ``openCached(_:revalidate:)`` — an open of a cached current version, the one
-/// a `grep -r` makes thousands of times — claims a blob on the FUSE worker that asked, without a task or a hop. The expensive work stays off it: each download runs in its own task
-/// (``DownloadJob``), and reads never touch the actor: ``withAvailableRange(_:offset:length:_:)`` and
-/// ``read(_:offset:length:)`` are `nonisolated` and go from the handle to `pread`; only the second waits, on the
-/// download's ``Transfer`` (a `Mutex` plus continuations), when the range has not arrived yet. Every system call
-/// on the cache directory that a task makes (open, `pread`, `pwrite`, `fsync`, `unlink`, `statvfs`) runs on
-/// ``BlockingPool/shared``, never on the actor's or another task's thread; the actor decides and updates its
-/// bookkeeping first and checks it again after each such hop, because other calls run meanwhile. Downloads are
-/// unstructured tasks, not children of the first opener, so a cancelled open does not cancel a download others
-/// share; ``remove(documentIDs:)`` cancels them.
+/// a `grep -r` makes thousands of times — claims a blob on the FUSE worker that asked, without a task or a hop. The
+/// expensive work stays off it: each download runs in its own task (``DownloadJob``), and reads never touch the actor:
+/// ``withAvailableRange(_:offset:length:_:)`` and ``read(_:offset:length:)`` are `nonisolated` and go from the handle
+/// to `pread`; only the second waits, on the download's ``Transfer`` (a `Mutex` plus continuations), when the range has
+/// not arrived yet. Every system call on the cache directory that a task makes (open, `pread`, `pwrite`, `fsync`,
+/// `unlink`, `statvfs`) runs on ``BlockingPool/shared``, never on the actor's or another task's thread; the actor
+/// decides and updates its bookkeeping first and checks it again after each such hop, because other calls run
+/// meanwhile. Downloads are unstructured tasks, not children of the first opener, so a cancelled open does not cancel a
+/// download others share; ``remove(documentIDs:)`` cancels them.
 public actor ContentCache {
     private struct Indexed {
         var entry: CacheEntry
@@ -162,7 +162,8 @@ public actor ContentCache {
         }
         guard let (id, entry) = claimed else { return nil }
         guard let descriptor = try? Descriptor.open(layout.blobPath(entry.blob), flags: O_RDONLY) else {
-            // Deleted from the directory (DESIGN.md §1.2 allows it): the actor's path finds out and forgets it.
+            // Deleted from the directory (docs/architecture.md, "Paths", allows it): the actor's path finds out and
+            // forgets it.
             release(id: id)
             return nil
         }
@@ -419,7 +420,7 @@ public actor ContentCache {
     }
 
     /// Opens the indexed blob and marks it accessed; forgets it (nil) when someone deleted it from the cache
-    /// directory, which DESIGN.md §1.2 allows at any time.
+    /// directory, which docs/architecture.md, "Paths", allows at any time.
     private func openBlob(_ documentID: String) async throws(ContentCacheError) -> Source? {
         guard let cached = book.withLock({ $0.index[documentID] }) else { return nil }
         let path = layout.blobPath(cached.entry.blob)

@@ -63,8 +63,8 @@ public enum ContentCacheError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
-    /// The errno a filesystem operation should fail with (DESIGN.md §1.5: offline → `ENETDOWN`, refused →
-    /// `EACCES`; a document hosted elsewhere whose host is down → `EHOSTUNREACH`, one this API cannot fetch →
+    /// The errno a filesystem operation should fail with (docs/mount.md, "Downloads and offline": offline → `ENETDOWN`,
+    /// refused → `EACCES`; a document hosted elsewhere whose host is down → `EHOSTUNREACH`, one this API cannot fetch →
     /// `EREMOTE`).
     public var errorNumber: Int32 {
         switch self {

@@ -28,11 +28,12 @@ public struct CacheDocument: Sendable, Hashable, Codable {
 }
 
 public struct ContentCacheConfiguration: Sendable {
-    /// Evict least recently used blobs above this many bytes (DESIGN.md §1.5: 10 GiB).
+    /// Evict least recently used blobs above this many bytes (docs/architecture.md, "Promises": 10 GiB).
     public var sizeLimit: Int64
-    /// Evict until the cache's filesystem has this much free space (DESIGN.md §1.5: 1 GiB).
+    /// Evict until the cache's filesystem has this much free space (docs/architecture.md, "Promises": 1 GiB).
     public var minimumFreeSpace: Int64
-    /// How long a download may take to start answering before opens fail (DESIGN.md §1.5: offline within 3 s).
+    /// How long a download may take to start answering before opens fail (docs/architecture.md, "Promises": offline
+    /// within 3 s).
     public var startDeadline: Duration
     /// How long a cached version with an `ETag` is trusted before an open asks the server again
     /// (`If-None-Match`; 304 keeps the bytes). Stud.IP can replace a document's bytes without any change a listing
@@ -70,7 +71,7 @@ public struct CommittedCopy: Sendable, Hashable {
     }
 }
 
-/// `user.campusfs.state` (DESIGN.md §1.4).
+/// `user.campusfs.state` (README.md, "Tags, highlights and pins").
 public enum DocumentCacheState: String, Sendable {
     case remote
     case downloading

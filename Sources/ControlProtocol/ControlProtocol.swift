@@ -5,8 +5,8 @@ import StudIPKit
 import StudIPModel
 
 /// What the `campusfs` command asks a running daemon over its control socket
-/// (`$XDG_RUNTIME_DIR/campusfs/<profile>.sock`, DESIGN.md §1.2): one JSON object per line each way, one request
-/// per connection.
+/// (`$XDG_RUNTIME_DIR/campusfs/<profile>.sock`, docs/mount.md, "Control socket"): one JSON object per line each way,
+/// one request per connection.
 ///
 /// ```
 /// → {"command":"refresh","path":"WS 2026-27/INF-101 Einführung in die Informatik"}
@@ -112,7 +112,7 @@ public struct ControlResponse: Codable, Sendable, Hashable {
     public var clean: CleanResult?
     public var progress: CacheProgress?
     public var index: IndexStatus?
-    /// Set when the request failed; `exitCode` follows DESIGN.md §1.1 (2 login, 3 network, 4 other).
+    /// Set when the request failed; `exitCode` as in docs/architecture.md, "Exit codes" (2 login, 3 network, 4 other).
     public var error: String?
     public var exitCode: Int32?
 
@@ -138,7 +138,7 @@ public struct ControlResponse: Codable, Sendable, Hashable {
     }
 }
 
-/// `campusfs status` (DESIGN.md §1.1).
+/// `campusfs status` (docs/mount.md, "Control socket").
 public struct DaemonStatus: Codable, Sendable, Hashable {
     public enum Server: String, Codable, Sendable {
         /// Not asked yet (`--offline`, or nothing has needed it since the start).

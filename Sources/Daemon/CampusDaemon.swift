@@ -13,7 +13,7 @@ import StudIPModel
 import Synchronization
 import SystemSupport
 
-/// Everything a daemon needs to serve one profile (DESIGN.md §1.2 paths, §1.5 behaviour).
+/// Everything a daemon needs to serve one profile (docs/architecture.md, "Paths" and "Promises").
 public struct DaemonConfiguration: Sendable {
     public var profile: String
     public var mountpoint: String
@@ -74,7 +74,7 @@ public struct DaemonConfiguration: Sendable {
     }
 }
 
-/// Why a daemon did not start; `exitCode` follows DESIGN.md §1.1.
+/// Why a daemon did not start; `exitCode` follows docs/architecture.md, "Exit codes".
 public enum DaemonError: Error, Sendable, CustomStringConvertible {
     case store(StoreError)
     case firstRefresh(RefreshError)
@@ -105,7 +105,7 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
 }
 
 /// One profile mounted and kept fresh: the FUSE mount, the control socket, the background poller and the
-/// refreshes they trigger (DESIGN.md §1.5).
+/// refreshes they trigger (docs/mount.md, "Refreshes").
 ///
 /// ## Refreshes
 /// All refreshes — the poller's, `campusfs refresh`, and the stale-while-revalidate ones a look into an old

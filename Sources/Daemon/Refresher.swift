@@ -327,7 +327,7 @@ public enum RefreshError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    /// DESIGN.md §1.1: 2 login, 3 network, 4 other.
+    /// docs/architecture.md, "Exit codes": 2 login, 3 network, 4 other.
     public var exitCode: Int32 {
         switch self {
         case .studIP(let error): error.exitCode

@@ -52,8 +52,8 @@ public struct MountOptions: Sendable, Hashable {
     }
 }
 
-/// Capabilities negotiated with the kernel at INIT (notes/FUSE.md §3.2). Timeouts are not here: the low-level
-/// API sets them per reply.
+/// Capabilities negotiated with the kernel at INIT (docs/mount.md, "Caching model"). Timeouts are not here: the
+/// low-level API sets them per reply.
 public struct KernelSettings: Sendable, Hashable {
     /// How directory listings carry attributes.
     public enum ReadDirectoryPlus: Sendable, Hashable {

@@ -4,7 +4,7 @@ import NamingRules
 import StudIPModel
 
 extension MetadataStore {
-    /// How far back a first sync still highlights documents as new (DESIGN.md §1.4).
+    /// How far back a first sync still highlights documents as new (docs/metadata-store.md, "Highlights").
     public static let firstSyncNewWindow: TimeInterval = 7 * 24 * 3600
 
     /// Applies one course's folders and documents in one transaction: inserts, updates, renames and moves (which

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import SystemSupport
 
-/// The metadata cache of one profile: the tree of DESIGN.md §1.3 with stable inodes and sticky names, the remote
-/// metadata, highlights and the user's tags, ratings and pins, in one SQLite file.
+/// The metadata cache of one profile: the tree of docs/metadata-store.md with stable inodes and sticky names, the
+/// remote metadata, highlights and the user's tags, ratings and pins, in one SQLite file.
 ///
 /// Concurrency (GRDB's rules for a `DatabasePool` in WAL mode):
 /// - Every method is synchronous and thread-safe. Threads that may block (FUSE workers, the CLI's main thread) call
@@ -32,8 +32,8 @@ public final class MetadataStore: Sendable {
     /// Set for `temporary()` stores: removed when the store goes away.
     private let temporaryDirectory: URL?
 
-    /// Opens (and creates, with mode 0600) the store at `path`; the directory must exist (DESIGN.md §1.2:
-    /// `$XDG_DATA_HOME/campusfs/<profile>/campusfs.sqlite`). Migrates an older schema.
+    /// Opens (and creates, with mode 0600) the store at `path`; the directory must exist (docs/architecture.md,
+    /// "Paths": `$XDG_DATA_HOME/campusfs/<profile>/campusfs.sqlite`). Migrates an older schema.
     public convenience init(path: String) throws(StoreError) {
         try self.init(path: path, temporaryDirectory: nil)
     }
@@ -82,7 +82,7 @@ public final class MetadataStore: Sendable {
     }
 
     /// Creates the file with mode 0600 before SQLite does (SQLite would use the umask); SQLite gives its `-wal`
-    /// and `-shm` files the database file's mode. An existing file is narrowed to 0600, as DESIGN.md §1.2 asks.
+    /// and `-shm` files the database file's mode. An existing file is narrowed to 0600 (docs/architecture.md, "Paths").
     private static func createPrivateFile(at path: String) throws(StoreError) {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {

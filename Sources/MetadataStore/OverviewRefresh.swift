@@ -4,8 +4,8 @@ import NamingRules
 import StudIPModel
 
 extension MetadataStore {
-    /// Applies the user's semesters and courses: the top two levels of the tree (DESIGN.md §1.3), in one
-    /// transaction.
+    /// Applies the user's semesters and courses: the top two levels of the tree (docs/metadata-store.md, "The tree"),
+    /// in one transaction.
     ///
     /// Courses missing from the overview are removed with everything below them, unless the overview's `problems`
     /// name them (the client could not read them): those, and semesters named there, stay as they were. Hidden and

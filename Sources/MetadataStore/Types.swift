@@ -8,7 +8,7 @@ public enum NodeKind: String, Sendable, Hashable, CaseIterable {
     case symlink
 }
 
-/// What a node stands for in the tree of DESIGN.md §1.3.
+/// What a node stands for in the tree (docs/metadata-store.md, "The tree").
 public enum ItemKind: String, Sendable, Hashable, CaseIterable {
     /// The mount point itself, inode 1.
     case root
@@ -41,7 +41,7 @@ public enum ItemKind: String, Sendable, Hashable, CaseIterable {
     case timetable
 }
 
-/// The highlight of a document (`user.campusfs.highlight`, DESIGN.md §1.4).
+/// The highlight of a document (`user.campusfs.highlight`, docs/metadata-store.md, "Highlights").
 public enum Highlight: String, Sendable, Hashable, CaseIterable {
     /// Appeared since the last refresh and not read yet.
     case new
@@ -56,7 +56,7 @@ public struct Node: Sendable, Hashable {
     public var inode: Int64
     /// nil only for the root.
     public var parentInode: Int64?
-    /// The sanitized, unique name in its directory (DESIGN.md §1.3).
+    /// The sanitized, unique name in its directory (docs/metadata-store.md, "Names").
     public var name: String
     public var kind: NodeKind
     public var item: ItemKind
@@ -65,8 +65,8 @@ public struct Node: Sendable, Hashable {
     public var studipID: String?
     /// The course the node belongs to (course directories, links, folders and documents).
     public var courseID: String?
-    /// Documents: the size from the API, or, where that is 0, the length the host sent (``MetadataStore/recordHostSize(_:inode:)``).
-    /// Symlinks: the target's length. Directories: 0.
+    /// Documents: the size from the API, or, where that is 0, the length the host sent
+    /// (``MetadataStore/recordHostSize(_:inode:)``). Symlinks: the target's length. Directories: 0.
     public var size: Int64
     /// Documents and folders: Stud.IP's chdate. Semesters: their begin. Courses: when the store first saw them.
     public var mtime: Date
@@ -86,8 +86,9 @@ public struct Listing: Sendable, Hashable {
     /// nil for the root.
     public var parent: Node?
     /// When the listing that filled this directory last ran, for TTLs: course directories (and their links, and
-    /// their folders of announcements) and folders; nil when never listed (then the filesystem fetches before answering) or for other nodes. A folder
-    /// whose own listing failed keeps its previous time; its course's time moves on.
+    /// their folders of announcements) and folders; nil when never listed (then the filesystem fetches before
+    /// answering) or for other nodes. A folder whose own listing failed keeps its previous time; its course's time
+    /// moves on.
     public var listedAt: Date?
     /// The first page; empty when `directory` is not a directory.
     public var children: [DirectoryEntry]
@@ -138,7 +139,7 @@ public struct UserState: Sendable, Hashable {
     }
 }
 
-/// Everything the extended attributes of one node show (DESIGN.md §1.4).
+/// Everything the extended attributes of one node show (README.md, "Tags, highlights and pins").
 public struct NodeInfo: Sendable, Hashable {
     public var node: Node
     /// The item's description from Stud.IP (`user.xdg.comment`).
@@ -197,7 +198,7 @@ public struct WalkEntry: Sendable, Hashable {
     public var depth: Int
 }
 
-/// How the overview becomes the top two levels of the tree (DESIGN.md §1.2 config).
+/// How the overview becomes the top two levels of the tree (config.toml; docs/metadata-store.md, "The tree").
 public struct TreeOptions: Sendable, Hashable {
     /// Placeholders `{number}`, `{title}`, `{subtitle}`; runs of spaces collapse, an empty result falls back to the
     /// title.

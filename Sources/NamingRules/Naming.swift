@@ -1,8 +1,8 @@
 import Foundation
 import StudIPModel
 
-/// The naming rules of DESIGN.md §1.3, as pure functions: sanitizing, extensions from MIME types, the 255-byte
-/// limit and duplicate suffixes. Deterministic, so the same server data always yields the same base names.
+/// The naming rules (docs/metadata-store.md, "Names"), as pure functions: sanitizing, extensions from MIME types, the
+/// 255-byte limit and duplicate suffixes. Deterministic, so the same server data always yields the same base names.
 /// MetadataStore's rules, in a module of their own so that `campusfs-fuzz` checks them without GRDB.
 package enum Naming {
     /// Linux's `NAME_MAX`, in UTF-8 bytes.

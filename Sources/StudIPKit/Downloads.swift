@@ -9,7 +9,7 @@ import Synchronization
 /// ``ClientConfiguration/requestTimeout``: an `open` is waiting, and offline it must fail fast.
 public struct DownloadTimeouts: Sendable, Hashable {
     /// Connecting to a host (TCP and TLS). Short, so that opening an uncached document offline fails within
-    /// seconds (DESIGN.md §1.5) instead of hanging.
+    /// seconds (docs/architecture.md, "Promises") instead of hanging.
     public var connect: Duration
     /// From sending a request to its response head, per redirect hop and attempt.
     public var responseHead: Duration

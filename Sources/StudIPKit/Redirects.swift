@@ -4,7 +4,7 @@ import StudIPWire
 /// Where a download may go next, and whether that place may see the Stud.IP credentials.
 ///
 /// Documents hosted elsewhere answer the content route with a redirect (API.md §3.7); the download follows it
-/// by hand, so that credentials are only ever sent to the installation itself (DESIGN.md §1.3).
+/// by hand, so that credentials are only ever sent to the installation itself (docs/client.md, "Downloads").
 enum Redirect {
     /// Hops one download follows before giving up (a loop, or a chain no browser would follow either).
     static let maxHops = 5

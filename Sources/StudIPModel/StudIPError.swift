@@ -95,7 +95,7 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The exit code of DESIGN.md §1.1: 2 auth, 3 network, 4 other.
+    /// The exit code (docs/architecture.md, "Exit codes"): 2 auth, 3 network, 4 other.
     public var exitCode: Int32 {
         switch self {
         case _ where isLoginFailure: 2

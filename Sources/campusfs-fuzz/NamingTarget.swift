@@ -3,9 +3,9 @@ import NamingRules
 import StudIPModel
 import StudIPWire
 
-/// The naming rules (DESIGN.md §1.3) on any text: every name they make is a usable Linux file name (not empty,
-/// not `.` or `..`, no `/` or NUL, at most 255 bytes), sanitizing twice changes nothing, a name the rules made
-/// comes out of them unchanged, and the duplicate candidates of one name differ from each other, so that the
+/// The naming rules (docs/metadata-store.md, "Names") on any text: every name they make is a usable Linux file name
+/// (not empty, not `.` or `..`, no `/` or NUL, at most 255 bytes), sanitizing twice changes nothing, a name the rules
+/// made comes out of them unchanged, and the duplicate candidates of one name differ from each other, so that the
 /// search for a free one (`TreeEditor.finish`) ends. A candidate may equal the name itself (a long `X (4).pdf`
 /// cut to fit: found by this target); the search then moves on to the next number.
 ///

@@ -3,8 +3,8 @@ import Foundation
 import StudIPKit
 import StudIPModel
 
-/// A failure the CLI reports: one line saying what failed and what to do, and the exit code of DESIGN.md §1.1
-/// (1 usage, 2 auth, 3 network, 4 other).
+/// A failure the CLI reports: one line saying what failed and what to do, and the exit code of docs/architecture.md,
+/// "Exit codes" (1 usage, 2 auth, 3 network, 4 other).
 enum CLIError: Error, CustomStringConvertible {
     case usage(String)
     case auth(String)

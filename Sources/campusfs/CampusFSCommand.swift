@@ -45,7 +45,8 @@ struct CampusFSCommand: AsyncParsableCommand {
     static let grepLikeCommands = [SearchCommand.configuration.commandName, GrepCommand.configuration.commandName]
         .compactMap { $0 }
 
-    /// Parses and runs like ArgumentParser does, but with the exit codes of DESIGN.md §1.1: a usage error is 1.
+    /// Parses and runs like ArgumentParser does, but with the exit codes of docs/architecture.md, "Exit codes": a usage
+    /// error is 1.
     static func main() async {
         SecretEnvironment.take()
         // A reader that went away (a daemon that died before reading its credentials) is an error, not a death.

@@ -5,8 +5,8 @@ import StudIPKit
 import Synchronization
 import SystemSupport
 
-/// Finds the secret for a profile without ever taking it from the command line (DESIGN.md §1.1), from the first
-/// source that has one: `CAMPUSFS_TOKEN` (an OAuth2 access token), `CAMPUSFS_PASSWORD`, the output of
+/// Finds the secret for a profile without ever taking it from the command line (docs/architecture.md, "Exit codes"),
+/// from the first source that has one: `CAMPUSFS_TOKEN` (an OAuth2 access token), `CAMPUSFS_PASSWORD`, the output of
 /// `--password-command`, what `campusfs login` stored in the keyring, or, in a terminal, what the user types.
 ///
 /// The profile's `login` says what a password is for: HTTP Basic, the web login form, or the single sign-on

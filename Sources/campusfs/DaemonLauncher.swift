@@ -7,15 +7,15 @@ import SystemSupport
 
 /// Starts the daemon for `campusfs mount` and waits until it reports the mount ready or failed.
 ///
-/// The daemon is this executable again, started with `posix_spawn` — never `fork` after threads exist (notes/
-/// FUSE.md §1.6) — with standard input from `/dev/null`, its output appended to the profile's log and no other
+/// The daemon is this executable again, started with `posix_spawn` — never `fork` after threads exist (docs/mount.md,
+/// "Processes") — with standard input from `/dev/null`, its output appended to the profile's log and no other
 /// inherited descriptor but the readiness pipe; it then starts a session of its own (`setsid`), so closing the
 /// terminal does not end it. The credentials this command found reach it through a pipe on file descriptor 4 that
 /// it reads once (``CredentialPipe``): never on a command line, and never in its environment, which
 /// `/proc/<pid>/environ` shows for as long as it runs and every child (`pdftotext`) inherits
-/// (``SecretEnvironment`` took `CAMPUSFS_PASSWORD` and `CAMPUSFS_TOKEN` out of this process's at start). It reports on file descriptor 3 with one line:
-/// `ok`, or `ok <exit code> <warning>` (mounted, with something to say) or `<exit code> <message>`
-/// (``ReadinessPipe``).
+/// (``SecretEnvironment`` took `CAMPUSFS_PASSWORD` and `CAMPUSFS_TOKEN` out of this process's at start). It reports on
+/// file descriptor 3 with one line: `ok`, or `ok <exit code> <warning>` (mounted, with something to say) or
+/// `<exit code> <message>` (``ReadinessPipe``).
 enum DaemonLauncher {
     /// How long the first mount of a profile may take: it fetches the whole tree before it is ready.
     static let readinessTimeout: Int32 = 600_000

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where CampusFS keeps things (DESIGN.md §1.2), after the XDG base directory specification.
+/// Where CampusFS keeps things (docs/architecture.md, "Paths"), after the XDG base directory specification.
 ///
 /// Setting `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_CACHE_HOME`, `XDG_STATE_HOME` and `XDG_RUNTIME_DIR`
 /// isolates a run completely (the tests do). Directories are created 0700 when first needed.

@@ -321,7 +321,7 @@ import Testing
                 #expect(try await Self.getxattr(fs, inode, "user.campusfs.id", size: id.count).bytes == id)
                 #expect(try await Self.getxattr(fs, inode, "user.mime_type").bytes == Array(document.mimeType.utf8))
 
-                // Absent attributes of DESIGN.md §1.4, other names in namespaces the kernel asks about, and the rest.
+                // Absent attributes CampusFS keeps, other names in namespaces the kernel asks about, and the rest.
                 #expect(try await Self.getxattr(fs, inode, "user.xdg.tags").errorNumber == ENODATA)
                 #expect(try await Self.getxattr(fs, inode, "user.baloo.rating").errorNumber == ENODATA)
                 #expect(try await Self.getxattr(fs, inode, "user.something.else").errorNumber == ENODATA)

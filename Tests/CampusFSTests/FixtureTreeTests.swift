@@ -3,8 +3,8 @@ import StudIPSimulator
 import TestSupport
 import Testing
 
-/// `campusfs refresh` then `campusfs tree` against the real 5.0.7 data: exactly the tree of DESIGN.md §1.3,
-/// whichever API and release delivers it.
+/// `campusfs refresh` then `campusfs tree` against the real 5.0.7 data: exactly the tree of docs/architecture.md, "The
+/// tree", whichever API and release delivers it.
 @Suite("The fixtures tree through the CLI")
 struct FixtureTreeTests {
     /// The content every demo course of the fixtures has (demo_manifest.json), relative to the course folder.

@@ -73,8 +73,8 @@ import Testing
         #expect(await cache.state(of: "doc", currentVersion: "v1") == .remote)
     }
 
-    /// DESIGN.md §1.2: the cache directory may be emptied at any time. A blob deleted by hand is not served (nil);
-    /// the actor's open then notices and downloads again.
+    /// docs/architecture.md, "Paths": the cache directory may be emptied at any time. A blob deleted by hand is not
+    /// served (nil); the actor's open then notices and downloads again.
     @Test func aBlobDeletedByHandIsNotServed() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }

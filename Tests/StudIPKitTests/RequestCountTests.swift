@@ -6,8 +6,8 @@ import Testing
 
 @testable import StudIPSimulator
 
-/// DESIGN.md §4: a cold walk costs at most 2 + semesters + 3 × courses requests, and never more than the
-/// configured number of requests are in flight.
+/// docs/architecture.md, "Targets": a cold walk costs at most 2 + semesters + 3 × courses requests, and never more than
+/// the configured number of requests are in flight.
 @Suite("Request counts and concurrency on large")
 struct RequestCountTests {
     struct Measured: Sendable {

@@ -5,7 +5,8 @@ import Foundation
 /// - `demo`: a pleasant first run — three semesters, ten courses with slides, sheets, code, literature and links,
 ///   each document about its course's subject (``ContentCatalogue``).
 /// - `small`: every hostile case of API.md §7 in a few dozen documents, for tests.
-/// - `large`: DESIGN.md §4 — 3 semesters, 40 courses, ~8,000 documents, ~2,500 folders, plus 64 MiB and 1 GiB files.
+/// - `large`: the benchmarks' dataset (docs/architecture.md, "Targets") — 3 semesters, 40 courses, ~8,000 documents,
+///   ~2,500 folders, plus 64 MiB and 1 GiB files.
 /// - `huge`: the same shape with 100,000 documents; contents are generated on demand, never held in memory.
 ///
 /// Every generated installation is as of ``now`` (2026-11-21, Europe/Berlin).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `small` installation: each hostile case of API.md §7 and DESIGN.md §1.3 at least once, in six courses.
+/// The `small` installation: each hostile case of API.md §7 and of the naming rules at least once, in six courses.
 ///
 /// Names and structure are fixed so tests can look cases up by name; ids, dates and contents follow the seed.
 extension GeneratedBuilder {

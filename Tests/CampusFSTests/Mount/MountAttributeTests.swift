@@ -7,7 +7,8 @@ import Testing
 
 @testable import StudIPSimulator
 
-/// The extended attributes of DESIGN.md §1.4 through a real mount, with the Linux xattr protocol.
+/// The extended attributes (README.md, "Tags, highlights and pins") through a real mount, with the Linux xattr
+/// protocol.
 @Suite(.serialized)
 struct MountAttributeTests {
     static let course = "WS 2026-27/INF-101 Einführung in die Informatik"
