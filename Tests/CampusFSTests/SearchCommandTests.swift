@@ -43,6 +43,18 @@ struct SearchCommandTests {
             [(1, "Organisatorisches"), (2, "Überblick"), (3, "Grundlagen der Prozesse \u{1B}[2J")])
     }
 
+    /// Waits (up to 30 s) until the index holds the current version of the document at `path`.
+    static func waitUntilIndexed(database: URL, _ path: String) async throws {
+        let store = try MetadataStore(path: database.path)
+        let document = try #require(try store.document(inode: try store.resolve(path: path).inode))
+        var waited = 0
+        while try store.indexingSubject(documentID: document.id)?.isIndexed != true, waited < 300 {
+            try await Task.sleep(for: .milliseconds(100))
+            waited += 1
+        }
+        #expect(waited < 300, "the daemon did not index \(path)")
+    }
+
     static func hits(_ result: CLI.Result) throws -> [Hit] {
         #expect(result.status == 0, "\(result.stderr)")
         return try JSONDecoder().decode([Hit].self, from: Data(result.stdout.utf8))
@@ -57,6 +69,9 @@ struct SearchCommandTests {
             #expect(try await setup.mount().status == 0)
             #expect(try await shell("cat \(setup.path(Self.readme)) >/dev/null").status == 0)
             #expect(try await CacheCommandTests.waitForBlobs(setup, [Self.readme]))
+            // The daemon indexes the cached README itself: wait for that, or its text can replace the test's (a clean
+            // run's search found no "B-Baum" in it once).
+            try await Self.waitUntilIndexed(database: setup.cli.database(), Self.readme)
             try Self.indexText(database: setup.cli.database())
             let highlights = try await setup.campusfs(["new"])
             setup.sim.statistics.reset()
