@@ -217,9 +217,7 @@ public actor ContentCache {
     /// of the same size changes nothing a listing shows (docs/mount.md, "Versions"). Scans still do not ask.
     public nonisolated func requireRevalidation(of documentIDs: Set<String>?) {
         book.withLock { book in
-            for (id, cached) in book.index where cached.validatedAt != nil && documentIDs?.contains(id) ?? true {
-                book.index[id]?.validatedAt = nil
-            }
+            for id in documentIDs ?? Set(book.index.keys) { book.index[id]?.validatedAt = nil }
         }
     }
 

@@ -74,9 +74,10 @@ struct CampusFSCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            // As `exit(withError:)`, but the text as a person copies it (``HelpText``): help, `--version`, errors.
-            let message = HelpText.printable(fullMessage(for: error))
+            // As `exit(withError:)`, but help, `--version` and dump-help (all exit 0) as a person copies them
+            // (``HelpText``); an error's text, which may quote the user's input, as it is.
             let code = exitCode(for: error)
+            let message = code == .success ? HelpText.printable(fullMessage(for: error)) : fullMessage(for: error)
             if code == .validationFailure {
                 printError(message)
                 Foundation.exit(grepLike ? 2 : 1)

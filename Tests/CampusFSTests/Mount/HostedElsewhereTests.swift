@@ -37,19 +37,26 @@ struct HostedElsewhereTests {
         }
     }
 
+    /// The small dataset's document hosted elsewhere, recorded on Stud.IP as 0 bytes (as 5.0.7's "add URL" dialog
+    /// does) and refreshed into the store: its path relative to the mountpoint, and its id.
+    static func recordedAsEmpty(_ campus: MountedCampus) async throws -> (relative: String, id: String) {
+        let relative = try campus.path(named: "Online-Skript (extern).txt")
+        let id = try #require(try campus.document(relative)?.id)
+        _ = try campus.sim.store.mutate { university in
+            guard var ref = university.fileRefs[id] else { return }
+            ref.size = 0
+            try university.update(ref)
+        }
+        try await campus.refresh()
+        return (relative, id)
+    }
+
     /// Stud.IP 5.0.7's "add URL" dialog records 0 bytes whatever the host serves. A 0 means unknown: `cat` gets
     /// what the host sends (it failed with EIO: "Stud.IP sent 123316 bytes, the metadata says 0", refresh or not)
     /// and `stat` shows that length from the open on.
     @Test func aDocumentHostedElsewhereRecordedAsEmptyOpensWithWhatTheHostSends() async throws {
         try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
-            let relative = try campus.path(named: "Online-Skript (extern).txt")
-            let id = try #require(try campus.document(relative)?.id)
-            _ = try campus.sim.store.mutate { university in
-                guard var ref = university.fileRefs[id] else { return }
-                ref.size = 0
-                try university.update(ref)
-            }
-            try await campus.refresh()
+            let relative = try await Self.recordedAsEmpty(campus).relative
             #expect(try campus.store.resolve(path: relative).size == 0)
             let path = campus.path(relative)
             let read = try await shell("stat -c %s \(path) && cat \(path) | wc -c && stat -c %s \(path)")
@@ -62,14 +69,7 @@ struct HostedElsewhereTests {
     /// showed 0 again), and the next refresh, which reports 0 from Stud.IP again, keeps it and calls nothing changed.
     @Test func theHostsLengthOutlivesTheCachedCopyAndTheNextRefresh() async throws {
         try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
-            let relative = try campus.path(named: "Online-Skript (extern).txt")
-            let id = try #require(try campus.document(relative)?.id)
-            _ = try campus.sim.store.mutate { university in
-                guard var ref = university.fileRefs[id] else { return }
-                ref.size = 0
-                try university.update(ref)
-            }
-            try await campus.refresh()
+            let (relative, id) = try await Self.recordedAsEmpty(campus)
             let path = campus.path(relative)
             let served = Int64(ExternalHost.unrecordedLength)
             #expect(try await shell("cat \(path) | wc -c").lines == [String(served)])
@@ -106,14 +106,7 @@ struct HostedElsewhereTests {
             .generated(.small, seed: 1), flavour: .v55, cache: ContentCacheConfiguration(sizeLimit: limit)
         ) { campus in
             #expect(Int64(ExternalHost.unrecordedLength) > limit)
-            let relative = try campus.path(named: "Online-Skript (extern).txt")
-            let id = try #require(try campus.document(relative)?.id)
-            _ = try campus.sim.store.mutate { university in
-                guard var ref = university.fileRefs[id] else { return }
-                ref.size = 0
-                try university.update(ref)
-            }
-            try await campus.refresh()
+            let (relative, id) = try await Self.recordedAsEmpty(campus)
             let script = """
                 import errno, sys
                 try:
