@@ -36,7 +36,7 @@ struct CacheShowCommand: ParsableCommand {
                     campusfs cache clean --older-than 30d
                     """))
 
-    @Option(help: "Profile in config.toml (default: the mounted one, else default_profile, else \"default\").")
+    @Option(help: .mountedProfile)
     var profile: String?
 
     @Flag(
@@ -89,7 +89,7 @@ struct CacheCleanCommand: ParsableCommand {
                     campusfs cache clean ~/Uni/"WS 2025-26"
                     """))
 
-    @Option(help: "Profile in config.toml (default: the mounted one, else default_profile, else \"default\").")
+    @Option(help: .mountedProfileOfPaths)
     var profile: String?
 
     @Option(help: "Only copies not used for this long: 30d, 12h, 90m or 45s.")

@@ -14,7 +14,7 @@ struct UnmountCommand: AsyncParsableCommand {
             daemon was killed is detached as well.
             """)
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .configuredProfile)
     var profile: String?
 
     @Argument(help: "The mountpoint; default: wherever the profile is mounted.")
@@ -91,7 +91,7 @@ struct StatusCommand: AsyncParsableCommand {
             clears that.
             """)
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .mountedProfile)
     var profile: String?
 
     @Flag(help: "Print the status as JSON.")

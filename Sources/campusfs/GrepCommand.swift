@@ -39,7 +39,7 @@ struct GrepCommand: ParsableCommand {
         case auto, always, never
     }
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .mountedProfileOfPaths)
     var profile: String?
 
     @Flag(name: [.customShort("i"), .customLong("ignore-case")], help: "Ignore case (also of umlauts).")

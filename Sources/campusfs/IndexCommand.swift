@@ -26,7 +26,7 @@ struct IndexCommand: ParsableCommand {
                     campusfs index --rebuild
                     """))
 
-    @Option(help: "Profile in config.toml (default: the mounted one, else default_profile, else \"default\").")
+    @Option(help: .mountedProfile)
     var profile: String?
 
     @Flag(help: "List the documents whose text could not be extracted, with the reason.")

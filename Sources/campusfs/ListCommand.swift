@@ -13,7 +13,7 @@ struct ListCommand: ParsableCommand {
             date), highlight, "locked" (you may not download it) and tags.
             """)
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .mountedProfileOfPaths)
     var profile: String?
 
     @Flag(name: .customShort("l"), help: "Long format: type, size, date, highlight, locked, tags.")

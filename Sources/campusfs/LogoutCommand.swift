@@ -22,7 +22,7 @@ struct LogoutCommand: AsyncParsableCommand {
                     campusfs logout --profile work
                     """))
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .configuredProfile)
     var profile: String?
 
     func run() async throws {

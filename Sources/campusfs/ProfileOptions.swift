@@ -5,9 +5,30 @@ import Foundation
 import MetadataStore
 import StudIPKit
 
+/// What `--profile` means when none is named, one text per way a command resolves the profile.
+extension ArgumentHelp {
+    private static let configured = "default_profile, else \"default\""
+    private static let onlyMounted = "the only mounted profile, else " + configured
+    private static let mountOfPaths = "the mount holding a path given, else " + onlyMounted
+
+    private static func profile(_ fallback: String) -> ArgumentHelp {
+        ArgumentHelp("Profile in config.toml (default: \(fallback)).")
+    }
+
+    /// Commands that resolve through ``ProfileOptions/defaultProfileName(paths:)`` alone.
+    static let configuredProfile = profile(configured)
+    /// Commands without paths that resolve through ``MountedProfiles/name(explicit:arguments:paths:)``.
+    static let mountedProfile = profile(onlyMounted)
+    /// Commands with paths that resolve through ``MountedProfiles/name(explicit:arguments:paths:)``.
+    static let mountedProfileOfPaths = profile(mountOfPaths)
+    /// ``ProfileOptions``: `mount` and `login` take the configured profile, `refresh` first the mounted one
+    /// (``ProfileOptions/name(paths:inferringFrom:)``).
+    static let profileOptions = profile(configured + "; for `refresh`: " + mountOfPaths)
+}
+
 /// The options every command that talks about a profile shares.
 struct ProfileOptions: ParsableArguments {
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .profileOptions)
     var profile: String?
 
     @Option(help: "Stud.IP base URL, e.g. https://studip.example.org/studip (overrides the profile).")

@@ -37,7 +37,7 @@ struct SearchCommand: ParsableCommand {
                     campusfs search -0 folien | xargs -0 xdg-open
                     """))
 
-    @Option(help: "Profile in config.toml (default: the mounted one, else default_profile, else \"default\").")
+    @Option(help: .mountedProfile)
     var profile: String?
 
     @Option(help: "Only this course: its number (INF-101), title or Stud.IP id.")

@@ -13,7 +13,7 @@ struct TreeCommand: ParsableCommand {
             --long adds type, size, date and highlight to each path.
             """)
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .mountedProfileOfPaths)
     var profile: String?
 
     @Flag(help: "One path per line, relative to the tree's root.")

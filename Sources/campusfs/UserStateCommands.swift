@@ -23,7 +23,7 @@ struct TagCommand: ParsableCommand {
                     campusfs tag "WS 2026-27/INF-101 Einführung in die Informatik" +wichtig -später
                     """))
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .mountedProfileOfPaths)
     var profile: String?
 
     @Argument(parsing: .allUnrecognized, help: "PATH… followed by +TAG to add and -TAG to remove.")
@@ -64,7 +64,7 @@ struct TagsCommand: ParsableCommand {
                     campusfs tags exam       # the paths tagged "exam", one per line
                     """))
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .mountedProfile)
     var profile: String?
 
     @Argument(help: "A tag: list the paths that carry it.")
@@ -101,7 +101,7 @@ struct NewCommand: ParsableCommand {
             remove the flag. Prints HIGHLIGHT, DATE, COURSE and the path, tab-separated.
             """)
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .mountedProfile)
     var profile: String?
 
     @Option(help: "Show at most this many.")
@@ -141,7 +141,7 @@ struct PinCommand: ParsableCommand {
                     campusfs unpin ~/Uni/"WS 2026-27"/"INF-101 Einführung in die Informatik"
                     """))
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .mountedProfileOfPaths)
     var profile: String?
 
     @Option(help: "Give up waiting for the downloads after this many seconds without progress.")
@@ -174,7 +174,7 @@ struct UnpinCommand: ParsableCommand {
         commandName: "unpin",
         abstract: "Let pinned documents and folders be evicted again.")
 
-    @Option(help: "Profile in config.toml (default: default_profile, else \"default\").")
+    @Option(help: .mountedProfileOfPaths)
     var profile: String?
 
     @Argument(help: "Documents or folders: paths inside the mount, or relative to the tree's root.")

@@ -36,25 +36,14 @@ struct CLIMessagesTests {
             #expect(result.status == 0, "\(command): \(result.stderr)")
             return result.stdout
         }
-        var commands: [[String]] = [[]]
+        let wide = try await Self.everyCommandsHelp(&cli)
         var examples: [String: [String]] = [:]
-        var index = 0
-        while index < commands.count {
-            let command = commands[index]
-            index += 1
-            let wide = try await help(command, columns: 1000)
-            let lines = wide.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            if let start = lines.firstIndex(of: "SUBCOMMANDS:") {
-                for line in lines[(start + 1)...].prefix(while: { !$0.isEmpty }) {
-                    let name = line.split(separator: " ").first.map(String.init) ?? ""
-                    if !name.isEmpty, name != "help" { commands.append(command + [name]) }
-                }
-            }
+        for (command, lines) in wide {
             if let start = lines.firstIndex(of: "Examples:") {
-                examples[command.joined(separator: " ")] = Array(lines[(start + 1)...].prefix { $0.hasPrefix("  ") })
+                examples[command] = Array(lines[(start + 1)...].prefix { $0.hasPrefix("  ") })
             }
         }
-        #expect(commands.count >= 20, "\(commands)")
+        #expect(wide.count >= 20, "\(wide.keys.sorted())")
         #expect(examples.count >= 13, "\(examples.keys.sorted())")
         #expect(
             examples["login"]?.contains("  campusfs login Passau     # a university from the built-in list") == true)
@@ -71,6 +60,58 @@ struct CLIMessagesTests {
                 }
             }
         }
+    }
+
+    /// Every command's `--help` at 1,000 columns as lines, by its words after `campusfs` ("" for `campusfs`
+    /// itself), found through the SUBCOMMANDS sections from the root down.
+    private static func everyCommandsHelp(_ cli: inout CLI) async throws -> [String: [String]] {
+        cli.environment["COLUMNS"] = "1000"
+        var commands: [[String]] = [[]]
+        var helps: [String: [String]] = [:]
+        var index = 0
+        while index < commands.count {
+            let command = commands[index]
+            index += 1
+            let result = try await cli.run(command + ["--help"])
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if let start = lines.firstIndex(of: "SUBCOMMANDS:") {
+                for line in lines[(start + 1)...].prefix(while: { !$0.isEmpty }) {
+                    let name = line.split(separator: " ").first.map(String.init) ?? ""
+                    if !name.isEmpty, name != "help" { commands.append(command + [name]) }
+                }
+            }
+            helps[command.joined(separator: " ")] = lines
+        }
+        return helps
+    }
+
+    /// Issue 29: `--profile` says which profile a command takes when none is named. Commands that go through
+    /// `MountedProfiles` (the tree's, the index's, `status`, `refresh`) take a mounted profile before the config
+    /// file's default and say so; `mount`, `login`, `logout` and `unmount` take the config file's.
+    @Test func profileHelpSaysWhichProfileACommandTakes() async throws {
+        var cli = try CLI()
+        defer { cli.removeHome() }
+        let configured = "default_profile, else \"default\""
+        let onlyMounted = "the only mounted profile, else " + configured
+        let ofPaths = "the mount holding a path given, else " + onlyMounted
+        let shared = configured + "; for `refresh`: " + ofPaths
+        var expected: [String: String] = [:]
+        for (commands, fallback) in [
+            (["mount", "login", "refresh"], shared), (["logout", "unmount"], configured),
+            (["status", "tags", "new", "index", "search", "cache show"], onlyMounted),
+            (["ls", "tree", "grep", "tag", "pin", "unpin", "cache clean"], ofPaths),
+        ] {
+            for command in commands { expected[command] = "Profile in config.toml (default: \(fallback))." }
+        }
+        var said: [String: String] = [:]
+        for (command, lines) in try await Self.everyCommandsHelp(&cli) {
+            let option = lines.first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("--profile <profile>") }
+            guard let line = option else { continue }
+            said[command] = line.components(separatedBy: "--profile <profile>").last?
+                .trimmingCharacters(in: .whitespaces)
+        }
+        #expect(said == expected)
     }
 
     @Test func versionIsTheOneOfTheSource() async throws {
