@@ -151,7 +151,9 @@ let package = Package(
         // Helpers every test target shares (simulators that are always stopped, child processes, mounts).
         .target(
             name: "TestSupport",
-            dependencies: ["StudIPKit", "StudIPSimulator", "SystemSupport"],
+            dependencies: [
+                "StudIPKit", "StudIPSimulator", "SystemSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -183,6 +185,8 @@ let package = Package(
             dependencies: [
                 "MetadataStore", "NamingRules", "StudIPKit", "StudIPModel", "StudIPSimulator", "TestSupport",
                 "TextGrep",
+                // The content indexer, against a real store (issue 29: extractor versions, retried time-outs).
+                "ContentIndexing", "ContentCache", "TextExtraction",
             ]
         ),
         .testTarget(

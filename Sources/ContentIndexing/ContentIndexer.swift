@@ -13,10 +13,26 @@ import TextExtraction
 /// listings and downloads keep the CPU while it works.
 ///
 /// The queue holds each document once, with the newest copy the cache announced; a copy whose version is no
-/// longer the document's, or whose version the index already holds (text or failure), is skipped. Failures are
-/// recorded per version and never retried: the same bytes fail the same way. Nothing here downloads: the indexer
-/// reads blobs the cache already has, and a blob evicted while it is read is skipped, not recorded as a failure.
+/// longer the document's, or whose version the index already holds (text or failure) from this extractor version,
+/// is skipped. Failures are recorded per version and extractor version: the same bytes fail the same way, except
+/// where the machine decided (``TextExtraction/ExtractionError/isRetryable``: a time-out under load), which is
+/// tried again ``Retries/attempts`` times, later each time, and once more at the next start. Nothing here downloads:
+/// the indexer reads blobs the cache already has, and a blob evicted while it is read is skipped, not recorded as
+/// a failure.
 public final class ContentIndexer: Sendable {
+    /// How often and how late a failure that depended on the machine is tried again in one run.
+    public struct Retries: Sendable, Hashable {
+        /// Extractions of one version at most, the first included.
+        public var attempts = 3
+        /// The wait before the first retry; each further one waits as many times longer as attempts were made.
+        public var delay: Duration = .seconds(300)
+
+        public init(attempts: Int = 3, delay: Duration = .seconds(300)) {
+            self.attempts = attempts
+            self.delay = delay
+        }
+    }
+
     /// What indexing one copy came to.
     public enum Outcome: Sendable, Hashable {
         case indexed(parts: Int)
@@ -36,6 +52,8 @@ public final class ContentIndexer: Sendable {
         var head = 0
         /// The document being indexed now.
         var current: String?
+        /// Extractions so far of copies that failed retryably, by document id and version.
+        var attempts: [CommittedCopy: Int] = [:]
 
         var waiting: Int { copies.count }
 
@@ -43,6 +61,11 @@ public final class ContentIndexer: Sendable {
             let isNew = copies.updateValue(copy, forKey: copy.documentID) == nil
             if isNew { order.append(copy.documentID) }
             return isNew
+        }
+
+        /// Queues a copy again unless the document is queued already (with this or a newer copy).
+        mutating func pushAgain(_ copy: CommittedCopy) -> Bool {
+            copies[copy.documentID] == nil && push(copy)
         }
 
         mutating func pop() -> CommittedCopy? {
@@ -64,20 +87,22 @@ public final class ContentIndexer: Sendable {
 
     private let store: MetadataStore
     private let limits: TextExtractor.Limits
+    private let retries: Retries
     private let logger: Logger
     private let queue = Mutex(Queue())
     private let worker = BlockingPool(threads: 1, name: "campusfs-index", niceness: 10)
 
     public init(
-        store: MetadataStore, limits: TextExtractor.Limits = TextExtractor.Limits(),
+        store: MetadataStore, limits: TextExtractor.Limits = TextExtractor.Limits(), retries: Retries = Retries(),
         logger: Logger = Logger(label: "campusfs.index")
     ) {
         self.store = store
         self.limits = limits
+        self.retries = retries
         self.logger = logger
     }
 
-    /// Documents queued, and the one being indexed.
+    /// Documents queued, and the one being indexed (not those waiting to be tried again).
     public var waiting: Int {
         queue.withLock { $0.waiting + ($0.current == nil ? 0 : 1) }
     }
@@ -111,23 +136,51 @@ public final class ContentIndexer: Sendable {
         guard let copy = queue.withLock({ $0.pop() }) else { return }
         defer { queue.withLock { $0.current = nil } }
         let started = ContinuousClock.now
+        var outcome: Outcome?
         do throws(StoreError) {
-            let outcome = try Self.index(copy, store: store, limits: limits)
-            switch outcome {
-            case .indexed(let parts):
-                logger.debug(
-                    "indexed",
-                    metadata: [
-                        "document": "\(copy.documentID)", "parts": "\(parts)",
-                        "time": "\(ContinuousClock.now - started)",
-                    ])
-            case .failed(let error):
-                logger.info("no text indexed", metadata: ["document": "\(copy.documentID)", "reason": "\(error)"])
-            case .alreadyIndexed, .outdated, .copyGone:
-                break
-            }
+            outcome = try Self.index(copy, store: store, limits: limits)
         } catch {
             logger.warning("indexing failed", metadata: ["document": "\(copy.documentID)", "error": "\(error)"])
+        }
+        let attempts = queue.withLock { queue in
+            guard case .failed(let error) = outcome, error.isRetryable else {
+                queue.attempts[copy] = nil
+                return 0
+            }
+            queue.attempts[copy, default: 0] += 1
+            if queue.attempts[copy, default: 0] >= retries.attempts { queue.attempts[copy] = nil }
+            return queue.attempts[copy] ?? 0
+        }
+        switch outcome {
+        case .indexed(let parts):
+            logger.debug(
+                "indexed",
+                metadata: [
+                    "document": "\(copy.documentID)", "parts": "\(parts)", "time": "\(ContinuousClock.now - started)",
+                ])
+        case .failed(let error):
+            logger.info(
+                "no text indexed",
+                metadata: [
+                    "document": "\(copy.documentID)", "reason": "\(error)",
+                    "retry": "\(attempts > 0 ? "in \(retries.delay * attempts)" : "no")",
+                ])
+            if attempts > 0 { retry(copy, after: retries.delay * attempts) }
+        case .alreadyIndexed, .outdated, .copyGone, nil:
+            break
+        }
+    }
+
+    /// Queues `copy` again after `delay`; a sleeping task, not a thread, waits meanwhile.
+    private func retry(_ copy: CommittedCopy, after delay: Duration) {
+        Task { [self] in
+            try? await Task.sleep(for: delay)
+            let queued = queue.withLock { queue in
+                // Indexed meanwhile (the cache announced the copy again): nothing to try again.
+                guard queue.attempts[copy] != nil else { return false }
+                return queue.pushAgain(copy)
+            }
+            if queued { worker.submit { [self] in indexNext() } }
         }
     }
 }
@@ -142,7 +195,8 @@ extension ContentIndexer {
         guard let subject = try store.indexingSubject(documentID: copy.documentID),
             CacheDocument(id: subject.documentID, version: subject.version).version == copy.version
         else { return .outdated }
-        guard !subject.isIndexed else { return .alreadyIndexed }
+        guard needsExtraction(subject) else { return .alreadyIndexed }
+        let extractor = TextExtractor.version(name: subject.name, mimeType: subject.mimeType)
         let text: ExtractedText
         do throws(ExtractionError) {
             text = try TextExtractor.extract(
@@ -151,20 +205,30 @@ extension ContentIndexer {
             // Not the document's fault: it is extracted again when it is cached again.
             guard access(copy.path, F_OK) == 0 else { return .copyGone }
             try store.recordExtractionFailure(
-                documentID: subject.documentID, version: subject.version, reason: error.description)
+                documentID: subject.documentID, version: subject.version, extractor: extractor,
+                reason: error.description, retryable: error.isRetryable)
             return .failed(error)
         }
         try store.indexContent(
-            documentID: subject.documentID, version: subject.version, partKind: partKind(text.kind),
-            parts: text.parts.map { ($0.number, $0.text) })
+            documentID: subject.documentID, version: subject.version, extractor: extractor,
+            partKind: partKind(text.kind), parts: text.parts.map { ($0.number, $0.text) })
         return .indexed(parts: text.parts.count)
     }
 
-    /// The copies in `inventory` that are their document's current version and whose text the index lacks, most
+    /// Whether the index lacks what this extractor would give for the document's current version: nothing stored,
+    /// an older version's, an older extractor's, or a failure that depended on the machine.
+    public static func needsExtraction(_ subject: IndexingSubject) -> Bool {
+        guard subject.isIndexed, !subject.indexedRetryable, let extractor = subject.indexedExtractor else {
+            return true
+        }
+        return extractor < TextExtractor.version(name: subject.name, mimeType: subject.mimeType)
+    }
+
+    /// The copies in `inventory` that are their document's current version and that ``needsExtraction(_:)``, most
     /// recently used first.
     public static func unindexed(in inventory: CacheInventory, subjects: [String: IndexingSubject]) -> [CommittedCopy] {
         inventory.copies.filter { id, copy in
-            guard let subject = subjects[id], !subject.isIndexed else { return false }
+            guard let subject = subjects[id], needsExtraction(subject) else { return false }
             return CacheDocument(id: id, version: subject.version).version == copy.version
         }
         .sorted { $0.value.lastUsed > $1.value.lastUsed }

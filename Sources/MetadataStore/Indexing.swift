@@ -11,9 +11,13 @@ public struct IndexingSubject: Sendable, Hashable {
     public var version: DocumentVersion
     /// The version whose text (or failure) the index holds; nil when none.
     public var indexedVersion: DocumentVersion?
+    /// The extractor version that produced what the index holds (``ExtractionRecord/extractor``).
+    public var indexedExtractor: Int?
+    /// Whether what the index holds is a failure that depended on the machine (``ExtractionRecord/retryable``).
+    public var indexedRetryable = false
 
-    /// Whether the index holds this version's text or its failure: extracting the same bytes again would give the
-    /// same result.
+    /// Whether the index holds this version's text or its failure. The content indexer also compares
+    /// ``indexedExtractor`` with its own version, and tries retryable failures again.
     public var isIndexed: Bool { indexedVersion == version }
 }
 
@@ -36,8 +40,9 @@ public struct IndexStatistics: Sendable, Hashable, Codable {
     }
 }
 
-/// What the content indexer (issue 16) reads and writes besides ``indexContent(documentID:version:partKind:parts:now:)``
-/// and ``recordExtractionFailure(documentID:version:reason:now:)``.
+/// What the content indexer (issue 16) reads and writes besides
+/// ``indexContent(documentID:version:extractor:partKind:parts:now:)`` and
+/// ``recordExtractionFailure(documentID:version:extractor:reason:retryable:now:)``.
 extension MetadataStore {
     /// Every document in the tree with the version its index holds, by Stud.IP id: one query for the whole tree, so
     /// that comparing the content cache's blobs with the index at start costs one read.
@@ -96,7 +101,7 @@ extension MetadataStore {
 
 enum IndexingSQL {
     static let subjects = """
-        SELECT d.id, n.name, d.mime_type, d.file_id, n.size, e.file_id, e.size
+        SELECT d.id, n.name, d.mime_type, d.file_id, n.size, e.file_id, e.size, e.extractor, e.retryable
         FROM document d JOIN node n ON n.inode = d.inode
         LEFT JOIN search_extraction e ON e.document_id = d.id
         """
@@ -108,7 +113,8 @@ enum IndexingSQL {
             documentID: try row.decode(atIndex: 0), name: try row.decode(atIndex: 1),
             mimeType: try row.decode(atIndex: 2),
             version: DocumentVersion(fileID: try row.decode(atIndex: 3), size: try row.decode(atIndex: 4)),
-            indexedVersion: indexedFile.flatMap { file in indexedSize.map { DocumentVersion(fileID: file, size: $0) } })
+            indexedVersion: indexedFile.flatMap { file in indexedSize.map { DocumentVersion(fileID: file, size: $0) } },
+            indexedExtractor: try row.decode(atIndex: 7), indexedRetryable: try row.decode(atIndex: 8) ?? false)
     }
 
     static let counts = """

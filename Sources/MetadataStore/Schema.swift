@@ -13,7 +13,23 @@ enum Schema {
         migrator.registerMigration("v5: course files", migrate: addCourseFiles)
         migrator.registerMigration("v6: restricted-document rotation", migrate: addRestrictedChecks)
         migrator.registerMigration("v7: sizes hosts sent", migrate: addHostSizes)
+        migrator.registerMigration("v8: extractor versions", migrate: addExtractorVersions)
         return migrator
+    }
+
+    /// Issue 29: which extractor version produced a document's text or failure, so that a better extractor
+    /// extracts again, and whether a failure depended on the machine, so that the next start retries it
+    /// (docs/search.md, "Indexing"). What the index holds was made by version 1. Before, time-outs and a missing
+    /// `pdftotext` were recorded as final; their reasons are the only mark of them.
+    private static func addExtractorVersions(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE search_extraction ADD COLUMN extractor INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE search_extraction ADD COLUMN retryable INTEGER NOT NULL DEFAULT 0;
+                UPDATE search_extraction SET retryable = 1
+                WHERE failure LIKE 'text extraction took longer than %'
+                   OR failure LIKE '%(Scripts/bootstrap installs poppler-utils)';
+                """)
     }
 
     /// Issue 28: the length a document's host sent when Stud.IP recorded 0 bytes for it (5.0.7's "add URL" dialog

@@ -59,9 +59,13 @@ public struct IndexedDocument: Sendable, Hashable {
 /// What the index holds for a document: which version was extracted and whether that failed.
 public struct ExtractionRecord: Sendable, Hashable {
     public var version: DocumentVersion
+    /// The version of the extractor that extracted it (`TextExtraction.TextExtractor.version(name:mimeType:)`).
+    public var extractor: Int
     public var indexedAt: Date
     /// Why no text could be extracted from this version; nil when its text is stored.
     public var failure: String?
+    /// Whether the failure depended on the machine (a time-out under load), so that the next start tries again.
+    public var retryable: Bool
 }
 
 /// The search index (Schema v3, docs/metadata-store.md "The search index"): metadata of every document, kept in
@@ -120,17 +124,17 @@ extension MetadataStore {
         }
     }
 
-    /// Stores the text of one version of a document, page by page or slide by slide (`number`, counting
-    /// `partKind`s; nil for text without pages), replacing whatever the index held for the document (an older
-    /// version, a failure).
+    /// Stores the text of one version of a document as extractor version `extractor` extracted it, page by page
+    /// or slide by slide (`number`, counting `partKind`s; nil for text without pages), replacing whatever the index
+    /// held for the document (an older version, a failure).
     public func indexContent(
-        documentID: String, version: DocumentVersion, partKind: TextPartKind?, parts: [(number: Int?, text: String)],
-        now: Date = Date()
+        documentID: String, version: DocumentVersion, extractor: Int, partKind: TextPartKind?,
+        parts: [(number: Int?, text: String)], now: Date = Date()
     ) throws(StoreError) {
         try write("indexing the text of document \(documentID)") { db in
             try SearchSQL.replaceExtraction(
-                documentID, version, partKind: partKind, textBytes: parts.reduce(0) { $0 + $1.text.utf8.count },
-                failure: nil, now: now, db)
+                documentID, version, extractor: extractor, partKind: partKind,
+                textBytes: parts.reduce(0) { $0 + $1.text.utf8.count }, failure: nil, now: now, db)
             for part in parts {
                 try db.run(
                     "INSERT INTO search_part (document_id, number, text) VALUES (?, ?, ?)",
@@ -139,14 +143,17 @@ extension MetadataStore {
         }
     }
 
-    /// Records that no text could be extracted from this version (unsupported type, broken file, time-out), so
-    /// that it is not tried again until a newer version arrives. Drops an older version's text.
+    /// Records that extractor version `extractor` got no text from this version (unsupported type, broken file,
+    /// time-out), so that it is not tried again until a newer version or extractor arrives — or, when
+    /// `retryable`, until the next start. Drops an older version's text.
     public func recordExtractionFailure(
-        documentID: String, version: DocumentVersion, reason: String, now: Date = Date()
+        documentID: String, version: DocumentVersion, extractor: Int, reason: String, retryable: Bool = false,
+        now: Date = Date()
     ) throws(StoreError) {
         try write("recording the failed extraction of document \(documentID)") { db in
             try SearchSQL.replaceExtraction(
-                documentID, version, partKind: nil, textBytes: 0, failure: reason, now: now, db)
+                documentID, version, extractor: extractor, partKind: nil, textBytes: 0,
+                failure: SearchSQL.Failure(reason: reason, retryable: retryable), now: now, db)
         }
     }
 
@@ -154,11 +161,15 @@ extension MetadataStore {
     public func extraction(documentID: String) throws(StoreError) -> ExtractionRecord? {
         try read("reading the extraction state of document \(documentID)") { db in
             try db.row(
-                "SELECT file_id, size, indexed_at, failure FROM search_extraction WHERE document_id = ?", [documentID]
+                """
+                SELECT file_id, size, extractor, indexed_at, failure, retryable FROM search_extraction
+                WHERE document_id = ?
+                """, [documentID]
             ).map { row in
                 ExtractionRecord(
                     version: DocumentVersion(fileID: try row.decode(atIndex: 0), size: try row.decode(atIndex: 1)),
-                    indexedAt: try row.date(atIndex: 2), failure: try row.decode(atIndex: 3))
+                    extractor: try row.decode(atIndex: 2), indexedAt: try row.date(atIndex: 3),
+                    failure: try row.decode(atIndex: 4), retryable: try row.decode(atIndex: 5))
             }
         }
     }
@@ -206,6 +217,12 @@ extension TextPartKind {
 
 /// The index's SQL, in one place.
 enum SearchSQL {
+    /// Why extraction failed, as ``replaceExtraction(_:_:extractor:partKind:textBytes:failure:now:_:)`` stores it.
+    struct Failure {
+        var reason: String
+        var retryable: Bool
+    }
+
     static let metadataColumns = "title, course, semester, path, owner, description, tags"
 
     /// Index rows of the documents of every course (`:course` NULL) or one, or of one document (`:document`):
@@ -274,19 +291,20 @@ enum SearchSQL {
     }
 
     static func replaceExtraction(
-        _ documentID: String, _ version: DocumentVersion, partKind: TextPartKind?, textBytes: Int, failure: String?,
-        now: Date, _ db: Database
+        _ documentID: String, _ version: DocumentVersion, extractor: Int, partKind: TextPartKind?, textBytes: Int,
+        failure: Failure?, now: Date, _ db: Database
     ) throws {
         // The cascade to search_part runs its delete trigger, which takes the text out of search_content.
         try db.run("DELETE FROM search_extraction WHERE document_id = ?", [documentID])
         try db.run(
             """
-            INSERT INTO search_extraction (document_id, file_id, size, indexed_at, part_kind, text_bytes, failure)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO search_extraction
+                (document_id, file_id, size, extractor, indexed_at, part_kind, text_bytes, failure, retryable)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                documentID, version.fileID, version.size, now.timeIntervalSince1970, partKind?.rawValue, textBytes,
-                failure,
+                documentID, version.fileID, version.size, extractor, now.timeIntervalSince1970, partKind?.rawValue,
+                textBytes, failure?.reason, failure?.retryable ?? false,
             ])
     }
 

@@ -13,7 +13,7 @@ enum PDFText {
                 pdftotext, ["-q", "-enc", "UTF-8", "-eol", "unix", file.path, "-"],
                 limits: .init(time: limits.time, addressSpace: limits.addressSpace))
         } catch {
-            throw .broken("\(error) (Scripts/bootstrap installs poppler-utils)")
+            throw .toolUnavailable("\(error) (Scripts/bootstrap installs poppler-utils)")
         }
         if output.timedOut { throw .timedOut(limits.time) }
         let said = String(decoding: output.stderr, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

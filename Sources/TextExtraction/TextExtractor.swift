@@ -22,8 +22,8 @@ public struct ExtractedText: Sendable, Hashable {
     public var parts: [Part]
 }
 
-/// Why a document has no text in the index. Recorded per version, never retried in a loop: the same bytes fail
-/// the same way.
+/// Why a document has no text in the index. Recorded per version and extractor: the same bytes fail the same way,
+/// except where ``isRetryable`` says the machine's state decided.
 public enum ExtractionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Images, archives, video and other formats whose text is not extracted.
     case notIndexable(name: String)
@@ -35,6 +35,17 @@ public enum ExtractionError: Error, Sendable, Hashable, CustomStringConvertible 
     case tooLarge(String)
     /// The file is not what its name says, or damaged; with what the parser or tool said.
     case broken(String)
+    /// The tool could not be started (not installed, no process or memory left); with why.
+    case toolUnavailable(String)
+
+    /// Whether the failure depends on the machine rather than the bytes: a time-out at nice 10 under load, a tool
+    /// that could not start. The indexer tries such a document again later instead of recording it as final.
+    public var isRetryable: Bool {
+        switch self {
+        case .timedOut, .toolUnavailable: true
+        case .notIndexable, .noTextLayer, .tooLarge, .broken: false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -43,6 +54,7 @@ public enum ExtractionError: Error, Sendable, Hashable, CustomStringConvertible 
         case .timedOut(let limit): "text extraction took longer than \(limit) and was stopped"
         case .tooLarge(let what): "too large to extract: \(what)"
         case .broken(let detail): "damaged or not the format its name says: \(detail)"
+        case .toolUnavailable(let why): "the extractor could not run: \(why)"
         }
     }
 }
@@ -51,8 +63,7 @@ public enum ExtractionError: Error, Sendable, Hashable, CustomStringConvertible 
 /// memory limit, Office Open XML and OpenDocument through their XML, plain text and HTML decoded (docs/search.md).
 ///
 /// Synchronous and blocking (it runs a child process and reads files): callers run it on
-/// `SystemSupport.BlockingPool` (docs/threads.md), never on a task. Nothing calls it yet: the daemon's background
-/// indexing is the next piece of issue 16.
+/// `SystemSupport.BlockingPool` (docs/threads.md), never on a task.
 public enum TextExtractor {
     /// Bounds for hostile or broken documents; the defaults suit lecture material (slides of a few hundred pages).
     public struct Limits: Sendable, Hashable {
@@ -70,6 +81,13 @@ public enum TextExtractor {
         public var textBytes = 64 << 20
 
         public init() {}
+    }
+
+    /// The version of the extraction a document with this name and MIME type gets. The index records it with the
+    /// text or failure, and extracts again what an older version extracted (docs/search.md, "Indexing"), as
+    /// ripgrep-all keys its cache on its adapters' versions.
+    public static func version(name: String, mimeType: String?) -> Int {
+        Format(name: name, mimeType: mimeType)?.version ?? Format.unknownVersion
     }
 
     /// The text of the document at `file`; its format is told by `name`'s extension, else by `mimeType`.
@@ -95,6 +113,18 @@ enum Format: Hashable {
     case pdf
     case zip(ZIPText.Container)
     case text(html: Bool)
+
+    /// Raised with any change to what this format's extraction gives (docs/search.md, "Indexing").
+    var version: Int {
+        switch self {
+        case .pdf: 1
+        case .zip: 1
+        case .text: 1
+        }
+    }
+
+    /// Raised when a format is added, so that documents of a format not known before are tried again.
+    static let unknownVersion = 1
 
     private static let byExtension: [String: Format] = {
         var formats: [String: Format] = [

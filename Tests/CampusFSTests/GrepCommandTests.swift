@@ -21,7 +21,8 @@ struct GrepCommandTests {
         let store = try MetadataStore(path: database.path)
         func put(_ path: String, _ kind: TextPartKind?, _ parts: [(number: Int?, text: String)]) throws {
             let document = try #require(try store.document(inode: try store.resolve(path: path).inode))
-            try store.indexContent(documentID: document.id, version: document.version, partKind: kind, parts: parts)
+            try store.indexContent(
+                documentID: document.id, version: document.version, extractor: 1, partKind: kind, parts: parts)
         }
         try put(
             slides, .page, [(1, "Einleitung\nDer B-Baum ist ein Suchbaum\n"), (2, "Rekursion\nB-Baum: Einfügen\n")])
@@ -30,7 +31,8 @@ struct GrepCommandTests {
         try put(otherReadme, nil, [(nil, "Betriebssysteme\nB-Baum im Dateisystem\n")])
         let image = try #require(
             try store.document(inode: try store.resolve(path: course + "/Übungsblätter/diagramm.png").inode))
-        try store.recordExtractionFailure(documentID: image.id, version: image.version, reason: "an image")
+        try store.recordExtractionFailure(
+            documentID: image.id, version: image.version, extractor: 1, reason: "an image")
         return try store.grepScope(below: Node.rootInode).filter { $0.text == .missing }.count
     }
 

@@ -33,7 +33,8 @@ struct SearchCommandTests {
         let store = try MetadataStore(path: database.path)
         func index(_ path: String, _ kind: TextPartKind?, _ parts: [(number: Int?, text: String)]) throws {
             let document = try #require(try store.document(inode: try store.resolve(path: path).inode))
-            try store.indexContent(documentID: document.id, version: document.version, partKind: kind, parts: parts)
+            try store.indexContent(
+                documentID: document.id, version: document.version, extractor: 1, partKind: kind, parts: parts)
         }
         try index(
             course + "/" + grundlagen, .page, [(1, "Inhalt"), (2, "Ein B-Baum ist ein\nbalancierter Suchbaum.")])

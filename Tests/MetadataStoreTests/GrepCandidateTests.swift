@@ -37,7 +37,7 @@ import TextGrep
         for (index, line) in Self.lines.enumerated() {
             try store.indexContent(
                 documentID: "d\(index)", version: DocumentVersion(fileID: "file-d\(index)", size: 1000),
-                partKind: nil, parts: [(nil, line + "\n")])
+                extractor: 1, partKind: nil, parts: [(nil, line + "\n")])
         }
         var narrowed = 0
         for (flags, pattern) in Self.patterns {
@@ -92,10 +92,10 @@ import TextGrep
                     document("c", in: "g", "c.png"), document("d", in: root(info101), "d.txt"), locked,
                 ]))
         try store.indexContent(
-            documentID: "a", version: DocumentVersion(fileID: "file-a", size: 1000), partKind: .page,
+            documentID: "a", version: DocumentVersion(fileID: "file-a", size: 1000), extractor: 1, partKind: .page,
             parts: [(1, "eins")])
         try store.recordExtractionFailure(
-            documentID: "c", version: DocumentVersion(fileID: "file-c", size: 1000), reason: "an image")
+            documentID: "c", version: DocumentVersion(fileID: "file-c", size: 1000), extractor: 1, reason: "an image")
         let folien = try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien").inode
         let scope = try store.grepScope(below: folien)
         #expect(scope.map(\.relativePath) == ["Alt/b.txt", "Alt/c.png", "Alt/e.pdf", "a.pdf"])

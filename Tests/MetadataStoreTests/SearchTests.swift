@@ -34,7 +34,7 @@ import Testing
         #expect(try ids(store, "strasse") == ["c"])
         #expect(try ids(store, "Straße") == ["c"])
         try store.indexContent(
-            documentID: "d", version: version("d"), partKind: .page, parts: [(1, "Aufgabe zur Prüfung")])
+            documentID: "d", version: version("d"), extractor: 1, partKind: .page, parts: [(1, "Aufgabe zur Prüfung")])
         #expect(try ids(store, "pruefung") == ["d"])
         #expect(try ids(store, "prufung") == ["d"])
     }
@@ -45,10 +45,10 @@ import Testing
             document("c", in: "f", "Notizen.txt"),
         ])
         try store.indexContent(
-            documentID: "b", version: version("b"), partKind: .page,
+            documentID: "b", version: version("b"), extractor: 1, partKind: .page,
             parts: [(1, "Intro"), (2, "a binary search tree is ordered")])
         try store.indexContent(
-            documentID: "c", version: version("c"), partKind: nil, parts: [(nil, "search a binary tree")])
+            documentID: "c", version: version("c"), extractor: 1, partKind: nil, parts: [(nil, "search a binary tree")])
         #expect(try ids(store, "algo*") == ["a"])
         #expect(try ids(store, "algo") == [])
         #expect(try ids(store, "\"binary search tree\"") == ["b"])
@@ -139,7 +139,7 @@ import Testing
     @Test func titleHitsRankAboveContentHits() throws {
         let store = try store([document("a", in: "f", "Folie 1.pdf"), document("b", in: "f", "Graphen.pdf")])
         try store.indexContent(
-            documentID: "a", version: version("a"), partKind: .slide,
+            documentID: "a", version: version("a"), extractor: 1, partKind: .slide,
             parts: [(1, "Einleitung"), (7, "Graphen, Graphen und noch mehr Graphen")])
         let hits = try store.search("graphen")
         try #require(hits.map(\.documentID) == ["b", "a"])
@@ -152,14 +152,17 @@ import Testing
     @Test func aNewVersionReplacesTheOldText() throws {
         let store = try store([document("a", in: "f", "Folie 1.pdf")])
         try store.indexContent(
-            documentID: "a", version: version("a", "v1"), partKind: .page, parts: [(1, "Heapsort"), (2, "Mergesort")])
-        try store.indexContent(documentID: "a", version: version("a", "v2"), partKind: .page, parts: [(1, "Quicksort")])
+            documentID: "a", version: version("a", "v1"), extractor: 1, partKind: .page,
+            parts: [(1, "Heapsort"), (2, "Mergesort")])
+        try store.indexContent(
+            documentID: "a", version: version("a", "v2"), extractor: 1, partKind: .page, parts: [(1, "Quicksort")])
         #expect(try ids(store, "heapsort OR mergesort") == [])
         #expect(try ids(store, "quicksort") == ["a"])
         #expect(try store.storedText(documentID: "a").map(\.text) == ["Quicksort"])
         #expect(try store.extraction(documentID: "a")?.version == version("a", "v2"))
 
-        try store.recordExtractionFailure(documentID: "a", version: version("a", "v3"), reason: "no text layer")
+        try store.recordExtractionFailure(
+            documentID: "a", version: version("a", "v3"), extractor: 1, reason: "no text layer")
         #expect(try ids(store, "quicksort") == [])
         let record = try #require(try store.extraction(documentID: "a"))
         #expect(record.version == version("a", "v3") && record.failure == "no text layer")
@@ -168,7 +171,8 @@ import Testing
     @Test func aRemovedDocumentLeavesTheResultsAndItsTextGoesWhenForgotten() throws {
         let documents = [document("a", in: "f", "Folie 1.pdf"), document("b", in: "f", "Folie 2.pdf")]
         let store = try store(documents)
-        try store.indexContent(documentID: "a", version: version("a"), partKind: .page, parts: [(1, "Dijkstra")])
+        try store.indexContent(
+            documentID: "a", version: version("a"), extractor: 1, partKind: .page, parts: [(1, "Dijkstra")])
         _ = try store.applyCourse(
             content(info101, folders: [folder("f", in: root(info101), "Folien")], documents: [documents[1]]),
             now: now + day)
@@ -185,9 +189,10 @@ import Testing
     @Test func storedTextOutlivesRefreshesAndServesGrep() throws {
         let store = try store([document("a", in: "f", "Folie 1.pdf"), document("b", in: "f", "Folie 2.pdf")])
         try store.indexContent(
-            documentID: "a", version: version("a"), partKind: .page,
+            documentID: "a", version: version("a"), extractor: 1, partKind: .page,
             parts: [(1, "Der B-Baum ist balanciert"), (2, "Rot-Schwarz")])
-        try store.indexContent(documentID: "b", version: version("b"), partKind: .page, parts: [(nil, "Baum und Wald")])
+        try store.indexContent(
+            documentID: "b", version: version("b"), extractor: 1, partKind: .page, parts: [(nil, "Baum und Wald")])
         // Another refresh of the same versions, as after the cache evicted the bytes: the text stays.
         _ = try store.applyCourse(
             content(

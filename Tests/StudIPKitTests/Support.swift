@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import StudIPKit
 import StudIPModel
-import Synchronization
+import TestSupport
 import Testing
 
 @testable import StudIPSimulator
@@ -47,37 +47,8 @@ extension Simulator {
     func change(_ update: @escaping (inout SimulatorSettings) -> Void) { _ = settings.update(update) }
 }
 
-/// Captures every log line, to check that no secret reaches a log.
-final class LogCapture: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    var logger: Logger {
-        var logger = Logger(label: "test") { _ in Handler(capture: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    var text: String { lines.withLock { $0.joined(separator: "\n") } }
-
+extension LogCapture {
     /// Requests the transport sent again after a transient failure (it logs each one). A loaded machine makes
     /// them happen; request-count assertions add them instead of assuming none.
-    var retries: Int { lines.withLock { $0.filter { $0.contains("retrying ") }.count } }
-
-    fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
-
-    private struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-            capture.append("\(event.level) \(event.message) \(merged)")
-        }
-    }
+    var retries: Int { count(containing: "retrying ") }
 }

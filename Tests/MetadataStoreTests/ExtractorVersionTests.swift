@@ -1,0 +1,130 @@
+import ContentCache
+import ContentIndexing
+import Foundation
+import StudIPModel
+import StudIPSimulator
+import TestSupport
+import Testing
+import TextExtraction
+
+@testable import MetadataStore
+
+/// Issue 29: the index records which extractor version produced a document's text or failure, so that a better
+/// extractor extracts again; a failure that depended on the machine (a time-out at nice 10 under load) is tried
+/// again later, a bounded number of times, and is not final.
+@Suite struct ExtractorVersionTests {
+    let version = DocumentVersion(fileID: "file-a", size: 1000)
+
+    /// A store with one PDF in the tree, and a real PDF with text for its cached copy.
+    func storeAndCopy() throws -> (MetadataStore, CommittedCopy) {
+        let store = try MetadataStore.withCourse(
+            content(
+                info101, folders: [folder("f", in: root(info101), "Folien")],
+                documents: [
+                    document("a", in: "f", "Folien.pdf")
+                ]))
+        let file = URL(fileURLWithPath: store.path).deletingLastPathComponent().appendingPathComponent("blob")
+        let size = 20_000
+        try Data(ContentGenerator.bytes(kind: .pdf, seed: 7, size: size, offset: 0, length: size)).write(to: file)
+        let copy = CommittedCopy(
+            documentID: "a", version: CacheDocument(id: "a", version: version).version, path: file.path)
+        return (store, copy)
+    }
+
+    func indexed(_ outcome: ContentIndexer.Outcome) -> Bool {
+        if case .indexed(let parts) = outcome { parts > 0 } else { false }
+    }
+
+    func subject(_ store: MetadataStore) throws -> IndexingSubject {
+        try #require(try store.indexingSubject(documentID: "a"))
+    }
+
+    @Test func anOlderExtractorsTextIsExtractedAgain() throws {
+        let (store, copy) = try storeAndCopy()
+        let current = TextExtractor.version(name: "Folien.pdf", mimeType: "application/pdf")
+        try store.indexContent(
+            documentID: "a", version: version, extractor: current - 1, partKind: .page, parts: [(1, "older text")])
+        #expect(ContentIndexer.needsExtraction(try subject(store)), "queued again at start")
+
+        #expect(try indexed(ContentIndexer.index(copy, store: store)))
+        let record = try #require(try store.extraction(documentID: "a"))
+        #expect(record.extractor == current && record.failure == nil)
+        #expect(try store.storedText(documentID: "a").first?.text.contains(ContentGenerator.title(seed: 7)) == true)
+        #expect(!ContentIndexer.needsExtraction(try subject(store)))
+        #expect(try ContentIndexer.index(copy, store: store) == .alreadyIndexed)
+    }
+
+    @Test func aFinalFailureOfTheCurrentExtractorIsNotRetried() throws {
+        let (store, _) = try storeAndCopy()
+        let current = TextExtractor.version(name: "Folien.pdf", mimeType: "application/pdf")
+        try store.recordExtractionFailure(
+            documentID: "a", version: version, extractor: current, reason: ExtractionError.noTextLayer.description)
+        #expect(!ContentIndexer.needsExtraction(try subject(store)))
+        try store.recordExtractionFailure(
+            documentID: "a", version: version, extractor: current - 1,
+            reason: ExtractionError.noTextLayer.description)
+        #expect(ContentIndexer.needsExtraction(try subject(store)), "a newer extractor may find the text")
+    }
+
+    /// pdftotext cannot even start within 1 ms: every try times out, as under heavy load. The indexer tries
+    /// `attempts` times in all, later each time, records the failure as retryable (so the next start queues the
+    /// document again), and with time enough the text arrives.
+    @Test func aTimeOutIsTriedAgainLaterAndIsNotFinal() async throws {
+        let (store, copy) = try storeAndCopy()
+        var limits = TextExtractor.Limits()
+        limits.time = .milliseconds(1)
+        let log = LogCapture()
+        let indexer = ContentIndexer(
+            store: store, limits: limits, retries: .init(attempts: 3, delay: .milliseconds(20)), logger: log.logger)
+        indexer.enqueue(copy)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while log.count(containing: "no text indexed") < 3, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // Twice the longest wait between tries: a fourth try would have come.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(log.count(containing: "no text indexed") == 3, "\(log.text)")
+        #expect(log.count(containing: #""retry": in"#) == 2 && log.count(containing: #""retry": no"#) == 1)
+
+        let record = try #require(try store.extraction(documentID: "a"))
+        #expect(record.failure == ExtractionError.timedOut(.milliseconds(1)).description && record.retryable)
+        #expect(ContentIndexer.needsExtraction(try subject(store)), "the next start queues it again")
+        #expect(try indexed(ContentIndexer.index(copy, store: store)))
+        #expect(try store.extraction(documentID: "a")?.retryable == false)
+    }
+
+    /// Migration v8 on a store from before it: the text stays, marked as the first extractor's; a time-out
+    /// recorded as final then becomes retryable, other failures stay final.
+    @Test func theMigrationKeepsTheTextAndMakesOldTimeOutsRetryable() throws {
+        let store = try MetadataStore.withCourse(
+            content(
+                info101, folders: [folder("f", in: root(info101), "Folien")],
+                documents: [
+                    document("a", in: "f", "a.pdf"), document("b", in: "f", "b.pdf"), document("c", in: "f", "c.png"),
+                ]))
+        let old = ExtractionError.timedOut(.seconds(30)).description
+        try store.indexContent(
+            documentID: "a", version: DocumentVersion(fileID: "file-a", size: 1000), extractor: 1, partKind: .page,
+            parts: [(1, "Heapsort")])
+        try store.recordExtractionFailure(
+            documentID: "b", version: DocumentVersion(fileID: "file-b", size: 1000), extractor: 1, reason: old)
+        try store.recordExtractionFailure(
+            documentID: "c", version: DocumentVersion(fileID: "file-c", size: 1000), extractor: 1, reason: "an image")
+        // Back to schema v7: what an upgrade finds.
+        try store.pool.write { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE search_extraction DROP COLUMN extractor;
+                    ALTER TABLE search_extraction DROP COLUMN retryable;
+                    DELETE FROM grdb_migrations WHERE identifier = 'v8: extractor versions';
+                    """)
+        }
+        let reopened = try MetadataStore(path: store.path)
+        #expect(try reopened.storedText(documentID: "a").map(\.text) == ["Heapsort"])
+        #expect(try reopened.extraction(documentID: "a")?.extractor == 1)
+        let timedOut = try #require(try reopened.extraction(documentID: "b"))
+        #expect(timedOut.failure == old && timedOut.retryable && timedOut.extractor == 1)
+        #expect(try reopened.extraction(documentID: "c")?.retryable == false)
+        #expect(try reopened.search("heapsort").map(\.documentID) == ["a"])
+    }
+}
