@@ -80,13 +80,13 @@ let package = Package(
         .target(
             name: "ContentIndexing",
             dependencies: [
-                "ContentCache", "MetadataStore", "SystemSupport", "TextExtraction",
+                "ContentCache", "MetadataStore", "StudIPModel", "SystemSupport", "TextExtraction",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // grep over the index's stored text (issue 16): glibc's POSIX regex, grep's output, the index's words.
         .systemLibrary(name: "CWctype"),
-        .target(name: "TextGrep", dependencies: ["CWctype", "MetadataStore"]),
+        .target(name: "TextGrep", dependencies: ["CWctype", "StudIPModel"]),
         // The login's secrets in the desktop's keyring (libsecret), or a 0600 file without one (docs/secrets.md).
         .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         // The person's desktop session: notifications over D-Bus (GIO's GDBus), `xdg-open` (issue 19).
@@ -214,7 +214,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TextGrepTests",
-            dependencies: ["TextGrep", "MetadataStore", "TestSupport"]
+            dependencies: ["TextGrep", "StudIPModel", "TestSupport"]
         ),
         .testTarget(
             name: "StudIPSimulatorTests",

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Logging
 import MetadataStore
+import StudIPModel
 import Synchronization
 import SystemSupport
 import TextExtraction

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StudIPModel
 
 /// A document below a `campusfs grep` PATH, and whether its text is in the index.
 public struct GrepScopeDocument: Sendable, Hashable {

@@ -42,11 +42,6 @@ public struct SearchHit: Sendable, Hashable {
     public var partKind: TextPartKind?
 }
 
-/// What the numbered parts of a document's text are, for output such as `path:page 3:line`.
-public enum TextPartKind: String, Sendable, Hashable, Codable {
-    case page, slide, sheet
-}
-
 /// A document version whose extracted text is stored.
 public struct IndexedDocument: Sendable, Hashable {
     public var inode: Int64

@@ -1,5 +1,5 @@
 import Glibc
-import MetadataStore
+import StudIPModel
 
 /// grep's flags that change what is selected and printed.
 public struct GrepOptions: Sendable, Hashable {
@@ -30,7 +30,7 @@ public struct GrepDocument: Sendable {
     /// What the output calls it: the path as the user named it (``GrepOptions/withFileName``).
     public var label: String
     public var partKind: TextPartKind?
-    /// Each part's UTF-8 bytes (``MetadataStore/storedUTF8(documentID:)``), searched in place.
+    /// Each part's UTF-8 bytes (the search index's stored text), searched in place.
     public var parts: [(number: Int?, text: [UInt8])]
 
     public init(label: String, partKind: TextPartKind?, parts: [(number: Int?, text: [UInt8])]) {

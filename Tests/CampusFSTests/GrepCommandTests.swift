@@ -1,5 +1,6 @@
 import Foundation
 import MetadataStore
+import StudIPModel
 import TestSupport
 import Testing
 

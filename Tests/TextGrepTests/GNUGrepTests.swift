@@ -1,5 +1,5 @@
 import Foundation
-import MetadataStore
+import StudIPModel
 import TestSupport
 import Testing
 
