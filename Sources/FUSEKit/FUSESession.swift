@@ -56,7 +56,7 @@ public final class FUSESession: Sendable {
         var whenExiting: (@Sendable () -> Void)?
     }
 
-    private let core: SessionCore
+    let core: SessionCore
     private let state: Mutex<State>
 
     /// Creates the session; nothing is mounted yet.

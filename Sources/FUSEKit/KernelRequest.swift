@@ -22,25 +22,34 @@ final class KernelRequest: ReplySink {
     private let request: RequestHandle
     private let core: SessionCore
     private let fileInfo: FileInfoCopy
+    /// Whether the request is in ``SessionCore/interrupts``: only the kinds that can take an interrupt handler
+    /// (``InterruptiblePayload``), so that the many other requests take no lock for it.
+    private let interruptible: Bool
     let context: RequestContext
 
-    init(_ request: fuse_req_t, core: SessionCore, fileInfo: UnsafeMutablePointer<fuse_file_info>?) {
+    init(
+        _ request: fuse_req_t, core: SessionCore, fileInfo: UnsafeMutablePointer<fuse_file_info>?,
+        interruptible: Bool
+    ) {
         self.request = RequestHandle(raw: request)
         self.core = core
         self.fileInfo = FileInfoCopy(raw: fileInfo?.pointee ?? fuse_file_info())
+        self.interruptible = interruptible
         let raw = fuse_req_ctx(request)?.pointee
         context = RequestContext(
             userID: raw?.uid ?? 0, groupID: raw?.gid ?? 0, processID: raw?.pid ?? 0, umask: raw?.umask ?? 0)
         core.replyCreated()
-        core.interrupts.watch(request, core: core)
+        // Here, on the worker, before the filesystem sees the request: libfuse's registration must not race the
+        // reply, which frees the request (a handler set later only goes into the dictionary).
+        if interruptible { core.interrupts.watch(request, core: core) }
     }
 
     func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
-        core.interrupts.onInterrupt(request.raw, handler)
+        if interruptible { core.interrupts.onInterrupt(request.raw, handler) }
     }
 
     func send(_ answer: ReplyAnswer) -> Bool {
-        core.interrupts.answered(request.raw)
+        if interruptible { core.interrupts.answered(request.raw) }
         let result = reply(request.raw, answer)
         core.replyFinished()
         return result == 0
@@ -106,7 +115,8 @@ extension Reply {
         _ request: fuse_req_t, core: SessionCore, operation: StaticString, size: Int = 0,
         fileInfo: UnsafeMutablePointer<fuse_file_info>? = nil
     ) {
-        let sink = KernelRequest(request, core: core, fileInfo: fileInfo)
+        let sink = KernelRequest(
+            request, core: core, fileInfo: fileInfo, interruptible: Kind.self is any InterruptiblePayload.Type)
         self.init(sink: sink, operation: operation, context: sink.context, size: size)
     }
 }
@@ -126,9 +136,12 @@ final class InterruptWatch: Sendable {
     }
 
     private let watched = Mutex<[Int: Watched]>([:])
+    /// Requests watched since the session began, for the tests that check which requests pay for watching.
+    let registrations = Atomic(0)
 
-    /// Called for every request before the filesystem sees it, on the worker that read it.
+    /// Called for every interruptible request before the filesystem sees it, on the worker that read it.
     func watch(_ request: fuse_req_t, core: SessionCore) {
+        registrations.add(1, ordering: .relaxed)
         watched.withLock { $0[Int(bitPattern: request)] = Watched() }
         fuse_req_interrupt_func(
             request,

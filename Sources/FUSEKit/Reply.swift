@@ -6,14 +6,19 @@ import Synchronization
 /// Marks what a ``Reply`` may answer with; the reply methods are extensions constrained on it.
 public protocol ReplyPayload {}
 
+/// The kinds of reply whose requests can take an interrupt handler (``Reply/onInterrupt(_:)``): `open`,
+/// `opendir` and `read`, the requests a filesystem answers after waiting for the network. Only these pay for
+/// watching the kernel's INTERRUPT (a lock and a dictionary entry each).
+public protocol InterruptiblePayload: ReplyPayload {}
+
 /// The reply payloads, one per kind of answer the kernel expects.
 public enum ReplyKind {
     public enum Entry: ReplyPayload {}
     public enum Attributes: ReplyPayload {}
     public enum Link: ReplyPayload {}
-    public enum Open: ReplyPayload {}
+    public enum Open: InterruptiblePayload {}
     public enum Create: ReplyPayload {}
-    public enum Data: ReplyPayload {}
+    public enum Data: InterruptiblePayload {}
     public enum Write: ReplyPayload {}
     public enum Directory: ReplyPayload {}
     public enum DirectoryPlus: ReplyPayload {}
@@ -145,15 +150,6 @@ public final class Reply<Kind: ReplyPayload>: Sendable {
         send(.error(errno))
     }
 
-    /// Runs `handler` once if the kernel interrupts this request before it is answered: the calling process got
-    /// a signal and waits for an answer (`EINTR`) before its handler can run. Make the pending work end soon, e.g.
-    /// cancel the task that will answer; answering from `handler` itself is allowed. Runs at once if the request
-    /// was interrupted already, and never once it is answered.
-    public func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
-        guard !sent.load(ordering: .acquiring) else { return }
-        sink.onInterrupt(handler)
-    }
-
     /// Claims the reply and sends it; false if it had been answered before or the kernel no longer waits.
     @discardableResult
     func send(_ answer: ReplyAnswer) -> Bool {
@@ -175,6 +171,17 @@ public final class Reply<Kind: ReplyPayload>: Sendable {
         } else {
             send(answer)
         }
+    }
+}
+
+extension Reply where Kind: InterruptiblePayload {
+    /// Runs `handler` once if the kernel interrupts this request before it is answered: the calling process got
+    /// a signal and waits for an answer (`EINTR`) before its handler can run. Make the pending work end soon, e.g.
+    /// cancel the task that will answer; answering from `handler` itself is allowed. Runs at once if the request
+    /// was interrupted already, and never once it is answered.
+    public func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
+        guard !sent.load(ordering: .acquiring) else { return }
+        sink.onInterrupt(handler)
     }
 }
 
