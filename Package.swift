@@ -74,7 +74,9 @@ let package = Package(
         // The text of downloaded documents for search and grep (issue 16): pdftotext, OOXML/ODF, plain text.
         .target(
             name: "TextExtraction",
-            dependencies: ["SystemSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
+            dependencies: [
+                "HTMLText", "SystemSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
         ),
         // The daemon's background indexer: the text of what the content cache holds into the search index.
         .target(
@@ -201,7 +203,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TextExtractionTests",
-            dependencies: ["TextExtraction", "StudIPSimulator", "SystemSupport"]
+            dependencies: ["TextExtraction", "HTMLText", "StudIPSimulator", "SystemSupport"]
         ),
         .testTarget(
             name: "SecretStoreTests",

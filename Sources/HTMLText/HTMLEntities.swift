@@ -1,4 +1,5 @@
-/// HTML character references: numeric ones and the named ones German and English pages use.
+/// HTML character references: numeric ones and the named ones German and English pages use. The product's one
+/// table: login pages (StudIPWire), announcements (CourseFiles) and the text of HTML documents (TextExtraction).
 public enum HTMLEntities {
     static let named: [String: String] = [
         "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}", "shy": "",

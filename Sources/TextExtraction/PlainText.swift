@@ -15,7 +15,7 @@ enum PlainText {
         }
         guard data.count <= limits.textBytes else { throw .tooLarge("more than \(limits.textBytes >> 20) MiB of text") }
         let text = decode(data)
-        return ExtractedText(kind: .text, parts: [.init(number: nil, text: html ? HTMLText.strip(text) : text)])
+        return ExtractedText(kind: .text, parts: [.init(number: nil, text: html ? HTMLPageText.strip(text) : text)])
     }
 
     /// UTF-8 (or UTF-16 with a byte-order mark); anything else as Windows-1252, which German material from

@@ -119,7 +119,8 @@ enum Format: Hashable {
         switch self {
         case .pdf: 1
         case .zip: 1
-        case .text: 1
+        case .text(html: true): 2  // Issue 29: HTMLText's entity table, which knows more names.
+        case .text(html: false): 1
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTMLText
 import StudIPSimulator
 import SystemSupport
 import Testing
@@ -201,6 +202,18 @@ import TextExtraction
                     + "<p>Stra&szlig;e &amp; Br&#252;cke</p><!-- hidden --><p>zwei&#x21;</p></body></html>").utf8))
         let text = try TextExtractor.extract(file: page, name: "page.html", mimeType: nil)
         #expect(text.parts == [.init(number: nil, text: "Straße & Brücke\nzwei!\n")])
+    }
+
+    /// Issue 29: one table of character references for the whole product: names the extractor's own table lacked
+    /// (`&trade;`, `&rarr;`, `&frac12;`, `&ccedil;`) decode in a page's text as they do in announcements and login
+    /// pages (`HTMLEntities`); a no-break space becomes a plain one, so that grep's spaces match it.
+    @Test func htmlReferencesDecodeAsEverywhereElse() throws {
+        let references = "Caf&ccedil;&nbsp;&trade; &frac12; &rarr; &lsaquo;x&rsaquo;"
+        let page = try write("refs.html", Data("<p>\(references)</p>".utf8))
+        let text = try TextExtractor.extract(file: page, name: "refs.html", mimeType: nil)
+        let expected = "Caf\u{E7} \u{2122} \u{BD} \u{2192} \u{2039}x\u{203A}"
+        #expect(text.parts == [.init(number: nil, text: expected + "\n")])
+        #expect(HTMLEntities.decode(references) == expected.replacingOccurrences(of: "f\u{E7} ", with: "f\u{E7}\u{A0}"))
     }
 
     @Test func imagesAndArchivesAreNotIndexed() throws {
