@@ -226,11 +226,11 @@ let package = Package(
             ]
         ),
 
-        // Fuzz targets (docs/fuzzing.md): a corpus replay in a normal build, libFuzzer with Scripts/fuzz.
-        .executableTarget(
-            name: "campusfs-fuzz",
-            dependencies: ["StudIPModel", "StudIPWire", "NamingRules", "CourseFiles"]
-        ),
+        // Fuzz targets (docs/fuzzing.md): their bodies, replayed over their seeds by FuzzTargetsTests in every
+        // test run; libFuzzer's driver, built with the sanitizer by Scripts/fuzz.
+        .target(name: "FuzzTargets", dependencies: ["StudIPModel", "StudIPWire", "NamingRules", "CourseFiles"]),
+        .executableTarget(name: "campusfs-fuzz", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )

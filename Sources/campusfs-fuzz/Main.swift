@@ -1,82 +1,66 @@
 import Foundation
+import FuzzTargets
 
-/// Fuzz targets for what CampusFS reads from a server: the JSON reader, both APIs' decoders, the naming rules,
-/// the login pages' HTML scanner and the announcements' HTML to Markdown.
+/// libFuzzer's driver for the fuzz targets in `FuzzTargets` (docs/fuzzing.md).
 ///
-/// `campusfs-fuzz <target> [files or directories…]`. Built normally it replays the given inputs through the
-/// target (a regression run over a corpus: any broken property traps); built with
-/// `-sanitize=fuzzer -DFUZZING` (Scripts/fuzz) `main` hands the rest of the command line to libFuzzer instead.
-/// One executable for all targets: one sanitizer build instead of four.
+/// - `campusfs-fuzz <target> --seeds <Tests/Fixtures> <corpus>` writes the target's seeds into the corpus
+///   directory (Scripts/fuzz, before fuzzing).
+/// - `campusfs-fuzz <target> [libFuzzer flags, corpus…]`: built with `-sanitize=fuzzer -DFUZZING` (Scripts/fuzz),
+///   `main` hands the command line to libFuzzer. Built normally it replays the given files through the target
+///   and traps at a broken property, as `FuzzTargetsTests` does with the seeds.
+/// One executable for all targets: one sanitizer build instead of six.
 @main
 enum FuzzMain {
-    static let targets: [String: @Sendable (UnsafeBufferPointer<UInt8>) -> Void] = [
-        "html": HTMLTarget.run,
-        "json": JSONTarget.run,
-        "jsonapi": JSONAPITarget.run,
-        "legacy": LegacyTarget.run,
-        "markdown": MarkdownTarget.run,
-        "naming": NamingTarget.run,
-    ]
-
     /// libFuzzer's children (`-jobs`, `-fork`, `-minimize_crash`) get the parent's flags and inputs, not its
     /// first argument: they find the target here.
     static let environmentKey = "CAMPUSFS_FUZZ_TARGET"
 
     static func main() {
         var arguments = CommandLine.arguments
-        if arguments.count > 1, targets[arguments[1]] != nil {
+        if arguments.count > 1, FuzzTarget(rawValue: arguments[1]) != nil {
             setenv(environmentKey, arguments.remove(at: 1), 1)
         }
-        guard let name = ProcessInfo.processInfo.environment[environmentKey], targets[name] != nil else {
-            let names = targets.keys.sorted().joined(separator: ", ")
-            FileHandle.standardError.write(Data("usage: campusfs-fuzz <\(names)> [inputs…]\n".utf8))
-            exit(2)
+        guard let target = selected else {
+            let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
+            fail("usage: campusfs-fuzz <\(names)> [--seeds <fixtures> <corpus> | inputs…]", status: 2)
+        }
+        if arguments.count == 4, arguments[1] == "--seeds" {
+            do {
+                for seed in try target.seeds(fixtures: URL(fileURLWithPath: arguments[2])) {
+                    try seed.bytes.write(to: URL(fileURLWithPath: arguments[3]).appending(path: seed.name))
+                }
+            } catch {
+                fail("campusfs-fuzz: cannot write the seeds: \(error)", status: 1)
+            }
+            return
         }
         #if FUZZING
             exit(runLibFuzzer(arguments))
         #else
-            replay(name, inputs: arguments.dropFirst())
+            do {
+                target.replay(
+                    try arguments.dropFirst().map { path in
+                        FuzzInput(name: path, bytes: try Data(contentsOf: URL(fileURLWithPath: path)))
+                    })
+            } catch {
+                fail("campusfs-fuzz: \(error)", status: 1)
+            }
         #endif
     }
 
     /// Read once: after `main` has set the environment, before the first input.
-    static let selected: @Sendable (UnsafeBufferPointer<UInt8>) -> Void =
-        ProcessInfo.processInfo.environment[environmentKey].flatMap { targets[$0] } ?? { @Sendable _ in }
+    static let selected = ProcessInfo.processInfo.environment[environmentKey].flatMap(FuzzTarget.init(rawValue:))
 
-    /// Runs every file given, directories recursively, through the target.
-    static func replay(_ name: String, inputs: ArraySlice<String>) {
-        let target = selected
-        var count = 0
-        for input in inputs {
-            for path in files(at: input) {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    FileHandle.standardError.write(Data("campusfs-fuzz: cannot read \(path)\n".utf8))
-                    exit(1)
-                }
-                data.withUnsafeBytes { target($0.bindMemory(to: UInt8.self)) }
-                count += 1
-            }
-        }
-        print("campusfs-fuzz \(name): \(count) inputs replayed, no property broken")
-    }
-
-    private static func files(at path: String) -> [String] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            return [path]
-        }
-        let entries = FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []
-        return entries.sorted().map { path + "/" + $0 }.filter { entry in
-            var nested: ObjCBool = false
-            return FileManager.default.fileExists(atPath: entry, isDirectory: &nested) && !nested.boolValue
-        }
+    private static func fail(_ message: String, status: Int32) -> Never {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        exit(status)
     }
 }
 
 /// libFuzzer's entry point: one input through the target the command line chose.
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    FuzzMain.selected(UnsafeBufferPointer(start: data, count: size))
+    FuzzMain.selected?.run(UnsafeBufferPointer(start: data, count: size))
     return 0
 }
 
