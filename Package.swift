@@ -13,7 +13,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
@@ -34,6 +33,10 @@ let package = Package(
         .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),
         .systemLibrary(name: "CXattr"),
         .systemLibrary(name: "CSystemZlib", providers: [.apt(["zlib1g-dev"])]),
+        // SHA-256, HMAC and MD5 by the system's libcrypto, for PKCE and the simulator: not swift-crypto's own
+        // BoringSSL, a second one beside swift-nio-ssl's.
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "Digests", dependencies: ["CLibCrypto"]),
         // The client's vocabulary (models, errors), which the filesystem names; the wire format, which only the
         // client and the fuzz targets read (docs/fuzzing.md). Foundation only, so that a sanitizer build is quick.
         .target(name: "StudIPModel"),
@@ -46,16 +49,15 @@ let package = Package(
         .target(
             name: "StudIPKit",
             dependencies: [
-                "AsyncHelpers", "StudIPModel", "StudIPWire",
+                "AsyncHelpers", "Digests", "StudIPModel", "StudIPWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 // NIO's own types: its errors, recognised by type, and `TimeAmount`.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                // The OAuth2 loopback redirect's one-request server, and PKCE's SHA-256.
+                // The OAuth2 loopback redirect's one-request server.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -135,9 +137,8 @@ let package = Package(
         .target(
             name: "StudIPSimulator",
             dependencies: [
-                "CSystemZlib",
+                "CSystemZlib", "Digests",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -162,6 +163,7 @@ let package = Package(
             name: "AsyncHelpersTests",
             dependencies: ["AsyncHelpers"]
         ),
+        .testTarget(name: "DigestsTests", dependencies: ["Digests"]),
         .testTarget(
             name: "SystemSupportTests",
             dependencies: ["SystemSupport"]

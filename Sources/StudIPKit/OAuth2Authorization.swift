@@ -1,4 +1,4 @@
-import Crypto
+import Digests
 import Foundation
 import Logging
 import StudIPModel
@@ -29,7 +29,7 @@ public struct OAuth2Authorization: Sendable {
 
     /// `BASE64URL(SHA256(verifier))`, without padding.
     var codeChallenge: String {
-        Self.base64URL(Data(SHA256.hash(data: Data(codeVerifier.utf8))))
+        Self.base64URL(Data(Digest.sha256(Data(codeVerifier.utf8))))
     }
 
     /// The page the user opens to agree.

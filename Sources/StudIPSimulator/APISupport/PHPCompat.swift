@@ -1,4 +1,4 @@
-import Crypto
+import Digests
 import Foundation
 
 /// PHP and Stud.IP helper functions both APIs rely on, reproduced byte for byte where clients can see them.
@@ -49,7 +49,7 @@ enum PHP {
 
     /// `md5()` as lowercase hex, for the legacy API's `ETag`.
     static func md5(_ text: String) -> String {
-        Insecure.MD5.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        Digest.md5(Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// A new Stud.IP id: 32 lowercase hex characters.

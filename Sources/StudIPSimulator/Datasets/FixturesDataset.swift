@@ -1,4 +1,4 @@
-import Crypto
+import Digests
 import Foundation
 
 /// The Stud.IP 5.0.7 demo installation captured in `shared/studip/fixtures-5.0.7`, rebuilt from
@@ -54,7 +54,7 @@ enum FixturesDataset {
         for folder in data.folders { university.add(folder.folder) }
         for ref in data.fileRefs {
             let bytes = try Data(contentsOf: directory.appending(path: ref.contentFile))
-            let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            let digest = Digest.sha256(bytes).map { String(format: "%02x", $0) }.joined()
             guard digest == ref.sha256, bytes.count == ref.size else {
                 throw LoadError(description: "\(ref.contentFile) does not match its SHA-256 in dataset.json")
             }

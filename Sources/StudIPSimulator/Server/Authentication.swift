@@ -1,4 +1,4 @@
-import Crypto
+import Digests
 import Foundation
 import Synchronization
 
@@ -165,7 +165,7 @@ final class Authenticator: Sendable {
     }
 
     static func pkceChallenge(_ verifier: String) -> String {
-        Data(SHA256.hash(data: Data(verifier.utf8))).base64URLEncoded()
+        Data(Digest.sha256(Data(verifier.utf8))).base64URLEncoded()
     }
 
     private static func basicCredentials(_ header: String?) -> (String, String)? {

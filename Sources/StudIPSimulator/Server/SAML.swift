@@ -1,4 +1,4 @@
-import Crypto
+import Digests
 import Foundation
 
 /// The two SAML messages the SP and the IdP exchange, as base64 XML shaped like SAML 2.0's.
@@ -56,8 +56,7 @@ enum SAML {
         }
 
         func encoded(key: Data) -> String {
-            let signature = Data(
-                HMAC<SHA256>.authenticationCode(for: Data(signedText.utf8), using: SymmetricKey(data: key)))
+            let signature = Data(Digest.hmacSHA256(key: key, Data(signedText.utf8)))
             let attributeXML = attributes.sorted { $0.key < $1.key }.map {
                 #"<saml:Attribute Name="\#(HTML.escape($0.key))"><saml:AttributeValue>\#(HTML.escape($0.value))</saml:AttributeValue></saml:Attribute>"#
             }.joined()
@@ -109,10 +108,8 @@ enum SAML {
             self.init(
                 id: id, inResponseTo: inResponseTo, destination: destination, audience: audience, username: username,
                 attributes: attributes)
-            guard
-                HMAC<SHA256>.isValidAuthenticationCode(
-                    signature, authenticating: Data(signedText.utf8), using: SymmetricKey(data: key))
-            else { return nil }
+            // A simulator: no timing to hide, so a plain comparison.
+            guard Data(Digest.hmacSHA256(key: key, Data(signedText.utf8))) == signature else { return nil }
         }
     }
 

@@ -1,4 +1,4 @@
-import Crypto
+import Digests
 import Foundation
 import Synchronization
 
@@ -6,8 +6,7 @@ import Synchronization
 /// listener, outside the base path as mod_shib's handler is): sends the browser to the IdP, accepts the
 /// IdP's POSTed response once, and keeps SP sessions in `_shibsession_…` cookies.
 final class ServiceProvider: Sendable {
-    /// The HMAC key shared with the IdP, which signs its responses with it (raw bytes: `SymmetricKey` is not
-    /// `Sendable`).
+    /// The HMAC key shared with the IdP, which signs its responses with it.
     let key: Data
 
     private struct PendingRequest: Sendable {
@@ -34,7 +33,7 @@ final class ServiceProvider: Sendable {
     /// `_shibsession_` + a hash of the SP's entity id, as mod_shib names its cookie.
     static func cookieName(origin: String) -> String {
         "_shibsession_"
-            + SHA256.hash(data: Data(entityID(origin: origin).utf8)).prefix(16)
+            + Digest.sha256(Data(entityID(origin: origin).utf8)).prefix(16)
             .map { String(format: "%02x", $0) }.joined()
     }
 

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -105,7 +104,7 @@ public final class Simulator: Sendable {
         logger.logLevel = .critical
 
         let ports = PortCollector(needsIdentityProvider: configuration.singleSignOn != nil)
-        let key = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        let key = Data((0..<32).map { _ in UInt8.random(in: .min ... .max) })
         let serviceProvider = configuration.singleSignOn.map { _ in ServiceProvider(key: key) }
         let identityProvider = configuration.singleSignOn.map { sso in
             Application(
