@@ -324,7 +324,7 @@ struct DocumentRow {
             id: try row.decode(forColumn: "id"), folderID: try row.decode(forColumn: "folder_id"),
             courseID: try row.decode(forColumn: "course_id"), mimeType: try row.decode(forColumn: "mime_type"),
             size: try row.decode(forColumn: "size"), created: try row.date("created"), changed: try row.date("mtime"),
-            fileID: try row.decode(forColumn: "file_id"), etag: try row.decode(forColumn: "etag"),
+            fileID: try row.decode(forColumn: "file_id"),
             ownerName: try row.decode(forColumn: "owner_name"), license: try row.decode(forColumn: "license"),
             isDownloadable: try row.bool("downloadable"), isLink: try row.bool("is_link"),
             webURL: try row.decode(forColumn: "web_url"))

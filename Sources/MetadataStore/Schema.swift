@@ -14,7 +14,14 @@ enum Schema {
         migrator.registerMigration("v6: restricted-document rotation", migrate: addRestrictedChecks)
         migrator.registerMigration("v7: sizes hosts sent", migrate: addHostSizes)
         migrator.registerMigration("v8: extractor versions", migrate: addExtractorVersions)
+        migrator.registerMigration("v9: no document etag", migrate: dropDocumentETag)
         return migrator
+    }
+
+    /// Issue 29: `document.etag` was never written but by a store method nothing called: the content cache keeps a
+    /// download's ETag in its sidecar, next to the bytes it validates (docs/mount.md). SQLite rewrites the table.
+    private static func dropDocumentETag(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE document DROP COLUMN etag")
     }
 
     /// Issue 29: which extractor version produced a document's text or failure, so that a better extractor

@@ -112,8 +112,6 @@ public struct DocumentInfo: Sendable, Hashable {
     public var created: Date
     public var changed: Date
     public var fileID: String
-    /// The ETag of the last download (JSON:API), for `If-None-Match`.
-    public var etag: String?
     public var ownerName: String
     public var license: String
     public var isDownloadable: Bool

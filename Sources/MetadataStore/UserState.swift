@@ -153,14 +153,6 @@ extension MetadataStore {
         }
     }
 
-    /// Records the ETag of a downloaded version, for revalidation with `If-None-Match`.
-    public func setETag(_ etag: String?, inode: Int64) throws(StoreError) {
-        try write("storing the ETag of inode \(inode)") { db in
-            try db.run("UPDATE document SET etag = ? WHERE inode = ?", [etag, inode])
-            guard db.changesCount > 0 else { throw StoreError.noSuchNode(inode: inode) }
-        }
-    }
-
     /// Records the length the host sent for a document Stud.IP says is 0 bytes (one hosted elsewhere: 0 means
     /// unknown), so that ``Node/size`` — and `stat` — keep it once the cached copy is evicted or cleaned. Refreshes
     /// leave it alone: they compare and write Stud.IP's 0, so no new version and no `changed` highlight follow.

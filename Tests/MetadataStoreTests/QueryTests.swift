@@ -104,8 +104,6 @@ import Testing
         let courseInfo = try #require(try store.info(inode: store.inode(course)))
         #expect(courseInfo.description == "About Foo" && courseInfo.node.studipID == "c-101")
         #expect(try store.info(inode: 999_999) == nil)
-        try store.setETag("\"abc\"", inode: info.node.inode)
-        #expect(try store.document(inode: info.node.inode)?.etag == "\"abc\"")
         #expect(try store.document(inode: store.inode(course)) == nil)
     }
 
