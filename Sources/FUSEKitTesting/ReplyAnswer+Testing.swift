@@ -48,6 +48,13 @@ extension ReplyAnswer {
         }
     }
 
+    public var linkTarget: String {
+        get throws(RecordingError) {
+            guard case .linkTarget(let target) = self else { throw .unexpected(self, expected: "a link target") }
+            return target
+        }
+    }
+
     public var opened: OpenedFile {
         get throws(RecordingError) {
             guard case .open(let opened) = self else { throw .unexpected(self, expected: "an open file") }

@@ -12,7 +12,7 @@ import Testing
 
 /// `CampusFileSystem`'s operations called directly with recording replies, over a store refreshed from the
 /// simulator and a real content cache: names, attributes, listings, opens, reads and the extended attributes with
-/// every errno, without a kernel. What needs the kernel (its caches, permission checks, signals) stays in Mount/.
+/// every errno, without a kernel. Tests by path use `FileSystemDriver`, in-process or mounted (docs/testing.md).
 @Suite struct FileSystemOperationsTests {
     static let course = DaemonTests.course
     static let readme = DaemonTests.readme
@@ -222,21 +222,6 @@ import Testing
                 let file = FileInfo(handle: try answered.opened.handle)
                 #expect(try await Self.readAll(fs, inode, file) == expected)
                 _ = try await Self.answer { fs.release(inode, file: file, reply: $0) }
-            }
-        }
-    }
-
-    @Test func aDocumentThatMayNotBeDownloadedIsEACCES() async throws {
-        try await Campus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
-            try await campus.withFileSystem { fs in
-                let scan = try #require(
-                    try campus.store.walk().first { $0.node.name == "Lehrbuch Kapitel 3 (Scan).pdf" })
-                let attributes = try await Self.answer {
-                    fs.getAttributes(Inode(scan.node.inode), file: nil, reply: $0)
-                }
-                #expect(try attributes.attributes.mode == S_IFREG)
-                let open = try await Self.answer { fs.open(Inode(scan.node.inode), file: FileInfo(), reply: $0) }
-                #expect(open.errorNumber == EACCES)
             }
         }
     }

@@ -61,11 +61,13 @@ struct CopyOutTests {
     }
 
     /// The modes say "yours to change" so that copies are; the mount refuses every change all the same, to the
-    /// user as to root.
+    /// user as to root: each mutating syscall (create, mkdir, unlink, rename, chmod, append, truncating and plain
+    /// truncate, rmdir, symlink) reaches FUSEKit's handler through the kernel and libfuse and fails with `EROFS`.
     @Test func theMountStaysReadOnly() async throws {
         try await MountedCampus.with(allowOther: true) { campus in
             let course = campus.path(Self.course)
             let readme = campus.path(Self.readme)
+            let empty = campus.path(Self.course + "/Leerer Ordner")
             let script = """
                 stat -c %a \(readme) \(course)
                 test -w \(readme) || echo not writable
@@ -78,12 +80,15 @@ struct CopyOutTests {
                 try chmod 600 \(readme)
                 try sh -c 'echo x >> \(readme)'
                 try sh -c 'echo x > \(readme)'
+                try truncate -s 0 \(readme)
+                try rmdir \(empty)
+                try ln -s x \(course)/link
                 """
             for who in ["", Self.user] {
                 let result = try await shell("\(who) bash -c \(quoted(script))", timeout: 60)
                 #expect(
                     result.lines == ["644", "755", "not writable", "folder not writable"]
-                        + Array(repeating: "Read-only file system", count: 7), "\(who): \(result.stderr)")
+                        + Array(repeating: "Read-only file system", count: 10), "\(who): \(result.stderr)")
             }
             #expect(try await shell("cat \(readme)").status == 0)
         }

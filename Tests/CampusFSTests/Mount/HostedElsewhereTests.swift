@@ -15,110 +15,91 @@ import Testing
 struct HostedElsewhereTests {
     static let unreachable = "http://127.0.0.1:1/elsewhere/gone.txt"
 
-    /// The open fails with "No route to host", not "Network is down", and the neighbours still open.
+    /// The open fails with "No route to host", not "Network is down", and the neighbours still open. In-process:
+    /// the errno is the filesystem's answer.
     @Test func anUnreachableHostFailsTheOpenWithEHOSTUNREACH() async throws {
-        try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
-            let broken = try campus.path(named: "Linkliste.txt")
-            let working = try campus.path(named: "Online-Skript (extern).txt")
-            try campus.relink(named: "Linkliste.txt", to: Self.unreachable)
-            let script = """
-                import errno, os, sys
-                for path in sys.argv[1:]:
-                    try:
-                        with open(path, "rb") as f:
-                            print(len(f.read()))
-                    except OSError as error:
-                        print(errno.errorcode[error.errno])
-                """
-            let opened = try await shell(
-                "python3 -c \(quoted(script)) \(campus.path(broken)) \(campus.path(working))")
-            let size = try campus.store.resolve(path: working).size
-            #expect(opened.lines == ["EHOSTUNREACH", "\(size)"], "\(opened.stderr)")
+        try await DriverMode.inProcess.run(.generated(.small, seed: 1), flavour: .v55) { fs in
+            let broken = try fs.campus.path(named: "Linkliste.txt")
+            let working = try fs.campus.path(named: "Online-Skript (extern).txt")
+            try fs.campus.relink(named: "Linkliste.txt", to: Self.unreachable)
+            let read = try await fs.read([broken, working])
+            let size = try fs.store.resolve(path: working).size
+            #expect(read.first == .failure(Errno(EHOSTUNREACH)))
+            #expect(try read.last?.get().count == Int(size))
         }
     }
 
     /// The small dataset's document hosted elsewhere, recorded on Stud.IP as 0 bytes (as 5.0.7's "add URL" dialog
-    /// does) and refreshed into the store: its path relative to the mountpoint, and its id.
-    static func recordedAsEmpty(_ campus: MountedCampus) async throws -> (relative: String, id: String) {
-        let relative = try campus.path(named: "Online-Skript (extern).txt")
-        let id = try #require(try campus.document(relative)?.id)
-        _ = try campus.sim.store.mutate { university in
+    /// does) and refreshed into the store: its path below the root, and its id.
+    static func recordedAsEmpty(_ fs: any FileSystemDriver) async throws -> (relative: String, id: String) {
+        let relative = try fs.campus.path(named: "Online-Skript (extern).txt")
+        let id = try #require(try fs.document(relative)?.id)
+        _ = try fs.sim.store.mutate { university in
             guard var ref = university.fileRefs[id] else { return }
             ref.size = 0
             try university.update(ref)
         }
-        try await campus.refresh()
+        try await fs.refresh()
         return (relative, id)
     }
 
     /// Stud.IP 5.0.7's "add URL" dialog records 0 bytes whatever the host serves. A 0 means unknown: `cat` gets
     /// what the host sends (it failed with EIO: "Stud.IP sent 123316 bytes, the metadata says 0", refresh or not)
-    /// and `stat` shows that length from the open on.
+    /// and `stat` shows that length from the open on. Mounted: the kernel cached the size 0 and ends every read
+    /// there unless the open makes it forget.
     @Test func aDocumentHostedElsewhereRecordedAsEmptyOpensWithWhatTheHostSends() async throws {
-        try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
-            let relative = try await Self.recordedAsEmpty(campus).relative
-            #expect(try campus.store.resolve(path: relative).size == 0)
-            let path = campus.path(relative)
-            let read = try await shell("stat -c %s \(path) && cat \(path) | wc -c && stat -c %s \(path)")
-            let served = String(ExternalHost.unrecordedLength)
-            #expect(read.lines == ["0", served, served], "\(read.stderr)")
+        try await DriverMode.mounted.run(.generated(.small, seed: 1), flavour: .v55) { fs in
+            let relative = try await Self.recordedAsEmpty(fs).relative
+            #expect(try fs.store.resolve(path: relative).size == 0)
+            let served = Int64(ExternalHost.unrecordedLength)
+            #expect(try await fs.stat(relative).get().size == 0)
+            #expect(try await fs.read(relative).get().count == Int(served))
+            #expect(try await fs.stat(relative).get().size == served)
         }
     }
 
     /// The length the host sent outlives the cached copy: after `campusfs cache clean` `stat` still shows it (it
     /// showed 0 again), and the next refresh, which reports 0 from Stud.IP again, keeps it and calls nothing changed.
+    /// In-process: the length is the store's; mounted, the kernel would keep the attributes for a day anyway.
     @Test func theHostsLengthOutlivesTheCachedCopyAndTheNextRefresh() async throws {
-        try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
-            let (relative, id) = try await Self.recordedAsEmpty(campus)
-            let path = campus.path(relative)
+        try await DriverMode.inProcess.run(.generated(.small, seed: 1), flavour: .v55) { fs in
+            let (relative, id) = try await Self.recordedAsEmpty(fs)
             let served = Int64(ExternalHost.unrecordedLength)
-            #expect(try await shell("cat \(path) | wc -c").lines == [String(served)])
+            #expect(try await fs.read(relative).get().count == Int(served))
             // The open records the length and clears the `changed` the size-0 refresh gave, both a moment after.
             let recorded = try await MountHarness.settled(
-                { try campus.store.resolve(path: relative).size }, until: { $0 == served })
+                { try fs.store.resolve(path: relative).size }, until: { $0 == served })
             #expect(recorded == served)
             let highlight = try await MountHarness.settled(
-                { try await campus.attribute("user.campusfs.highlight", of: relative) }, until: { $0 == nil })
+                { try await fs.attribute("user.campusfs.highlight", of: relative) }, until: { $0 == nil })
             #expect(highlight == nil)
 
-            let cleaned = await campus.mount.fileSystem.cache.clean(CleanRequest())
+            let cleaned = await fs.fileSystem.cache.clean(CleanRequest())
             #expect(cleaned.freedDocuments == 1)
-            #expect(campus.mount.fileSystem.cache.cachedSize(of: id) == nil)
-            // The kernel keeps attributes for a day; a remount, or any refresh that touches the node, asks again.
-            var forgotten = RefreshSummary()
-            forgotten.changedNodes = [try campus.store.resolve(path: relative).inode]
-            campus.mount.apply(forgotten)
-            #expect(try await shell("stat -c %s \(path)").lines == [String(served)])
+            #expect(fs.fileSystem.cache.cachedSize(of: id) == nil)
+            #expect(try await fs.stat(relative).get().size == served)
 
-            let report = try await campus.refresh()
+            let report = try await fs.refresh()
             #expect(!report.summary.changed.contains { $0.studipID == id })
-            #expect(try await campus.attribute("user.campusfs.highlight", of: relative) == nil)
-            #expect(
-                try await shell("stat -c %s \(path) && cat \(path) | wc -c").lines == [String(served), String(served)])
+            #expect(try await fs.attribute("user.campusfs.highlight", of: relative) == nil)
+            #expect(try await fs.stat(relative).get().size == served)
+            #expect(try await fs.read(relative).get().count == Int(served))
         }
     }
 
     /// A document of unknown size whose host sends more than the cache may hold fails with EFBIG ("File too
-    /// large"), and nothing is cached; before, whatever the host sent was written.
+    /// large"), and nothing is cached; before, whatever the host sent was written. In-process: the errno and the
+    /// cache are the filesystem's.
     @Test func aHostThatSendsMoreThanTheCacheLimitFailsTheOpenWithEFBIG() async throws {
         let limit: Int64 = 100_000
-        try await MountedCampus.with(
+        try await DriverMode.inProcess.run(
             .generated(.small, seed: 1), flavour: .v55, cache: ContentCacheConfiguration(sizeLimit: limit)
-        ) { campus in
+        ) { fs in
             #expect(Int64(ExternalHost.unrecordedLength) > limit)
-            let (relative, id) = try await Self.recordedAsEmpty(campus)
-            let script = """
-                import errno, sys
-                try:
-                    with open(sys.argv[1], "rb") as f:
-                        print(len(f.read()))
-                except OSError as error:
-                    print(errno.errorcode[error.errno])
-                """
-            let opened = try await shell("python3 -c \(quoted(script)) \(campus.path(relative))")
-            #expect(opened.lines == ["EFBIG"], "\(opened.stderr)")
-            #expect(campus.mount.fileSystem.cache.cachedSize(of: id) == nil)
-            #expect(try campus.store.resolve(path: relative).size == 0)
+            let (relative, id) = try await Self.recordedAsEmpty(fs)
+            #expect(try await fs.read(relative) == .failure(Errno(EFBIG)))
+            #expect(fs.fileSystem.cache.cachedSize(of: id) == nil)
+            #expect(try fs.store.resolve(path: relative).size == 0)
         }
     }
 
@@ -155,8 +136,8 @@ struct HostedElsewhereTests {
     }
 }
 
-extension MountedCampus {
-    /// The mount-relative path of the (only) document with this Stud.IP name.
+extension Campus {
+    /// The path below the root of the (only) document with this Stud.IP name.
     func path(named name: String) throws -> String {
         let walked = try store.walk().first { $0.node.item == .document && $0.node.name == name }
         return try #require(walked?.path, "no document \(name)")

@@ -79,107 +79,95 @@ struct MountAttributeTests {
     }
 
     /// Semesters, courses and folders keep tags and ratings like documents; the root is no Stud.IP item.
+    /// In-process: what the filesystem answers; the syscalls' way through the kernel is ``theLinuxXattrProtocol()``.
     @Test func foldersCoursesAndSemestersTooButNotTheRoot() async throws {
-        try await MountedCampus.with { campus in
+        try await DriverMode.inProcess.run { (fs) async throws in
             let semester = "WS 2026-27"
-            let result = try await shell(
-                """
-                for item in \(campus.path(semester)) \(campus.path(Self.course)) \(campus.path(Self.sheets)); do
-                  setfattr -n user.xdg.tags -v wichtig "$item" && setfattr -n user.baloo.rating -v 9 "$item" &&
-                  getfattr --only-values -n user.xdg.tags "$item" && getfattr --only-values -n user.baloo.rating "$item" &&
-                  echo
-                done
-                setfattr -n user.xdg.tags -v x \(campus.path("")) 2>&1 | grep -c 'Operation not permitted'
-                setfattr -n user.campusfs.highlight -v flagged \(campus.path(Self.sheets)) 2>&1 | grep -c 'Invalid argument'
-                """)
-            #expect(result.lines == ["wichtig9", "wichtig9", "wichtig9", "1", "1"], "\(result.stderr)")
-            let semesterID = try await shell(
-                "getfattr --only-values -n user.campusfs.id \(campus.path(semester))")
-            #expect(!semesterID.stdout.isEmpty)
+            for item in [semester, Self.course, Self.sheets] {
+                #expect(try await fs.setxattr("user.xdg.tags", "wichtig", of: item) == 0, "\(item)")
+                #expect(try await fs.setxattr("user.baloo.rating", "9", of: item) == 0, "\(item)")
+                #expect(try await fs.attribute("user.xdg.tags", of: item) == "wichtig", "\(item)")
+                #expect(try await fs.attribute("user.baloo.rating", of: item) == "9", "\(item)")
+            }
+            #expect(try await fs.setxattr("user.xdg.tags", "x", of: "") == EPERM)
+            #expect(try await fs.setxattr("user.campusfs.highlight", "flagged", of: Self.sheets) == EINVAL)
+            #expect(try await fs.attribute("user.campusfs.id", of: semester)?.isEmpty == false)
         }
     }
 
-    /// `getfattr -d` on a document and a folder; `security.*` lookups of `ls -l` never reach the store.
+    /// What `getfattr -d` shows of a document and a folder (only what a copy may carry; CampusFS's own names
+    /// answer by name); the `security.*` and `system.posix_acl_*` names `ls -l` asks for are answered without
+    /// reading the store; the state turns `cached` once a read has committed the copy. In-process: no kernel cache
+    /// stands between these calls and the filesystem.
     @Test func getfattrShowsTheAttributesAndSecurityLookupsStayInMemory() async throws {
-        try await MountedCampus.with { campus in
-            let readme = try #require(try campus.document(Self.readme))
-            let set = try await shell(
-                "setfattr -n user.xdg.tags -v 'exam,week 3' \(campus.path(Self.readme)) && "
-                    + "getfattr -d --absolute-names \(campus.path(Self.readme)) \(campus.path(Self.course))")
-            #expect(set.status == 0, "\(set.stderr)")
-            let text = set.stdout
-            #expect(text.contains("user.xdg.tags=\"exam,week 3\""), "\(text)")
-            // CampusFS's own attributes are not listed (a copy must not carry them) but answer by name.
-            #expect(!text.contains("user.campusfs."), "\(text)")
-            let named = try await shell(
-                ["user.campusfs.id", "user.campusfs.state", "user.mime_type"].map {
-                    "getfattr --absolute-names -n \($0) \(campus.path(Self.readme)) && "
-                }.joined() + "getfattr --absolute-names -n user.campusfs.new \(campus.path(Self.course))")
-            #expect(named.stdout.contains("user.campusfs.id=\"\(readme.id)\""), "\(named.stdout)")
-            #expect(named.stdout.contains("user.campusfs.state=\"remote\""))
-            #expect(named.stdout.contains("user.mime_type=\"\(readme.mimeType)\""))
-            #expect(named.stdout.contains("user.campusfs.new=\""), "a course folder counts its highlighted documents")
+        try await DriverMode.inProcess.run { fs in
+            let readme = try #require(try fs.document(Self.readme))
+            #expect(try await fs.setxattr("user.xdg.tags", "exam,week 3", of: Self.readme) == 0)
+            let names = try await fs.listxattr(Self.readme).get()
+            #expect(names.contains("user.xdg.tags"), "\(names)")
+            #expect(try await fs.attribute("user.xdg.tags", of: Self.readme) == "exam,week 3")
+            for item in [Self.readme, Self.course] {
+                let listed = try await fs.listxattr(item).get()
+                #expect(!listed.contains { $0.hasPrefix("user.campusfs.") }, "\(item): \(listed)")
+                for name in listed {
+                    if case .failure(let errno) = try await fs.getxattr(name, of: item) {
+                        Issue.record("\(item): \(name) is listed but reads as \(errno)")
+                    }
+                }
+            }
+            #expect(try await fs.attribute("user.campusfs.id", of: Self.readme) == readme.id)
+            #expect(try await fs.attribute("user.campusfs.state", of: Self.readme) == "remote")
+            #expect(try await fs.attribute("user.mime_type", of: Self.readme) == readme.mimeType)
+            let newBelow = try await fs.attribute("user.campusfs.new", of: Self.course)
+            #expect(newBelow.flatMap { Int($0) } != nil, "a course folder counts its highlighted documents")
 
-            let before = campus.mount.counters.snapshot().attributeReads
-            let listing = try await shell(
-                "ls -lR \(campus.path("")) >/dev/null && getfattr -n security.selinux \(campus.path(Self.readme))")
-            #expect(listing.stderr.contains("No such attribute"), "\(listing.stderr)")
-            #expect(campus.mount.counters.snapshot().attributeReads == before)
+            let before = fs.fileSystem.counters.snapshot().attributeReads
+            for item in ["", Self.course, Self.readme] {
+                for name in ["security.selinux", "system.posix_acl_access", "system.posix_acl_default"] {
+                    #expect(try await fs.getxattr(name, of: item) == .failure(Errno(ENODATA)), "\(item): \(name)")
+                }
+            }
+            #expect(fs.fileSystem.counters.snapshot().attributeReads == before)
 
-            // The copy is committed (fsync, sidecar) after its last byte arrived, so `cat` may end a moment before.
-            let read = try await shell(
-                "cat \(campus.path(Self.readme)) >/dev/null; for i in $(seq 100); do "
-                    + "state=$(getfattr --only-values -n user.campusfs.state \(campus.path(Self.readme))); "
-                    + "[ \"$state\" = downloading ] || break; sleep 0.05; done; echo \"$state\"")
-            #expect(read.stdout == "cached\n", "\(read.stderr)")
+            // The copy is committed (fsync, sidecar) after its last byte arrived, so the read may end a moment before.
+            #expect(try await fs.read(Self.readme) == .success(try await fs.campus.serverBytes(readme.id)))
+            let state = try await MountHarness.settled(
+                { try await fs.attribute("user.campusfs.state", of: Self.readme) }, until: { $0 != "downloading" })
+            #expect(state == "cached")
         }
     }
 
     /// New after a refresh until read; changed after a new version; flagged survives reading; a folder's count
-    /// follows.
+    /// follows. In-process: highlights are the store's and the scan detector's, which judges a burst of opens per
+    /// process (a mounted scan by a real program's name is ``MountScanTests``).
     @Test func highlightsFollowTheStudAppRule() async throws {
-        try await MountedCampus.with { campus in
-            let readme = try #require(try campus.document(Self.readme))
-            let add = try await shell(
-                "curl -sf -X POST -d '{\"folder_id\": \"\(readme.folderID)\", \"name\": \"Neu.txt\", \"text\": \"neu\"}' "
-                    + "\(quoted(campus.sim.controlURL + "/documents")) >/dev/null && "
-                    + "curl -sf -X PATCH -d '{\"text\": \"zwei\"}' "
-                    + "\(quoted(campus.sim.controlURL + "/documents/" + readme.id)) >/dev/null")
-            #expect(add.status == 0, "\(add.stderr)")
-            let countBefore = try await shell(
-                "getfattr --only-values -n user.campusfs.new \(campus.path(Self.course))")
-            let report = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
-                .refresh()
-            campus.mount.apply(report.summary)
+        try await DriverMode.inProcess.run { fs in
+            let readme = try #require(try fs.document(Self.readme))
+            let added = Self.course + "/Neu.txt"
+            try await fs.simulate(
+                "POST", "documents", ["folder_id": readme.folderID, "name": "Neu.txt", "text": "neu"])
+            try await fs.simulate("PATCH", "documents/" + readme.id, ["text": "zwei"])
+            let before = try #require(try await fs.attribute("user.campusfs.new", of: Self.course).flatMap { Int($0) })
+            try await fs.refresh()
 
-            let highlight = "getfattr --only-values -n user.campusfs.highlight"
-            let fresh = try await shell(
-                "\(highlight) \(campus.path(Self.course + "/Neu.txt")); echo; \(highlight) \(campus.path(Self.readme)); "
-                    + "echo; getfattr --only-values -n user.campusfs.new \(campus.path(Self.course))")
-            let before = Int(countBefore.stdout) ?? -100
-            #expect(fresh.lines == ["new", "changed", "\(before + 2)"], "\(fresh.stderr)")
+            #expect(try await fs.attribute("user.campusfs.highlight", of: added) == "new")
+            #expect(try await fs.attribute("user.campusfs.highlight", of: Self.readme) == "changed")
+            #expect(try await fs.attribute("user.campusfs.new", of: Self.course) == "\(before + 2)")
 
-            let flag = try await shell(
-                "setfattr -n user.campusfs.highlight -v flagged \(campus.path(Self.readme)) && "
-                    + "cat \(campus.path(Self.course + "/Neu.txt")) \(campus.path(Self.readme)) >/dev/null")
-            #expect(flag.status == 0, "\(flag.stderr)")
-            // The highlights are cleared once cat has been idle for a second (its two documents are no scan).
-            var after = try await shell(
-                "\(highlight) \(campus.path(Self.course + "/Neu.txt")); echo; \(highlight) \(campus.path(Self.readme))")
-            for _ in 0..<200 where !after.stdout.hasPrefix("\n") {
-                try await Task.sleep(for: .milliseconds(20))
-                after = try await shell(
-                    "\(highlight) \(campus.path(Self.course + "/Neu.txt")); echo; "
-                        + "\(highlight) \(campus.path(Self.readme))")
-            }
-            #expect(after.stdout == "\nflagged", "Neu.txt was read, the flagged README too: \(after.stderr)")
-            let count = try await shell(
-                "getfattr --only-values -n user.campusfs.new \(campus.path(Self.course))")
-            #expect(count.stdout == "\(before + 1)", "the flagged README still counts")
-            let unflag = try await shell(
-                "setfattr -x user.campusfs.highlight \(campus.path(Self.readme)) && "
-                    + "getfattr -n user.campusfs.highlight \(campus.path(Self.readme))")
-            #expect(unflag.stderr.contains("No such attribute"), "\(unflag.stderr)")
+            #expect(try await fs.setxattr("user.campusfs.highlight", "flagged", of: Self.readme) == 0)
+            // One process reads both (as one `cat` does): two documents are no scan.
+            let read = try await fs.read([added, Self.readme])
+            #expect(read == [.success(Array("neu".utf8)), .success(Array("zwei".utf8))])
+            // The highlights are cleared once the reader has been idle for a second.
+            let after = try await MountHarness.settled(
+                { try await fs.attribute("user.campusfs.highlight", of: added) }, until: { $0 == nil })
+            #expect(after == nil, "Neu.txt was read")
+            #expect(try await fs.attribute("user.campusfs.highlight", of: Self.readme) == "flagged")
+            #expect(
+                try await fs.attribute("user.campusfs.new", of: Self.course) == "\(before + 1)",
+                "the flagged README still counts")
+            #expect(try await fs.removexattr("user.campusfs.highlight", of: Self.readme) == 0)
+            #expect(try await fs.getxattr("user.campusfs.highlight", of: Self.readme) == .failure(Errno(ENODATA)))
         }
     }
 

@@ -6,19 +6,29 @@ import Testing
 
 @testable import StudIPSimulator
 
-/// The fixtures' tree through a real mount: names, attributes and bytes, and nothing writable.
+/// The fixtures' tree: names, attributes and bytes, in-process and, where the kernel has a part, through a real mount
+/// (docs/testing.md).
 @Suite(.serialized)
 struct MountTreeTests {
-    /// The paths below the mount that are documents.
-    static func documentPaths(_ campus: MountedCampus) throws -> [String] {
-        try FixtureTreeTests.autorTree.filter { try campus.store.resolve(path: $0).kind == .file }
-    }
-
-    @Test func findListsExactlyTheDesignedTree() async throws {
-        try await MountedCampus.with { campus in
-            let find = try await shell("cd \(campus.path("")) && find . -mindepth 1 | cut -c3-")
-            #expect(find.status == 0, "\(find.stderr)")
-            #expect(find.lines.sorted() == FixtureTreeTests.autorTree.sorted())
+    /// The names of the designed tree and each one's size, mtime, mode and owner from the store. Mounted too: the
+    /// kernel's READDIRPLUS and `stat` see libfuse's encoding of the same answers.
+    @Test(arguments: DriverMode.allCases)
+    func theTreeHasTheDesignedNamesAndAttributes(_ mode: DriverMode) async throws {
+        try await mode.run { fs in
+            let tree = try await fs.find("").get()
+            #expect(tree.keys.sorted() == FixtureTreeTests.autorTree.sorted())
+            for (path, status) in tree {
+                let node = try fs.store.resolve(path: path, followSymlinks: false)
+                let (type, permissions): (mode_t, mode_t) =
+                    switch node.kind {
+                    case .directory: (S_IFDIR, 0o755)
+                    case .file: (S_IFREG, 0o644)
+                    case .symlink: (S_IFLNK, 0o777)
+                    }
+                let mtime = Int(node.mtime.timeIntervalSince1970.rounded(.down))
+                let expected = PathStatus(mode: type | permissions, size: node.size, modified: mtime, userID: getuid())
+                #expect(status == expected, "\(path)")
+            }
         }
     }
 
@@ -32,15 +42,13 @@ struct MountTreeTests {
         }
     }
 
+    /// In-process: which bytes a read gets is the filesystem's answer; the kernel's part of a read is covered by
+    /// ``concurrentPreadsAndMmapReadTheSameBytes()`` and every mounted `cat`.
     @Test func everyDocumentReadsAsTheServersBytes() async throws {
-        try await MountedCampus.with { campus in
-            for path in try Self.documentPaths(campus) {
-                let document = try #require(try campus.document(path))
-                let url = quoted(campus.contentURL(document.id))
-                let hashes = try await shell(
-                    "cat \(campus.path(path)) | sha256sum; curl -sf \(url) | sha256sum")
-                #expect(hashes.status == 0, "\(path): \(hashes.stderr)")
-                #expect(hashes.lines.count == 2 && hashes.lines[0] == hashes.lines[1], "\(path)")
+        try await DriverMode.inProcess.run { fs in
+            for path in try FixtureTreeTests.autorTree.filter({ try fs.store.resolve(path: $0).kind == .file }) {
+                let document = try #require(try fs.document(path))
+                #expect(try await fs.read(path) == .success(try await fs.campus.serverBytes(document.id)), "\(path)")
             }
         }
     }
@@ -78,75 +86,24 @@ struct MountTreeTests {
         }
     }
 
-    @Test func statShowsTheMetadata() async throws {
-        try await MountedCampus.with { campus in
-            let uid = getuid()
-            for path in FixtureTreeTests.autorTree {
-                let node = try campus.store.resolve(path: path, followSymlinks: false)
-                let stat = try await shell("stat -c '%s %Y %a %u %F' \(campus.path(path))")
-                let (mode, type) =
-                    switch node.kind {
-                    case .directory: ("755", "directory")
-                    case .file: ("644", node.size == 0 ? "regular empty file" : "regular file")
-                    case .symlink: ("777", "symbolic link")
-                    }
-                let mtime = Int(node.mtime.timeIntervalSince1970.rounded(.down))
-                let expected = "\(node.size) \(mtime) \(mode) \(uid) \(type)"
-                #expect(stat.stdout == expected + "\n", "\(path)")
-            }
-        }
-    }
-
-    @Test func mutationsFailWithEROFS() async throws {
-        try await MountedCampus.with { campus in
-            let script = """
-                import errno, os, sys
-                root, course = sys.argv[1], sys.argv[1] + "/" + sys.argv[2]
-                def code(action):
-                    try:
-                        action()
-                        return "ok"
-                    except OSError as error:
-                        return errno.errorcode[error.errno]
-                print(code(lambda: os.close(os.open(course + "/new.txt", os.O_CREAT | os.O_WRONLY))))
-                print(code(lambda: os.close(os.open(course + "/README.txt", os.O_WRONLY))))
-                print(code(lambda: os.mkdir(course + "/dir")))
-                print(code(lambda: os.unlink(course + "/README.txt")))
-                print(code(lambda: os.rmdir(course + "/Leerer Ordner")))
-                print(code(lambda: os.rename(course + "/README.txt", course + "/moved.txt")))
-                print(code(lambda: os.symlink("x", course + "/link")))
-                print(code(lambda: os.truncate(course + "/README.txt", 0)))
-                """
-            let course = "WS 2026-27/INF-101 Einführung in die Informatik"
-            let result = try await shell(
-                "python3 -c \(quoted(script)) \(campus.path("")) \(quoted(course))")
-            #expect(result.lines == Array(repeating: "EROFS", count: 8), "\(result.stderr)")
-            let touch = try await shell(
-                "touch \(campus.path(course + "/README.txt")); mv \(campus.path(course + "/README.txt")) "
-                    + "\(campus.path(course + "/x.txt")); echo hi > \(campus.path(course + "/README.txt"))")
-            #expect(touch.stderr.components(separatedBy: "Read-only file system").count == 4, "\(touch.stderr)")
-        }
-    }
-
-    /// A document the user may not download shows mode 0000 (its neighbours 0444), and opening it fails with
-    /// `EACCES`, from the daemon (the kernel checks no permission bits on this mount).
+    /// A document the user may not download shows mode 0000 (its neighbours 0644), and opening it fails with
+    /// `EACCES`, from the filesystem (the kernel checks no permission bits on this mount, so `access(2)` is answered
+    /// by the filesystem too: in-process).
     @Test func aDocumentThatMayNotBeDownloadedGivesEACCES() async throws {
-        try await MountedCampus.with(.generated(.small, seed: 1), flavour: .v55) { campus in
-            let tree = try campus.store.walk()
+        try await DriverMode.inProcess.run(.generated(.small, seed: 1), flavour: .v55) { fs in
+            let tree = try fs.store.walk()
             let scan = try #require(tree.first { $0.node.name == "Lehrbuch Kapitel 3 (Scan).pdf" })
             let neighbour = try #require(
                 tree.first { $0.node.parentInode == scan.node.parentInode && $0.node.kind == .file && $0 != scan })
-            let opensBefore = campus.mount.counters.snapshot().opens
-            let result = try await shell(
-                "python3 -c 'import errno, os, sys\ntry:\n os.open(sys.argv[1], os.O_RDONLY)\n print(\"ok\")\n"
-                    + "except OSError as e:\n print(errno.errorcode[e.errno])\n"
-                    + "print(os.access(sys.argv[1], os.R_OK), os.access(sys.argv[2], os.R_OK))' "
-                    + "\(campus.path(scan.path)) \(campus.path(neighbour.path))")
-            #expect(result.stdout == "EACCES\nFalse True\n", "access(2) agrees: \(result.stderr)")
-            #expect(campus.mount.counters.snapshot().opens > opensBefore)
-            let stat = try await shell(
-                "stat -c '%s %a' \(campus.path(scan.path)) \(campus.path(neighbour.path))")
-            #expect(stat.lines == ["\(scan.node.size) 0", "\(neighbour.node.size) 644"], "\(stat.stderr)")
+            let opensBefore = fs.fileSystem.counters.snapshot().opens
+            #expect(try await fs.read(scan.path) == .failure(Errno(EACCES)))
+            #expect(try await fs.access(scan.path, R_OK) == EACCES)
+            #expect(try await fs.access(neighbour.path, R_OK) == 0, "access(2) agrees")
+            #expect(fs.fileSystem.counters.snapshot().opens > opensBefore)
+            let scanStatus = try await fs.stat(scan.path).get()
+            let neighbourStatus = try await fs.stat(neighbour.path).get()
+            #expect(scanStatus.size == scan.node.size && scanStatus.mode == S_IFREG)
+            #expect(neighbourStatus.size == neighbour.node.size && neighbourStatus.mode == S_IFREG | 0o644)
         }
     }
 }
