@@ -23,6 +23,9 @@ import SystemSupport
 /// meanwhile. Downloads are unstructured tasks, not children of the first opener, so a cancelled open does not cancel a
 /// download others share; ``remove(documentIDs:)`` cancels them.
 public actor ContentCache {
+    /// The `pwrite`s of download bodies since the cache opened (``BodyWriter``: one per batch, not per chunk).
+    nonisolated let bodyWrites = Counter()
+
     private struct Indexed {
         var entry: CacheEntry
         /// A logical clock: larger is more recent. Persisted as the blob's mtime.
@@ -275,7 +278,7 @@ public actor ContentCache {
             downloading: transfers.compactMapValues { active in
                 let transfer = active.transfer
                 guard !transfer.phase.isTerminal else { return nil }
-                return CacheInventory.Partial(version: transfer.document.version, bytes: transfer.written)
+                return CacheInventory.Partial(version: transfer.document.version, bytes: transfer.received)
             },
             limit: configuration.sizeLimit)
     }

@@ -3,10 +3,10 @@ import StudIPKit
 import StudIPModel
 import SystemSupport
 
-/// Runs one transfer off the cache actor: asks the downloader, streams the body into the temporary file chunk by
-/// chunk (memory stays at one chunk however large the document), fsyncs and renames it into `blobs/`, and hands
-/// the result to the actor, which alone writes sidecars and changes the index. Writes, `fsync` and `rename` run
-/// on ``BlockingPool/shared``: the task only waits for the network and for them.
+/// Runs one transfer off the cache actor: asks the downloader, streams the body into the temporary file through a
+/// ``BodyWriter`` (memory stays at a few MiB however large the document), fsyncs and renames it into `blobs/`, and
+/// hands the result to the actor, which alone writes sidecars and changes the index. Writes, `fsync` and `rename`
+/// run on ``BlockingPool/shared``: the task only waits for the network and for them.
 struct DownloadJob: Sendable {
     let transfer: Transfer
     let request: DownloadRequest
@@ -62,22 +62,26 @@ struct DownloadJob: Sendable {
     /// Stud.IP stays empty.
     private var expectedSize: Int64? { transfer.document.size == 0 ? nil : transfer.document.size }
 
-    /// Streams the body to the temporary file; returns its length.
+    /// Streams the body to the temporary file; returns its length once all of it is written.
     private func stream(_ body: DownloadBody) async throws(ContentCacheError) -> Int64 {
-        let expected = expectedSize
-        var written: Int64 = 0
-        while let chunk = try await nextChunk(body) {
-            if let expected, written + Int64(chunk.count) > expected { throw mismatch(written + Int64(chunk.count)) }
-            if expected == nil, written + Int64(chunk.count) > sizeCap { throw tooLarge(written + Int64(chunk.count)) }
-            try await BlockingPool.shared.run {
-                [descriptor = transfer.descriptor, offset = written] () throws(ContentCacheError) in
-                try descriptor.write(chunk, at: offset)
+        let writer = BodyWriter(transfer: transfer, writes: cache.bodyWrites)
+        do throws(ContentCacheError) {
+            let expected = expectedSize
+            var received: Int64 = 0
+            while let chunk = try await nextChunk(body) {
+                received += Int64(chunk.count)
+                if let expected, received > expected { throw mismatch(received) }
+                if expected == nil, received > sizeCap { throw tooLarge(received) }
+                try await writer.append(chunk)
+                guard !Task.isCancelled else { throw .cancelled }
             }
-            written += Int64(chunk.count)
-            guard transfer.advance(to: written), !Task.isCancelled else { throw .cancelled }
+            if let expected, received != expected { throw mismatch(received) }
+            try await writer.finish()
+            return received
+        } catch {
+            await writer.discard()
+            throw error
         }
-        if let expected, written != expected { throw mismatch(written) }
-        return written
     }
 
     private func nextChunk(_ body: DownloadBody) async throws(ContentCacheError) -> [UInt8]? {

@@ -4,7 +4,8 @@ import Synchronization
 ///
 /// The download task advances it; readers wait on it. Its state sits behind a `Mutex` rather than in the cache
 /// actor, so a read of bytes already on disk costs one uncontended lock instead of an actor hop, and a reader
-/// waiting for bytes suspends on a continuation (no thread blocks) that the writer resumes after `pwrite`.
+/// waiting for bytes suspends on a continuation (no thread blocks) that the writer resumes after `pwrite` — and
+/// tells the writer to stop gathering chunks (``BodyWriter``).
 final class Transfer: Sendable {
     enum Phase: Sendable {
         /// Waiting for the server's answer (the start deadline applies).
@@ -38,8 +39,14 @@ final class Transfer: Sendable {
     private struct State {
         var phase = Phase.starting
         var written: Int64 = 0
+        /// Bytes the server sent so far, written or not.
+        var received: Int64 = 0
         var waiters: [UInt64: Waiter] = [:]
         var nextWaiterID: UInt64 = 0
+        /// Whether a reader has waited for bytes not yet on disk.
+        var bytesAwaited = false
+        /// What to call when one does (``whenBytesAwaited(_:)``).
+        var onBytesAwaited: (@Sendable () -> Void)?
 
         func satisfies(_ condition: Condition) -> Bool {
             switch (condition, phase) {
@@ -76,6 +83,14 @@ final class Transfer: Sendable {
 
     /// Bytes on disk so far.
     var written: Int64 { state.withLock { $0.written } }
+
+    /// Bytes the server sent so far: on disk or about to be (a pin's progress).
+    var received: Int64 { state.withLock { max($0.received, $0.written) } }
+
+    /// Records bytes the server sent, before they are written.
+    func receive(upTo received: Int64) {
+        state.withLock { $0.received = received }
+    }
 
     /// The server answered; false when the transfer already ended (deadline, removal) and the answer is moot.
     func respond(notModified: Bool) -> Bool {
@@ -133,6 +148,15 @@ final class Transfer: Sendable {
         }
     }
 
+    /// Calls `hurry` whenever a reader starts waiting for bytes not yet on disk, so that the download writes what it
+    /// holds at once (``BodyWriter``); returns whether one waits already.
+    func whenBytesAwaited(_ hurry: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            state.onBytesAwaited = hurry
+            return state.bytesAwaited
+        }
+    }
+
     /// Waits until the first `end` bytes are on disk; throws if the download fails before it gets there.
     func awaitBytes(upTo end: Int64) async throws(ContentCacheError) {
         await wait(for: .bytes(end))
@@ -164,12 +188,15 @@ final class Transfer: Sendable {
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state in
-                    if state.satisfies(condition) || Task.isCancelled { return true }
+                let (resumeNow, hurry) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+                    if state.satisfies(condition) || Task.isCancelled { return (true, nil) }
                     state.waiters[id] = Waiter(condition: condition, continuation: continuation)
-                    return false
+                    guard case .bytes = condition else { return (false, nil) }
+                    state.bytesAwaited = true
+                    return (false, state.onBytesAwaited)
                 }
                 if resumeNow { continuation.resume() }
+                hurry?()
             }
         } onCancel: {
             state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume()

@@ -118,7 +118,7 @@ public struct CacheInventory: Sendable, Hashable {
 
     public struct Partial: Sendable, Hashable {
         public var version: String
-        /// Bytes on disk so far.
+        /// Bytes received so far: on disk, or gathered for the next write (``BodyWriter``).
         public var bytes: Int64
     }
 

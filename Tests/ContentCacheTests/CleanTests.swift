@@ -34,7 +34,8 @@ import Testing
         #expect(try await cache.load(try #require(documents["free"])) == fixture.document("free", size: 1000).1)
     }
 
-    /// `campusfs pin`'s progress counts a download in flight with the bytes on disk, and an older version as nothing.
+    /// `campusfs pin`'s progress counts a download in flight with the bytes received (on disk or gathered for the
+    /// next write), and an older version as nothing.
     @Test func progressCountsPartialDownloads() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }

@@ -38,8 +38,8 @@ import Testing
         #expect(fixture.downloader.requests.count == 1)
     }
 
-    /// The 30 s bounds only stop a hang: in the full suite, the shared blocking pool that writes every 64 KiB chunk
-    /// is busy with other tests' store writes and fsyncs, and 10 s was missed there (twice on 2026-11-24).
+    /// The 30 s bounds only stop a hang: in the full suite, the shared blocking pool that writes the download's
+    /// chunks is busy with other tests' store writes and fsyncs, and 10 s was missed there (twice on 2026-11-24).
     @Test func firstBytesArriveWhileTheDownloadIsPausedMidDocument() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }
