@@ -110,21 +110,32 @@ let package = Package(
             name: "ControlProtocol",
             dependencies: ["StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "SystemSupport"]
         ),
-        // The daemon: lifecycle, server link, refreshes and their queue, the poller, the control socket's server.
+        // Synchronisation: the store refreshed from Stud.IP (the refresher, a first mount's fill), and the daemon's
+        // refreshes one at a time (deadline, progress, the poller, collection). Kernel invalidation is injected: no
+        // FUSE here, so it runs in-process in tests and in the daemon-less `campusfs refresh`.
+        .target(
+            name: "Refreshing",
+            dependencies: [
+                "AsyncHelpers", "ContentCache", "ControlProtocol", "CourseFiles", "MetadataStore", "StudIPKit",
+                "StudIPModel", "SystemSupport", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The daemon: lifecycle and the composition of its parts (server link, refresh coordinator, control
+        // handler, status reporter), the control socket's server.
         .target(
             name: "Daemon",
             dependencies: [
-                "AsyncHelpers", "CampusFS", "ControlProtocol", "StudIPKit", "StudIPModel", "MetadataStore",
-                "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport", "CourseFiles", "Desktop",
+                "AsyncHelpers", "CampusFS", "ControlProtocol", "Refreshing", "StudIPKit", "StudIPModel",
+                "MetadataStore", "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport", "Desktop",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "campusfs",
             dependencies: [
-                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
-                "ContentIndexing", "StudIPSimulator", "CXattr", "SecretStore", "SystemSupport", "TextGrep",
-                "CourseFiles", "Desktop",
+                "CampusFS", "ControlProtocol", "Daemon", "Refreshing", "StudIPKit", "StudIPModel", "MetadataStore",
+                "ContentCache", "ContentIndexing", "StudIPSimulator", "CXattr", "SecretStore", "SystemSupport",
+                "TextGrep", "CourseFiles", "Desktop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -196,8 +207,9 @@ let package = Package(
         .testTarget(
             name: "CampusFSTests",
             dependencies: [
-                "CampusFS", "ControlProtocol", "Daemon", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache",
-                "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "SystemSupport", "TestSupport", "Desktop",
+                "CampusFS", "ControlProtocol", "Daemon", "Refreshing", "StudIPKit", "StudIPModel", "MetadataStore",
+                "ContentCache", "ContentIndexing", "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "SystemSupport",
+                "TestSupport", "Desktop",
                 // The CLI's own pieces that need no subprocess (the list of universities).
                 "campusfs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

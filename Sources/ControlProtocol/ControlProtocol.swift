@@ -257,7 +257,7 @@ public struct RefreshOutcome: Codable, Sendable, Hashable {
 
 /// `campusfs cache`: the cache's use and every pin with how much of it is on disk. The daemon builds it from its
 /// live cache (downloads in flight count with the bytes they have), the command without a daemon from the cache
-/// directory, both with ``init(inventory:store:)``.
+/// directory, both with ``init(inventory:pinnedItems:)`` and the store's ``MetadataStore/pinnedItems()``.
 public struct CacheReport: Codable, Sendable, Hashable {
     /// A pinned item (as the tree shows it) and the downloadable documents its pin covers.
     public struct Pin: Codable, Sendable, Hashable {
@@ -274,39 +274,19 @@ public struct CacheReport: Codable, Sendable, Hashable {
     public var downloadsInFlight: Int
     public var pins: [Pin]
 
-    public init(inventory: CacheInventory, store: MetadataStore) throws(StoreError) {
+    /// The cache's `inventory`, with how much of each of `pinnedItems` (``MetadataStore/pinnedItems()``) it holds.
+    public init(inventory: CacheInventory, pinnedItems: [(path: String, documents: [DocumentInfo])]) {
         bytes = inventory.bytes
         limit = inventory.limit
         documents = inventory.copies.count
         downloadsInFlight = inventory.downloading.count
-        pins = try store.pinnedItems().map { item in
+        pins = pinnedItems.map { item in
             let documents = item.documents.map { CacheDocument(id: $0.id, version: $0.version) }
             let progress = inventory.progress(of: documents)
             return Pin(
                 path: item.path, bytes: documents.reduce(0) { $0 + $1.size }, cachedBytes: progress.cachedBytes,
                 documents: documents.count, cachedDocuments: progress.cachedDocuments)
         }
-    }
-}
-
-extension CleanRequest {
-    /// What `campusfs cache clean [PATH] [--older-than]` asks for: the documents below `path` (nil, empty or `/`:
-    /// all), sparing everything the store has pinned.
-    public init(store: MetadataStore, path: String?, olderThan seconds: Int64?) throws(StoreError) {
-        var pinned: Set<String> = []
-        for inode in try store.pinnedDocumentInodes() {
-            if let document = try store.document(inode: inode) { pinned.insert(document.id) }
-        }
-        let trimmed = (path ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-        var below: Set<String>?
-        if !trimmed.isEmpty {
-            let node = try store.resolve(path: trimmed)
-            below = []
-            for entry in try store.walk(from: node.inode) where entry.node.kind == .file {
-                if let document = try store.document(inode: entry.node.inode) { below?.insert(document.id) }
-            }
-        }
-        self.init(documentIDs: below, pinned: pinned, unusedFor: seconds.map { .seconds($0) })
     }
 }
 

@@ -13,16 +13,15 @@ public final class ControlServer: Sendable {
 
     public let path: String
     private let listener: Int32
-    private let handler: Handler
     private let stopped = Atomic<Bool>(false)
     /// Connections served at once: a long refresh and a few `status` calls beside it.
     static let maxConnections = 8
     private let slots = DispatchSemaphore(value: maxConnections)
 
     /// Binds `path`, replacing a stale socket that nobody answers on, and refusing when a daemon answers there.
-    public init(path: String, handler: @escaping Handler) throws(ControlSocketError) {
+    /// Requests wait in the listen backlog until ``start(handling:)``.
+    public init(path: String) throws(ControlSocketError) {
         self.path = path
-        self.handler = handler
         if FileManager.default.fileExists(atPath: path) {
             if let probe = try? ControlSocket.connect(path) {
                 close(probe)
@@ -46,9 +45,9 @@ public final class ControlServer: Sendable {
         listener = fd
     }
 
-    /// Starts accepting on a thread of its own.
-    public func start() {
-        let thread = Thread { [self] in acceptLoop() }
+    /// Starts accepting on a thread of its own, answering each request with `handler`.
+    public func start(handling handler: @escaping Handler) {
+        let thread = Thread { [self] in acceptLoop(handler) }
         thread.name = "campusfs-control"
         thread.start()
     }
@@ -61,7 +60,7 @@ public final class ControlServer: Sendable {
         shutdown(listener, Int32(SHUT_RDWR))
     }
 
-    private func acceptLoop() {
+    private func acceptLoop(_ handler: @escaping Handler) {
         while !stopped.load(ordering: .acquiring) {
             slots.wait()
             let connection: Int32
@@ -74,7 +73,7 @@ public final class ControlServer: Sendable {
             }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
             let thread = Thread { [self] in
-                serve(connection)
+                serve(connection, handler)
                 slots.signal()
             }
             thread.name = "campusfs-control-connection"
@@ -83,7 +82,7 @@ public final class ControlServer: Sendable {
         close(listener)
     }
 
-    private func serve(_ connection: Int32) {
+    private func serve(_ connection: Int32, _ handler: @escaping Handler) {
         defer { close(connection) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -91,7 +90,7 @@ public final class ControlServer: Sendable {
         if let line = ControlSocket.readLine(connection),
             let request = try? ControlCoding.decode(ControlRequest.self, from: line)
         {
-            response = Self.await { [handler] in await handler(request) }
+            response = Self.await { await handler(request) }
         } else {
             response = .failure("unreadable request on the control socket", exitCode: 4)
         }

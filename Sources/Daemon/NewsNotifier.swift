@@ -72,6 +72,24 @@ actor NewsNotifier {
         (serverChangeStream, serverChanges) = AsyncStream.makeStream()
     }
 
+    /// The daemon's notifier, when the profile wants notifications and the session bus answers.
+    static func connect(
+        _ configuration: DaemonConfiguration, store: MetadataStore, logger: Logger
+    ) async -> NewsNotifier? {
+        guard let settings = configuration.notifications else { return nil }
+        do throws(NotificationError) {
+            let bus = try await BlockingPool.shared.run { () throws(NotificationError) in
+                try NotificationBus(address: settings.busAddress)
+            }
+            return NewsNotifier(
+                bus: bus, store: store, mountpoint: configuration.mountpoint, loginCommand: configuration.loginCommand,
+                minimumInterval: settings.minimumInterval, logger: logger)
+        } catch {
+            logger.warning("no desktop notifications: \(error)")
+            return nil
+        }
+    }
+
     /// Takes what a refresh found; posts at once, or when ``NotificationSettings/minimumInterval`` has passed since
     /// the last notification.
     func refreshed(_ summary: RefreshSummary) async {

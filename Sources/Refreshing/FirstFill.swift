@@ -1,3 +1,4 @@
+import AsyncHelpers
 import Foundation
 import MetadataStore
 import StudIPKit
@@ -11,15 +12,16 @@ import Synchronization
 /// One fetch per course: a look into a course whose fetch is under way waits for that fetch instead of starting
 /// another, so the first refresh sends the requests a refresh before the mount sent, and no more. A fetch that
 /// failed is forgotten, and the next look into the course tries again.
-final class FirstFill: Sendable {
+public final class FirstFill: Sendable {
     private let refresher: Refresher
     private let step: Refresher.OverviewStep
     private let now: Date
     private let courses: [String: RemoteCourse]
     private let state: Mutex<State>
+    /// One fetch per course at a time.
+    private let fetches = KeyedSingleFlight<String, Bool, Never>()
 
     private struct State {
-        var fetches: [String: Task<Refresher.CourseOutcome, Never>] = [:]
         var stored: Set<String> = []
         /// Courses the background pass is through with, stored or not, for the progress shown.
         var finished = 0
@@ -39,29 +41,26 @@ final class FirstFill: Sendable {
     }
 
     /// Course folders whose content is not stored yet, by inode: what the filesystem waits for.
-    var pending: [UInt64: String] {
+    public var pending: [UInt64: String] {
         let stored = state.withLock { $0.stored }
         return Dictionary(
             step.placedCourses.filter { !stored.contains($0.courseID) }.map { (UInt64($0.inode), $0.courseID) },
             uniquingKeysWith: { first, _ in first })
     }
 
+    /// The courses the fill reads.
+    public var courseCount: Int { step.courses.count }
+
     /// Fetches and stores the course now, or waits for its fetch under way; true once its content is stored.
-    func course(_ id: String) async -> Bool {
+    public func course(_ id: String) async -> Bool {
         guard let course = courses[id] else { return false }
-        let fetch = state.withLock { state -> Task<Refresher.CourseOutcome, Never>? in
-            if state.stored.contains(id) { return nil }
-            if let running = state.fetches[id] { return running }
-            let task = Task { [refresher, now] in await refresher.refreshCourse(course, now: now) }
-            state.fetches[id] = task
-            return task
-        }
-        guard let fetch else { return true }
-        let outcome = await fetch.value
-        return state.withLock { state in
-            // The first waiter to hear the outcome books it; the others find it booked.
-            if state.fetches[id] == fetch {
-                state.fetches[id] = nil
+        if state.withLock({ $0.stored.contains(id) }) { return true }
+        return await fetches.run(id) { [self] in
+            // A fetch that ended since the look above stored it.
+            if state.withLock({ $0.stored.contains(id) }) { return true }
+            // Booked by the one fetch, before any waiter hears of it.
+            let outcome = await refresher.refreshCourse(course, now: now)
+            return state.withLock { state in
                 switch outcome {
                 case .stored(let summary):
                     state.stored.insert(id)
@@ -70,8 +69,8 @@ final class FirstFill: Sendable {
                 case .failed(let problem, let serverError):
                     state.failures[id] = (problem, serverError)
                 }
+                return state.stored.contains(id)
             }
-            return state.stored.contains(id)
         }
     }
 

@@ -139,7 +139,7 @@ extension UserTree {
         let inventory = ContentCache.inventory(
             directory: paths.cache(profile: profile).path, limit: try Self.cacheLimit(profile, paths: paths))
         do throws(StoreError) {
-            return try CacheReport(inventory: inventory, store: store)
+            return CacheReport(inventory: inventory, pinnedItems: try store.pinnedItems())
         } catch {
             throw .other(error.description)
         }
@@ -155,7 +155,9 @@ extension UserTree {
         }
         let request: CleanRequest
         do throws(StoreError) {
-            request = try CleanRequest(store: store, path: treePath, olderThan: seconds)
+            let targets = try store.cleaningTargets(below: treePath)
+            request = CleanRequest(
+                documentIDs: targets.below, pinned: targets.pinned, unusedFor: seconds.map { .seconds($0) })
         } catch {
             throw .other(error.description)
         }

@@ -143,6 +143,35 @@ enum DaemonRunner {
         _ profile: Profile, mountpoint: String, credentials: Credentials, lookup: ServerLink.CredentialLookup? = nil,
         tokenStorage: (any TokenStorage)? = nil, offline: Bool, serviceManager: ServiceManager? = nil
     ) async throws(CLIError) -> CampusDaemon {
+        var configuration = configuration(
+            profile, mountpoint: mountpoint, credentials: credentials, lookup: lookup, tokenStorage: tokenStorage,
+            offline: offline)
+        configuration.serviceManager = serviceManager
+        let daemon: CampusDaemon
+        do throws(DaemonError) {
+            daemon = try await CampusDaemon.start(configuration)
+        } catch {
+            throw CLIError(exitCode: error.exitCode, "cannot mount at \(mountpoint): \(error)")
+        }
+        let record = profile.paths.mountRecord(profile: profile.name)
+        do throws(CLIError) {
+            guard let current = MountRecord.current(profile: profile.name, mountpoint: mountpoint) else {
+                throw .other("the mount table does not show \(mountpoint)")
+            }
+            try current.write(to: record)
+        } catch {
+            printError(
+                "campusfs: \(error); should this daemon be killed, `fusermount3 -u -z \(mountpoint)` detaches its mount"
+            )
+        }
+        return daemon
+    }
+
+    /// What a daemon for `profile` is told: its paths, its server, and the profile's settings.
+    static func configuration(
+        _ profile: Profile, mountpoint: String, credentials: Credentials, lookup: ServerLink.CredentialLookup? = nil,
+        tokenStorage: (any TokenStorage)? = nil, offline: Bool
+    ) -> DaemonConfiguration {
         var cache = ContentCacheConfiguration()
         if let limit = profile.cacheLimit { cache.sizeLimit = limit }
         var configuration = DaemonConfiguration(
@@ -163,25 +192,7 @@ enum DaemonRunner {
             configuration.notifications = NotificationSettings(
                 busAddress: bus, minimumInterval: profile.notificationInterval ?? .seconds(60))
         }
-        configuration.serviceManager = serviceManager
-        let daemon: CampusDaemon
-        do throws(DaemonError) {
-            daemon = try await CampusDaemon.start(configuration)
-        } catch {
-            throw CLIError(exitCode: error.exitCode, "cannot mount at \(mountpoint): \(error)")
-        }
-        let record = profile.paths.mountRecord(profile: profile.name)
-        do throws(CLIError) {
-            guard let current = MountRecord.current(profile: profile.name, mountpoint: mountpoint) else {
-                throw .other("the mount table does not show \(mountpoint)")
-            }
-            try current.write(to: record)
-        } catch {
-            printError(
-                "campusfs: \(error); should this daemon be killed, `fusermount3 -u -z \(mountpoint)` detaches its mount"
-            )
-        }
-        return daemon
+        return configuration
     }
 
     /// What `campusfs mount` adds on stderr although the mount works: a mount from the store whose server refuses

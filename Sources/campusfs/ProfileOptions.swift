@@ -3,6 +3,7 @@ import CourseFiles
 import Daemon
 import Foundation
 import MetadataStore
+import Refreshing
 import StudIPKit
 
 /// What `--profile` means when none is named, one text per way a command resolves the profile.

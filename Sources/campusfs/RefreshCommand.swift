@@ -3,6 +3,7 @@ import ControlProtocol
 import Daemon
 import Foundation
 import MetadataStore
+import Refreshing
 import StudIPKit
 import StudIPModel
 import Synchronization

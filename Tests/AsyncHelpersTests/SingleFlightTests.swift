@@ -81,6 +81,35 @@ struct SingleFlightTests {
         #expect(sawCancellation.values == [false], "one run, not cancelled with its first caller")
     }
 
+    /// A first mount's course fetches: callers for one key share its run, another key runs beside it.
+    @Test func keyedRunsShareOneRunPerKeyAndRunKeysSideBySide() async throws {
+        let flight = KeyedSingleFlight<String, Int, Never>()
+        let runs = Log<String>()
+        let gate = Gate()
+        let callers = ["a", "a", "b", "a", "b"].map { key in
+            Task {
+                await flight.run(key) {
+                    runs.append(key)
+                    await gate.pass()
+                    return key == "a" ? 1 : 2
+                }
+            }
+        }
+        #expect(await eventually { flight.isRunning("a") && flight.isRunning("b") })
+        try await Task.sleep(for: .milliseconds(100))
+        gate.open()
+        var values: [Int] = []
+        for caller in callers { values.append(await caller.value) }
+        #expect(values == [1, 1, 2, 1, 2])
+        #expect(runs.values.sorted() == ["a", "b"], "one run per key")
+        #expect(!flight.isRunning("a") && !flight.isRunning("b"))
+        let again = await flight.run("a") {
+            runs.append("a")
+            return 3
+        }
+        #expect(again == 3, "a call after the run ended starts anew")
+    }
+
     /// An actor that stores what the run brings (a rotated token) must do so before anyone else on it can start a
     /// run with the stale value: were the run forgotten before the storing caller resumed on the actor, a call that
     /// slips in between would start a second run from the same token, and there would be more runs than tokens.

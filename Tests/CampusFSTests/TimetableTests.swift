@@ -1,6 +1,7 @@
 import Daemon
 import Foundation
 import MetadataStore
+import Refreshing
 import StudIPKit
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import ContentCache
 import Daemon
 import Foundation
 import MetadataStore
+import Refreshing
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import ContentCache
 import Daemon
 import Foundation
 import MetadataStore
+import Refreshing
 import StudIPKit
 import TestSupport
 import Testing

@@ -4,6 +4,7 @@ import ContentCache
 import Daemon
 import Foundation
 import MetadataStore
+import Refreshing
 import StudIPKit
 import TestSupport
 

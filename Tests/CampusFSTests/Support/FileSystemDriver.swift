@@ -6,6 +6,7 @@ import FUSEKitTesting
 import Foundation
 import Glibc
 import MetadataStore
+import Refreshing
 import Synchronization
 import TestSupport
 import Testing
