@@ -67,19 +67,25 @@ struct MountCacheTests {
         }
     }
 
+    /// Thirty-two readers of one uncached document, each its own process, share one download. In-process: the
+    /// single flight is the content cache's; real processes through the kernel are
+    /// ``MountLargeTests/thirtyTwoReadersOfOneUncachedDocumentCauseOneDownload()``.
     @Test func concurrentReadersShareOneDownload() async throws {
-        try await MountedCampus.with { campus in
-            let document = try #require(try campus.document(Self.dataFile))
+        try await DriverMode.inProcess.run { fs in
+            let document = try #require(try fs.document(Self.dataFile))
+            let expected = try await fs.campus.serverBytes(document.id)
             // About a second per download, so the readers' opens overlap it.
-            _ = campus.sim.settings.update { $0.bandwidthBytesPerSecond = Int(document.size) }
-            let readers = (0..<32).map { _ in "cat \(campus.path(Self.dataFile)) | sha256sum &" }
-            let result = try await shell(readers.joined(separator: "\n") + "\nwait", timeout: 60)
-            let expected = try await shell(
-                "curl -sf \(quoted(campus.contentURL(document.id))) | sha256sum")
-            #expect(result.lines.count == 32)
-            #expect(Set(result.lines) == [expected.stdout.trimmingCharacters(in: .newlines)])
-            #expect(campus.sim.statistics.snapshot().downloadsCompleted[document.id] == 1)
-            #expect(campus.mount.counters.snapshot().opens == 32)
+            _ = fs.sim.settings.update { $0.bandwidthBytesPerSecond = Int(document.size) }
+            let read = try await withThrowingTaskGroup(of: Result<[UInt8], Errno>.self) { group in
+                for _ in 0..<32 { group.addTask { try await fs.read(Self.dataFile) } }
+                var read: [Result<[UInt8], Errno>] = []
+                for try await result in group { read.append(result) }
+                return read
+            }
+            #expect(read.count == 32)
+            #expect(read.allSatisfy { $0 == .success(expected) })
+            #expect(fs.sim.statistics.snapshot().downloadsCompleted[document.id] == 1)
+            #expect(fs.fileSystem.counters.snapshot().opens == 32)
         }
     }
 

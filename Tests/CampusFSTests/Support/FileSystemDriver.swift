@@ -95,6 +95,15 @@ extension FileSystemDriver {
         try campus.document(path)
     }
 
+    /// Lets the filesystem refresh a course (this driver's ``refresh(courseIDs:)``) before it retries a download
+    /// whose length contradicts the metadata.
+    func refreshesOnDemand() {
+        fileSystem.refreshCourses(
+            with: .init(
+                listingTTL: .seconds(3600), inBackground: { _ in },
+                now: { courseID in _ = try? await refresh(courseIDs: [courseID]) }))
+    }
+
     /// Calls the simulator's control API (`/__sim/<path>`), as a lecturer's browser would.
     func simulate(_ method: String, _ path: String, _ input: [String: String]) async throws {
         let body = String(decoding: try JSONSerialization.data(withJSONObject: input), as: UTF8.self)
