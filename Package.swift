@@ -244,7 +244,7 @@ let package = Package(
         // test run; libFuzzer's driver, built with the sanitizer by Scripts/fuzz.
         .target(name: "FuzzTargets", dependencies: ["StudIPModel", "StudIPWire", "NamingRules", "CourseFiles"]),
         .executableTarget(name: "campusfs-fuzz", dependencies: ["FuzzTargets"]),
-        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

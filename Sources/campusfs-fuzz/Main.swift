@@ -4,10 +4,11 @@ import FuzzTargets
 /// libFuzzer's driver for the fuzz targets in `FuzzTargets` (docs/fuzzing.md).
 ///
 /// - `campusfs-fuzz <target> --seeds <Tests/Fixtures> <corpus>` writes the target's seeds into the corpus
-///   directory (Scripts/fuzz, before fuzzing).
+///   directory (Scripts/fuzz, before fuzzing); `--replay-seeds <Tests/Fixtures>` runs them through the target
+///   (`FuzzTargetsTests`, in a child process so that a trap fails one test, not the test run).
 /// - `campusfs-fuzz <target> [libFuzzer flags, corpus…]`: built with `-sanitize=fuzzer -DFUZZING` (Scripts/fuzz),
 ///   `main` hands the command line to libFuzzer. Built normally it replays the given files through the target
-///   and traps at a broken property, as `FuzzTargetsTests` does with the seeds.
+///   and traps at a broken property.
 /// One executable for all targets: one sanitizer build instead of six.
 @main
 enum FuzzMain {
@@ -22,7 +23,9 @@ enum FuzzMain {
         }
         guard let target = selected else {
             let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
-            fail("usage: campusfs-fuzz <\(names)> [--seeds <fixtures> <corpus> | inputs…]", status: 2)
+            fail(
+                "usage: campusfs-fuzz <\(names)> [--seeds <fixtures> <corpus> | --replay-seeds <fixtures> | inputs…]",
+                status: 2)
         }
         if arguments.count == 4, arguments[1] == "--seeds" {
             do {
@@ -31,6 +34,14 @@ enum FuzzMain {
                 }
             } catch {
                 fail("campusfs-fuzz: cannot write the seeds: \(error)", status: 1)
+            }
+            return
+        }
+        if arguments.count == 3, arguments[1] == "--replay-seeds" {
+            do {
+                target.replay(try target.seeds(fixtures: URL(fileURLWithPath: arguments[2])))
+            } catch {
+                fail("campusfs-fuzz: cannot read the seeds: \(error)", status: 1)
             }
             return
         }
