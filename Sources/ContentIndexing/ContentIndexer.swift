@@ -179,7 +179,10 @@ public final class ContentIndexer: Sendable {
             let queued = queue.withLock { queue in
                 // Indexed meanwhile (the cache announced the copy again): nothing to try again.
                 guard queue.attempts[copy] != nil else { return false }
-                return queue.pushAgain(copy)
+                if queue.pushAgain(copy) { return true }
+                // Queued already, with this or a newer copy, which counts its own tries.
+                queue.attempts[copy] = nil
+                return false
             }
             if queued { worker.submit { [self] in indexNext() } }
         }
