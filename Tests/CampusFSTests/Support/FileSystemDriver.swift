@@ -1,6 +1,5 @@
 import CampusFS
 import ContentCache
-import Daemon
 import FUSEKit
 import FUSEKitTesting
 import Foundation
@@ -19,7 +18,6 @@ import Testing
 /// (``MountedDriver``: each call in a child process under `timeout`). docs/testing.md says when a test must mount.
 /// Paths are relative to the root; listing, reading and `access` follow a final symlink, the others do not.
 protocol FileSystemDriver: Sendable {
-    var mode: DriverMode { get }
     /// The simulator and the store the filesystem serves.
     var campus: Campus { get }
     var fileSystem: CampusFileSystem { get }
@@ -160,7 +158,6 @@ struct PathStatus: Hashable, Sendable {
     var userID: uid_t
 
     var type: mode_t { mode & S_IFMT }
-    var permissions: mode_t { mode & 0o7777 }
 }
 
 extension [UInt8] {
@@ -176,7 +173,6 @@ extension [UInt8] {
 struct InProcessDriver: FileSystemDriver {
     let campus: Campus
     let fileSystem: CampusFileSystem
-    var mode: DriverMode { .inProcess }
 
     /// Above the largest `pid_max` (2^22), so no process of the machine has it.
     private static let nextProcess = Atomic<Int32>(10_000_000)
@@ -372,7 +368,6 @@ struct InProcessDriver: FileSystemDriver {
 /// making the syscalls, so the kernel's caches, its permission checks and libfuse's encoding are all in the way.
 struct MountedDriver: FileSystemDriver {
     let mounted: MountedCampus
-    var mode: DriverMode { .mounted }
     var campus: Campus { mounted.campus }
     var fileSystem: CampusFileSystem { mounted.mount.fileSystem }
 
