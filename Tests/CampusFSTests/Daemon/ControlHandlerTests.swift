@@ -65,6 +65,10 @@ import Testing
 
             let all = try #require(await parts.handler().handle(.refresh(path: nil)).refresh)
             #expect(all.new == [Self.other + "/Dort.txt"])
+            let after = parts.sim.statistics.snapshot().total
+            // A refresh of everything asks about every cached document at its next open.
+            #expect(try await parts.read(Self.other + "/README.txt") == otherBytes)
+            #expect(parts.sim.statistics.snapshot().total == after + 1, "the other course's document asked once")
         }
     }
 
