@@ -17,7 +17,11 @@ import Testing
             ["--testing-library", "swift-testing", "--filter", "ServeHelper"], environment: environment)
         var holder: Child?
         defer {
-            for child in [holder, server].compactMap({ $0 }) where !child.hasEnded { child.kill(SIGKILL) }
+            // Killed and reaped: an unreaped child stays a zombie for the rest of the test run.
+            for child in [holder, server].compactMap({ $0 }) {
+                if !child.hasEnded { child.kill(SIGKILL) }
+                child.reap()
+            }
             removeMountpoint(directory)
             #expect(!isMounted(directory))
         }
