@@ -14,20 +14,21 @@ struct DiskSpaceTests {
                 try await shell("mount -t tmpfs -o size=16m tmpfs \(quoted(cache))").status
                     == 0)
             setup.cli.environment["XDG_CACHE_HOME"] = cache
+            var daemon: Int?
             do {
+                #expect(try await setup.mount().status == 0)
+                daemon = try await setup.status()["pid"] as? Int
                 try await check(setup)
             } catch {
                 _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
                 _ = try await shell("umount -l \(quoted(cache))")
                 throw error
             }
-            _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
-            #expect(try await shell("umount \(quoted(cache))").status == 0)
+            try await unmount(setup, daemon: daemon, thenTheTmpfsAt: cache)
         }
     }
 
     private func check(_ setup: DaemonTests.Setup) async throws {
-        #expect(try await setup.mount().status == 0)
         #expect(try await shell("cat \(setup.path(DaemonTests.readme)) >/dev/null").status == 0)
 
         let shortage = try await setup.status()["cacheDiskShortage"] as? [String: Any]
@@ -50,8 +51,10 @@ struct DiskSpaceTests {
             )
             setup.cli.environment["XDG_DATA_HOME"] = data
             let filler = quoted(data + "/filler")
+            var daemon: Int?
             do {
                 #expect(try await setup.mount().status == 0)
+                daemon = try await setup.status()["pid"] as? Int
                 let readme = setup.path(DaemonTests.readme)
                 let before = try await shell("cat \(readme)")
                 _ = try await shell("dd if=/dev/zero of=\(filler) bs=4k 2>/dev/null")
@@ -67,8 +70,25 @@ struct DiskSpaceTests {
                 _ = try await shell("umount -l \(quoted(data))")
                 throw error
             }
-            _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
-            #expect(try await shell("umount \(quoted(data))").status == 0)
+            try await unmount(setup, daemon: daemon, thenTheTmpfsAt: data)
         }
+    }
+
+    /// `campusfs unmount` returns once the mount is gone, but the daemon may still hold its store or cache on the
+    /// tmpfs while it shuts down (`umount` then fails with EBUSY): the tmpfs is unmounted after the daemon has exited.
+    private func unmount(_ setup: DaemonTests.Setup, daemon: Int?, thenTheTmpfsAt tmpfs: String) async throws {
+        _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 30)
+        #expect(daemon != nil, "status named no daemon PID")
+        var exited = false
+        for _ in 0..<300 {
+            guard let pid = daemon else { break }
+            // Gone, or a zombie: a zombie holds no files.
+            let state = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            exited = state.map { $0.split(separator: ")").last?.dropFirst().first == "Z" } ?? true
+            if exited { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(exited, "the daemon \(daemon ?? 0) did not exit within 30 s of `campusfs unmount`")
+        #expect(try await shell("umount \(quoted(tmpfs))").status == 0)
     }
 }
