@@ -189,7 +189,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ContentCacheTests",
-            dependencies: ["ContentCache", "StudIPKit", "StudIPModel"]
+            dependencies: ["ContentCache", "StudIPKit", "StudIPModel", "SystemSupport"]
         ),
         .testTarget(
             name: "FUSEKitTests",

@@ -1,7 +1,7 @@
 import Synchronization
 import SystemSupport
 
-/// Writes one download's body to its temporary file from ``BlockingPool/shared``, in batches rather than with a
+/// Writes one download's body to its temporary file from the cache's pool, in batches rather than with a
 /// thread hop per network chunk (tens of KiB each).
 ///
 /// While nobody waits for the bytes (a prefetch, a pin, a copy read only once it is complete), chunks gather in
@@ -38,12 +38,14 @@ final class BodyWriter: Sendable {
 
     private let transfer: Transfer
     private let writes: Counter
+    private let pool: BlockingPool
     private let state = Mutex(State())
 
-    /// `writes` counts the `pwrite` batches (``ContentCache/bodyWrites``).
-    init(transfer: Transfer, writes: Counter) {
+    /// `writes` counts the `pwrite` batches (``ContentCache/bodyWrites``); they run on `pool`.
+    init(transfer: Transfer, writes: Counter, pool: BlockingPool) {
         self.transfer = transfer
         self.writes = writes
+        self.pool = pool
         let awaited = transfer.whenBytesAwaited { [weak self] in self?.hurry() }
         if awaited { state.withLock { $0.urgent = true } }
     }
@@ -99,7 +101,7 @@ final class BodyWriter: Sendable {
     }
 
     private func submit() {
-        BlockingPool.shared.submit { [self] in writeWhilePending() }
+        pool.submit { [self] in writeWhilePending() }
     }
 
     /// The job: writes the pending chunks as one, until nothing more is due.

@@ -18,10 +18,11 @@ import SystemSupport
 /// ``withAvailableRange(_:offset:length:_:)`` and ``read(_:offset:length:)`` are `nonisolated` and go from the handle
 /// to `pread`; only the second waits, on the download's ``Transfer`` (a `Mutex` plus continuations), when the range has
 /// not arrived yet. Every system call on the cache directory that a task makes (open, `pread`, `pwrite`, `fsync`,
-/// `unlink`, `statvfs`) runs on ``BlockingPool/shared``, never on the actor's or another task's thread; the actor
-/// decides and updates its bookkeeping first and checks it again after each such hop, because other calls run
-/// meanwhile. Downloads are unstructured tasks, not children of the first opener, so a cancelled open does not cancel a
-/// download others share; ``remove(documentIDs:)`` cancels them.
+/// `unlink`, `statvfs`) runs on ``ContentCacheConfiguration/pool`` (``BlockingPool/shared`` unless a test gives it
+/// its own), never on the actor's or another task's thread; the actor decides and updates its bookkeeping first and
+/// checks it again after each such hop, because other calls run meanwhile. Downloads are unstructured tasks, not
+/// children of the first opener, so a cancelled open does not cancel a download others share;
+/// ``remove(documentIDs:)`` cancels them.
 public actor ContentCache {
     /// The `pwrite`s of download bodies since the cache opened (``BodyWriter``: one per batch, not per chunk).
     nonisolated let bodyWrites = Counter()
@@ -87,6 +88,8 @@ public actor ContentCache {
     private let layout: CacheLayout
     private let downloader: any DocumentDownloader
     private let configuration: ContentCacheConfiguration
+    /// ``ContentCacheConfiguration/pool``.
+    let pool: BlockingPool
     private let logger: Logger
     private let book = Mutex(Book())
     private var transfers: [String: Active] = [:]
@@ -102,6 +105,7 @@ public actor ContentCache {
         layout = try CacheLayout(root: directory)
         self.downloader = downloader
         self.configuration = configuration
+        pool = configuration.pool
         self.logger = logger
         let recovered = layout.recover().sorted {
             ($0.lastAccess.tv_sec, $0.lastAccess.tv_nsec) < ($1.lastAccess.tv_sec, $1.lastAccess.tv_nsec)
@@ -181,7 +185,7 @@ public actor ContentCache {
     public nonisolated func read(
         _ handle: ContentHandle, offset: Int64, length: Int
     ) async throws(ContentCacheError) -> [UInt8] {
-        try await handle.read(offset: offset, length: length)
+        try await handle.read(offset: offset, length: length, on: pool)
     }
 
     /// Lends `send` the handle's descriptor when the range is on disk now, with how many of the `length` bytes
@@ -311,7 +315,7 @@ public actor ContentCache {
     /// minimum free space, skipping open, pinned and downloading documents. Returns how many were evicted.
     @discardableResult
     public func evict() async -> Int {
-        let free = await BlockingPool.shared.run { [layout] in layout.freeSpace() }
+        let free = await pool.run { [layout] in layout.freeSpace() }
         let evicted = evictFromIndex(free: free)
         await delete(entries: evicted)
         return evicted.count
@@ -427,7 +431,7 @@ public actor ContentCache {
         let path = layout.blobPath(cached.entry.blob)
         let descriptor: Descriptor
         do throws(ContentCacheError) {
-            descriptor = try await BlockingPool.shared.run { () throws(ContentCacheError) in
+            descriptor = try await pool.run { () throws(ContentCacheError) in
                 let descriptor = try Descriptor.open(path, flags: O_RDONLY)
                 descriptor.markAccessed()
                 return descriptor
@@ -451,7 +455,7 @@ public actor ContentCache {
     /// Starts the download unless another open started it while the temporary file was being created.
     private func startTransfer(_ document: CacheDocument) async throws(ContentCacheError) {
         let (blob, temporaryPath) = layout.newDownload(key: try CacheLayout.key(for: document.id))
-        let descriptor = try await BlockingPool.shared.run { () throws(ContentCacheError) in
+        let descriptor = try await pool.run { () throws(ContentCacheError) in
             try Descriptor.open(temporaryPath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
         }
         guard activeTransfer(document.id) == nil else {
@@ -515,7 +519,7 @@ public actor ContentCache {
             blob: blob)
         let free: Int64?
         do throws(ContentCacheError) {
-            free = try await BlockingPool.shared.run { [layout] () throws(ContentCacheError) in
+            free = try await pool.run { [layout] () throws(ContentCacheError) in
                 try layout.writeSidecar(entry)
                 return layout.freeSpace()
             }
@@ -559,7 +563,7 @@ public actor ContentCache {
         }
         entry.version = document.version
         do throws(ContentCacheError) {
-            try await BlockingPool.shared.run { [layout, entry] () throws(ContentCacheError) in
+            try await pool.run { [layout, entry] () throws(ContentCacheError) in
                 try layout.writeSidecar(entry)
                 unlink(transfer.temporaryPath)
             }
@@ -608,7 +612,7 @@ public actor ContentCache {
     /// could only be rewritten meanwhile by a whole new download's commit.
     private func delete(entries: [CacheEntry] = [], paths: [String] = []) async {
         guard !entries.isEmpty || !paths.isEmpty else { return }
-        await BlockingPool.shared.run { [layout] in
+        await pool.run { [layout] in
             for entry in entries { layout.removeEntry(entry) }
             for path in paths { unlink(path) }
         }

@@ -43,11 +43,11 @@ public final class ContentHandle: Sendable {
     }
 
     /// Returns once the range is on disk: at once for a complete blob, otherwise as soon as the download has
-    /// written it, without waiting for the rest. The `pread` runs on ``BlockingPool/shared``.
-    func read(offset: Int64, length: Int) async throws(ContentCacheError) -> [UInt8] {
+    /// written it, without waiting for the rest. The `pread` runs on `pool`.
+    func read(offset: Int64, length: Int, on pool: BlockingPool) async throws(ContentCacheError) -> [UInt8] {
         guard let count = readable(offset: offset, length: length) else { return [] }
         try await transfer?.awaitBytes(upTo: offset + Int64(count))
-        return try await BlockingPool.shared.run { [descriptor] () throws(ContentCacheError) in
+        return try await pool.run { [descriptor] () throws(ContentCacheError) in
             try descriptor.read(at: offset, count: count)
         }
     }

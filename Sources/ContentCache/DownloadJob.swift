@@ -6,7 +6,7 @@ import SystemSupport
 /// Runs one transfer off the cache actor: asks the downloader, streams the body into the temporary file through a
 /// ``BodyWriter`` (memory stays at a few MiB however large the document), fsyncs and renames it into `blobs/`, and
 /// hands the result to the actor, which alone writes sidecars and changes the index. Writes, `fsync` and `rename`
-/// run on ``BlockingPool/shared``: the task only waits for the network and for them.
+/// run on the cache's pool: the task only waits for the network and for them.
 struct DownloadJob: Sendable {
     let transfer: Transfer
     let request: DownloadRequest
@@ -44,7 +44,7 @@ struct DownloadJob: Sendable {
             let size: Int64
             do throws(ContentCacheError) {
                 size = try await stream(body)
-                try await BlockingPool.shared.run { [transfer, blobPath] () throws(ContentCacheError) in
+                try await cache.pool.run { [transfer, blobPath] () throws(ContentCacheError) in
                     try transfer.descriptor.sync()
                     try CacheLayout.rename(transfer.temporaryPath, to: blobPath)
                 }
@@ -64,7 +64,7 @@ struct DownloadJob: Sendable {
 
     /// Streams the body to the temporary file; returns its length once all of it is written.
     private func stream(_ body: DownloadBody) async throws(ContentCacheError) -> Int64 {
-        let writer = BodyWriter(transfer: transfer, writes: cache.bodyWrites)
+        let writer = BodyWriter(transfer: transfer, writes: cache.bodyWrites, pool: cache.pool)
         do throws(ContentCacheError) {
             let expected = expectedSize
             var received: Int64 = 0

@@ -2,6 +2,7 @@ import AsyncHelpers
 import Foundation
 import StudIPKit
 import StudIPModel
+import SystemSupport
 
 /// What the metadata says about a document: enough to find, size-check and revalidate its cached bytes.
 public struct CacheDocument: Sendable, Hashable, Codable {
@@ -43,11 +44,16 @@ public struct ContentCacheConfiguration: Sendable {
     /// can be read from ``CommittedCopy/path``: the daemon's text indexer. Called on the cache's actor: it must
     /// return at once.
     public var committed: (@Sendable (CommittedCopy) -> Void)?
+    /// Runs the cache's system calls (docs/threads.md). A test gives its cache a pool of its own, so that its time
+    /// bounds do not wait behind other tests' disk writes on ``BlockingPool/shared``.
+    public var pool: BlockingPool
 
     public init(
         sizeLimit: Int64 = 10 << 30, minimumFreeSpace: Int64 = 1 << 30, startDeadline: Duration = .seconds(3),
-        revalidationInterval: Duration? = .seconds(600), committed: (@Sendable (CommittedCopy) -> Void)? = nil
+        revalidationInterval: Duration? = .seconds(600), committed: (@Sendable (CommittedCopy) -> Void)? = nil,
+        pool: BlockingPool = .shared
     ) {
+        self.pool = pool
         self.sizeLimit = sizeLimit
         self.minimumFreeSpace = minimumFreeSpace
         self.startDeadline = startDeadline

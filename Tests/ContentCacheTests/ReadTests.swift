@@ -1,8 +1,12 @@
 import ContentCache
 import Glibc
+import SystemSupport
 import Testing
 
 @Suite struct ReadTests {
+    /// Threads live as long as the process, so one pool for the suite.
+    private static let pool = BlockingPool(threads: 2, name: "read-tests")
+
     @Test func randomReadsFromSeveralTasksMatchDuringAndAfterTheDownload() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }
@@ -38,8 +42,9 @@ import Testing
         #expect(fixture.downloader.requests.count == 1)
     }
 
-    /// The 30 s bounds only stop a hang: in the full suite, the shared blocking pool that writes the download's
-    /// chunks is busy with other tests' store writes and fsyncs, and 10 s was missed there (twice on 2026-11-24).
+    /// The 30 s bounds only stop a hang. The cache writes and reads on a pool of its own: on
+    /// ``BlockingPool/shared`` they waited behind other tests' store writes and fsyncs in the full suite (10 s was
+    /// missed there twice on 2026-11-24).
     @Test func firstBytesArriveWhileTheDownloadIsPausedMidDocument() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }
@@ -48,7 +53,7 @@ import Testing
             $0.chunkSize = 64 * 1024
             $0.pauseAt = 1 << 20
         }
-        let cache = try fixture.cache()
+        let cache = try fixture.cache(pool: Self.pool)
         let handle = try await cache.open(document)
         let first = try await within(.seconds(30)) { try await cache.read(handle, offset: 0, length: 4096) }
         #expect(first == Array(bytes[0..<4096]))

@@ -1,6 +1,7 @@
 import ContentCache
 import Foundation
 import Glibc
+import SystemSupport
 
 struct TimedOut: Error {}
 
@@ -34,13 +35,13 @@ struct Fixture {
     /// Revalidation on open is off unless a test asks for it, so request counts stay those of the test.
     func cache(
         sizeLimit: Int64 = 1 << 40, minimumFreeSpace: Int64 = 0, startDeadline: Duration = .seconds(3),
-        revalidationInterval: Duration? = nil
+        revalidationInterval: Duration? = nil, pool: BlockingPool = .shared
     ) throws -> ContentCache {
         try ContentCache(
             directory: directory, downloader: downloader,
             configuration: ContentCacheConfiguration(
                 sizeLimit: sizeLimit, minimumFreeSpace: minimumFreeSpace, startDeadline: startDeadline,
-                revalidationInterval: revalidationInterval))
+                revalidationInterval: revalidationInterval, pool: pool))
     }
 
     /// Registers a document with the fake and returns its metadata.
