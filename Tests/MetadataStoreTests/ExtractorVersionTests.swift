@@ -66,11 +66,14 @@ import TextExtraction
         #expect(ContentIndexer.needsExtraction(try subject(store)), "a newer extractor may find the text")
     }
 
-    /// pdftotext cannot even start within 1 ms: every try times out, as under heavy load. The indexer tries
-    /// `attempts` times in all, later each time, records the failure as retryable (so the next start queues the
-    /// document again), and with time enough the text arrives.
+    /// Every try times out, as under heavy load: the copy is a FIFO nobody writes to, so pdftotext blocks opening it
+    /// until the limit kills it (a 1 ms limit alone did not always fire first: once pdftotext finished before the
+    /// timer's thread ran). The indexer tries `attempts` times in all, later each time, records the failure as
+    /// retryable (so the next start queues the document again), and with the PDF back the text arrives.
     @Test func aTimeOutIsTriedAgainLaterAndIsNotFinal() async throws {
         let (store, copy) = try storeAndCopy()
+        let pdf = copy.path + ".pdf"
+        try #require(rename(copy.path, pdf) == 0 && mkfifo(copy.path, 0o600) == 0)
         var limits = TextExtractor.Limits()
         limits.time = .milliseconds(1)
         let log = LogCapture()
@@ -89,6 +92,7 @@ import TextExtraction
         let record = try #require(try store.extraction(documentID: "a"))
         #expect(record.failure == ExtractionError.timedOut(.milliseconds(1)).description && record.retryable)
         #expect(ContentIndexer.needsExtraction(try subject(store)), "the next start queues it again")
+        try #require(rename(pdf, copy.path) == 0)
         #expect(try indexed(ContentIndexer.index(copy, store: store)))
         #expect(try store.extraction(documentID: "a")?.retryable == false)
     }
