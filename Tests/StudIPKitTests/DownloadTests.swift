@@ -84,13 +84,23 @@ struct DownloadTests {
                 let downloader = try #require(source.downloader)
                 let body = try await Self.content(downloader, DownloadRequest(documentID: id))
                 let iterator = body.makeAsyncIterator()
-                _ = try await iterator.next()
-                try await Task.sleep(for: .milliseconds(500))
-                let sent = sim.statistics.snapshot().downloadsInProgress[id] ?? size
-                #expect(sent < size / 2, "the server sent \(sent) of \(size) bytes to a reader that stopped")
-                var total = 0
+                var total = try await iterator.next()?.count ?? 0
+                // Sending stops: what the server has sent stops growing (for 1 s) short of the whole body. How far
+                // it gets first depends on socket buffers and the machine's load, so no share of it is asserted
+                // (under the full suite the server once got past half before the reader's stop reached it).
+                var sent = sim.statistics.snapshot().downloadsInProgress[id] ?? size
+                var steady = 0
+                let deadline = ContinuousClock.now + .seconds(20)
+                while steady < 5, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(200))
+                    let now = sim.statistics.snapshot().downloadsInProgress[id] ?? size
+                    steady = now == sent ? steady + 1 : 0
+                    sent = now
+                }
+                #expect(steady == 5, "sending to a reader that stopped did not stop: \(sent) of \(size) bytes")
+                #expect(sent < size, "the server sent all \(size) bytes to a reader that stopped")
                 while let chunk = try await iterator.next() { total += chunk.count }
-                #expect(total > size / 2)
+                #expect(total == size)
             }
         }
     }
