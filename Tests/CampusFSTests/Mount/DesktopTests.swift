@@ -175,7 +175,7 @@ struct NotificationTests {
     }
 
     @Test func oneNotificationPerRefreshGroupedPerCourseWithActionsAndARateLimit() async throws {
-        // An interval of 12 s, so that the second refresh below ends within it even on a loaded machine: with 3 s, a
+        // An interval of 12 s, so that a refresh below usually ends within it even on a loaded machine: with 3 s, a
         // refresh that took longer made the rate-limit check pass without any limit.
         try await Self.with(config: #"notification_interval = "12s""#, fileManager: true) { setup, server, opened in
             #expect(try await setup.mount().status == 0)
@@ -226,26 +226,38 @@ struct NotificationTests {
             #expect(
                 !FileManager.default.fileExists(atPath: opened.path), "xdg-open ran although a file manager answered")
 
-            // Within the interval a second refresh's find waits, and then comes alone.
-            try await Self.add("Blatt 4.pdf", to: course + "/Vorlesungsfolien", setup)
-            #expect(try await setup.campusfs(["refresh"]).status == 0)
-            let firstAt = try #require(notification["at"] as? Double)
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)  // the server's "at" is Python's time.monotonic()
-            let refreshEnded = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 - firstAt
-            try #require(refreshEnded < 11, "the second refresh ended \(refreshEnded) s after the first notification")
-            #expect(server.notifications.count == 1, "the second refresh's find was posted within the interval")
-            let second = await server.notifications(count: 2, timeout: 20)
-            try #require(second.count == 2, "the waiting find was never notified")
-            let apart = try #require(second[1]["at"] as? Double) - (try #require(second[0]["at"] as? Double))
-            #expect(apart >= 11.9, "two notifications \(apart) s apart, within the interval of 12 s")
-            #expect(second[1]["summary"] as? String == "INF-101: 1 new document")
-            #expect(second[1]["body"] as? String == "Blatt 4.pdf")
-            #expect(second[1]["actions"] as? [String] == ["default", "Open folder"])
+            // Within the interval a later refresh's find waits, and then comes alone. That it waited shows only when
+            // the refresh ended well within the interval; a loaded machine can take longer (once more than 11 s),
+            // so such a round proves nothing and the next find is tried, measured from the notification before it.
+            var previous = notification
+            var posted = 1
+            var waited = false
+            for round in 1...3 where !waited {
+                let name = "Blatt \(3 + round).pdf"
+                try await Self.add(name, to: course + "/Vorlesungsfolien", setup)
+                #expect(try await setup.campusfs(["refresh"]).status == 0)
+                let previousAt = try #require(previous["at"] as? Double)
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)  // the server's "at" is Python's time.monotonic()
+                waited = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 - previousAt < 11
+                if waited {
+                    #expect(server.notifications.count == posted, "the refresh's find was posted within the interval")
+                }
+                let next = await server.notifications(count: posted + 1, timeout: 20)
+                try #require(next.count == posted + 1, "the waiting find was never notified")
+                posted += 1
+                let apart = try #require(next[posted - 1]["at"] as? Double) - previousAt
+                if waited { #expect(apart >= 11.9, "two notifications \(apart) s apart, within the interval of 12 s") }
+                #expect(next[posted - 1]["summary"] as? String == "INF-101: 1 new document")
+                #expect(next[posted - 1]["body"] as? String == name)
+                #expect(next[posted - 1]["actions"] as? [String] == ["default", "Open folder"])
+                previous = next[posted - 1]
+            }
+            #expect(waited, "no refresh in 3 ended within 11 s of the notification before it")
 
             #expect(try await setup.campusfs(["refresh"]).status == 0)
             try await Task.sleep(for: .seconds(4))
-            #expect(server.notifications.count == 2, "a refresh that found nothing notifies nothing")
+            #expect(server.notifications.count == posted, "a refresh that found nothing notifies nothing")
         }
     }
 
