@@ -25,11 +25,9 @@ import Testing
     }
 
     static func answer<Kind>(
-        size: Int = 0, within timeout: Duration = .seconds(10), _ call: (Reply<Kind>) -> Void
+        size: Int = 0, within timeout: Duration = .seconds(10), _ call: @escaping @Sendable (Reply<Kind>) -> Void
     ) async throws -> ReplyAnswer {
-        let recording = RecordingReply<Kind>(size: size, context: RequestContext(processID: 4242))
-        call(recording.reply)
-        return try await recording.answer(within: timeout)
+        try await handlerAnswer(size: size, context: RequestContext(processID: 4242), within: timeout, call)
     }
 
     // MARK: - Names and attributes
@@ -124,10 +122,10 @@ import Testing
         while true {
             let answer =
                 plus
-                ? try await Self.answer(size: size) {
+                ? try await Self.answer(size: size) { [offset] in
                     fs.readDirectoryPlus(directory, offset: offset, file: FileInfo(), reply: $0)
                 }
-                : try await Self.answer(size: size) {
+                : try await Self.answer(size: size) { [offset] in
                     fs.readDirectory(directory, offset: offset, file: FileInfo(), reply: $0)
                 }
             let chunk = try answer.directoryEntries

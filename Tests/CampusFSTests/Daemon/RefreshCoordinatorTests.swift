@@ -189,9 +189,10 @@ import Testing
             #expect(parts.effects.invalidated.count == polled, "no refresh after stop()")
 
             let inode = Inode(try parts.store.resolve(path: Self.course + "/Abgefragt.txt").inode)
-            let recording = RecordingReply<ReplyKind.ExtendedAttribute>(size: 64)
-            parts.fs.getExtendedAttribute(inode, name: "user.campusfs.highlight", reply: recording.reply)
-            #expect(try await recording.answer().bytes == Array("new".utf8))
+            let highlight = try await FileSystemOperationsTests.answer(size: 64) {
+                parts.fs.getExtendedAttribute(inode, name: "user.campusfs.highlight", reply: $0)
+            }
+            #expect(try highlight.bytes == Array("new".utf8))
         }
     }
 

@@ -184,11 +184,9 @@ struct InProcessDriver: FileSystemDriver {
     }
 
     private func answer<Kind>(
-        size: Int = 0, context: RequestContext = Self.context(), _ call: (Reply<Kind>) -> Void
+        size: Int = 0, context: RequestContext = Self.context(), _ call: @escaping @Sendable (Reply<Kind>) -> Void
     ) async throws -> ReplyAnswer {
-        let recording = RecordingReply<Kind>(size: size, context: context)
-        call(recording.reply)
-        return try await recording.answer(within: .seconds(30))
+        try await handlerAnswer(size: size, context: context, within: .seconds(30), call)
     }
 
     /// The attributes of what `path` names, looked up name by name from the root as the kernel walks a path:
@@ -241,18 +239,23 @@ struct InProcessDriver: FileSystemDriver {
         let opened = try await answer { fileSystem.openDirectory(directory, file: FileInfo(), reply: $0) }
         if let errno = opened.errorNumber { return .failure(Errno(errno)) }
         let file = FileInfo(handle: try opened.opened.handle)
-        defer { fileSystem.releaseDirectory(directory, file: file, reply: RecordingReply<ReplyKind.Status>().reply) }
         var names: [String] = []
         var offset: Int64 = 0
+        var failure: Errno?
         while true {
-            let chunk = try await answer(size: 64 << 10) {
+            let chunk = try await answer(size: 64 << 10) { [offset] in
                 fileSystem.readDirectoryPlus(directory, offset: offset, file: file, reply: $0)
             }
-            if let errno = chunk.errorNumber { return .failure(Errno(errno)) }
+            if let errno = chunk.errorNumber {
+                failure = Errno(errno)
+                break
+            }
             guard let last = try chunk.directoryEntries.last else { break }
             names += try chunk.directoryEntries.map(\.name).filter { $0 != "." && $0 != ".." }
             offset = last.nextOffset
         }
+        _ = try await answer { fileSystem.releaseDirectory(directory, file: file, reply: $0) }
+        if let failure { return .failure(failure) }
         return .success(names)
     }
 
