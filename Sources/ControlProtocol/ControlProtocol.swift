@@ -290,6 +290,14 @@ public struct CacheReport: Codable, Sendable, Hashable {
     }
 }
 
+extension CleanRequest {
+    /// `campusfs cache clean`'s request, with or without a daemon: the store's
+    /// ``MetadataStore/cleaningTargets(below:)`` and the command's `--older-than` in seconds.
+    public init(_ targets: (below: Set<String>?, pinned: Set<String>), olderThan seconds: Int64?) {
+        self.init(documentIDs: targets.below, pinned: targets.pinned, unusedFor: seconds.map { .seconds($0) })
+    }
+}
+
 extension ControlRequest {
     /// One line of JSON, without the newline.
     public func encoded() -> Data { ControlCoding.encode(self) }

@@ -67,10 +67,7 @@ struct ControlHandler: Sendable {
             } catch {
                 return .failure("\(path ?? "/"): \(error)", exitCode: 1)
             }
-            return ControlResponse(
-                clean: await cache.clean(
-                    CleanRequest(
-                        documentIDs: targets.below, pinned: targets.pinned, unusedFor: olderThan.map { .seconds($0) })))
+            return ControlResponse(clean: await cache.clean(CleanRequest(targets, olderThan: olderThan)))
         case .progress(let documents):
             return ControlResponse(progress: await cache.inventory().progress(of: documents))
         case .index(let rebuild):

@@ -66,6 +66,8 @@ final class StatusReporter: Sendable {
     func status() async -> DaemonStatus {
         let usage = await cache.usage()
         let last = refreshes.last
+        // Only until the first refresh of this run: the time of the last one before it, from the store.
+        let stored = last.at == nil ? try? await store.run { store throws(StoreError) in try store.syncState() } : nil
         let server = await link.state
         let failure = last.error.flatMap { error -> String? in
             if case .studIP(let cause) = error, cause.concernsTheServer, server == .online { return nil }
@@ -74,7 +76,7 @@ final class StatusReporter: Sendable {
         return DaemonStatus(
             profile: identity.profile, mountpoint: identity.mountpoint, pid: getpid(),
             serverURL: identity.serverURL, server: server, serverDetail: await link.problem,
-            api: await link.apiName, lastRefresh: last.at ?? (try? store.syncState().lastOverviewAt),
+            api: await link.apiName, lastRefresh: last.at ?? stored?.lastOverviewAt,
             lastRefreshError: failure, failedCourses: last.failedCourses, cacheBytes: usage.bytes,
             cacheLimit: usage.limit, cachedDocuments: usage.count,
             downloadsInFlight: usage.downloadsInFlight, cacheDiskShortage: usage.diskShortage,
@@ -138,11 +140,6 @@ final class StatusReporter: Sendable {
     private func serverChanged(to state: DaemonStatus.Server, problem: String?, loggedOut: Bool) {
         changes.yield()
         notifier?.serverChanged(to: state, problem: problem, loggedOut: loggedOut)
-    }
-
-    /// New documents for the desktop, after the kernel heard of them.
-    func announce(_ summary: RefreshSummary) async {
-        await notifier?.refreshed(summary)
     }
 
     /// Says `READY=1` to the service manager once the mount answers a `stat` as a client sees it (its root is

@@ -6,9 +6,10 @@ import Synchronization
 /// Marks what a ``Reply`` may answer with; the reply methods are extensions constrained on it.
 public protocol ReplyPayload {}
 
-/// The kinds of reply whose requests can take an interrupt handler (``Reply/onInterrupt(_:)``): `open`,
-/// `opendir` and `read`, the requests a filesystem answers after waiting for the network. Only these pay for
-/// watching the kernel's INTERRUPT (a lock and a dictionary entry each).
+/// The kinds of reply whose requests can take an interrupt handler (``Reply/onInterrupt(_:)``): `open` and
+/// `read`, the requests a filesystem answers after waiting for the network (`opendir` shares `open`'s reply kind,
+/// so it is watched too, though it answers at once). Only these pay for watching the kernel's INTERRUPT (a lock
+/// and a dictionary entry each).
 public protocol InterruptiblePayload: ReplyPayload {}
 
 /// The reply payloads, one per kind of answer the kernel expects.

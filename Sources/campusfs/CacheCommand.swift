@@ -155,9 +155,7 @@ extension UserTree {
         }
         let request: CleanRequest
         do throws(StoreError) {
-            let targets = try store.cleaningTargets(below: treePath)
-            request = CleanRequest(
-                documentIDs: targets.below, pinned: targets.pinned, unusedFor: seconds.map { .seconds($0) })
+            request = CleanRequest(try store.cleaningTargets(below: treePath), olderThan: seconds)
         } catch {
             throw .other(error.description)
         }

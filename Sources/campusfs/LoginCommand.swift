@@ -399,7 +399,8 @@ struct LoginCommand: AsyncParsableCommand {
                 } catch {
                     return .failure(error)
                 }
-                if method != .web, let name = try? await verify(basic, login: login) {
+                // `try?` would flatten a Basic login that works but names nobody into a refused one.
+                if method != .web, case .success(let name) = await verification(of: basic, login: login) {
                     (login.fullName, login.method) = (name ?? login.fullName, .basic)
                     return .success(basic)
                 }
@@ -599,6 +600,15 @@ struct LoginCommand: AsyncParsableCommand {
     }
 
     /// Logs in once (`users/me`, or `user` on the legacy API) and returns the user's full name.
+    /// ``verify(_:login:asMounted:)`` as a value: the name Stud.IP knows (nil: none), or why it refused.
+    private func verification(of credentials: Credentials, login: Login) async -> Result<String?, StudIPError> {
+        do throws(StudIPError) {
+            return .success(try await verify(credentials, login: login))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     private func verify(
         _ credentials: Credentials, login: Login, asMounted: Bool = false
     ) async throws(StudIPError) -> String? {
