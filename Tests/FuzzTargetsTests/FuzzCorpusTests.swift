@@ -11,11 +11,13 @@ import Testing
 struct FuzzCorpusTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appending(path: "Fixtures")
-    static let driver = fixtures.deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: ".build/debug/campusfs-fuzz")
+    static let driver = builtProductsDirectory.appending(path: "campusfs-fuzz")
 
     @Test(arguments: FuzzTarget.allCases)
     func everySeedKeepsTheTargetsProperties(_ target: FuzzTarget) async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.driver.path),
+            "no campusfs-fuzz beside the test binary at \(Self.driver.path); the test build builds it")
         let seeds = try target.seeds(fixtures: Self.fixtures)
         #expect(seeds.count >= (target == .html ? 5 : 10), "\(seeds.count) seeds for \(target)")
         let replay = try await runTool(Self.driver.path, [target.rawValue, "--replay-seeds", Self.fixtures.path])
