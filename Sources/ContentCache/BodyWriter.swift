@@ -10,7 +10,8 @@ import SystemSupport
 /// arrived while it wrote: a waiting reader gets its bytes as soon as the network delivered them, and a busy disk
 /// still sees few large writes. At most one job per download is queued or running, so the pool's queue stays
 /// bounded by the downloads in flight; the download task waits (holding no thread) only while
-/// ``capacity`` bytes are still unwritten.
+/// ``capacity`` bytes are still gathered — the batch being written is not counted, so a download holds at most
+/// about twice ``capacity`` in memory.
 final class BodyWriter: Sendable {
     /// Bytes gathered before a write when no reader waits.
     static let batchBytes = 1 << 20

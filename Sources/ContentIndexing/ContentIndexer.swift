@@ -17,13 +17,15 @@ import TextExtraction
 /// longer the document's, or whose version the index already holds (text or failure) from this extractor version,
 /// is skipped. Failures are recorded per version and extractor version: the same bytes fail the same way, except
 /// where the machine decided (``TextExtraction/ExtractionError/isRetryable``: a time-out under load), which is
-/// tried again ``Retries/attempts`` times, later each time, and once more at the next start. Nothing here downloads:
+/// tried again, later each time, in this run and the next, until it failed so ``Retries/attempts`` times in all (the
+/// store counts them, so a PDF that always takes too long costs a few tries, not a few at every start), and is then
+/// final like any other failure. Nothing here downloads:
 /// the indexer reads blobs the cache already has, and a blob evicted while it is read is skipped, not recorded as
 /// a failure.
 public final class ContentIndexer: Sendable {
-    /// How often and how late a failure that depended on the machine is tried again in one run.
+    /// How often and how late a failure that depended on the machine is tried again.
     public struct Retries: Sendable, Hashable {
-        /// Extractions of one version at most, the first included.
+        /// Extractions of one version by one extractor at most, the first included, over every run.
         public var attempts = 3
         /// The wait before the first retry; each further one waits as many times longer as attempts were made.
         public var delay: Duration = .seconds(300)
@@ -37,7 +39,8 @@ public final class ContentIndexer: Sendable {
     /// What indexing one copy came to.
     public enum Outcome: Sendable, Hashable {
         case indexed(parts: Int)
-        case failed(ExtractionError)
+        /// With how often these bytes failed so when they may be tried again; nil when the failure is final.
+        case failed(ExtractionError, tries: Int?)
         /// The index already holds this version (text or failure).
         case alreadyIndexed
         /// The copy is not the document's current version, or the document left the tree.
@@ -53,8 +56,9 @@ public final class ContentIndexer: Sendable {
         var head = 0
         /// The document being indexed now.
         var current: String?
-        /// Extractions so far of copies that failed retryably, by document id and version.
-        var attempts: [CommittedCopy: Int] = [:]
+        /// Copies that failed retryably, each with the task that queues it again; cancelled by ``stop()``.
+        var retrying: [CommittedCopy: Task<Void, Never>] = [:]
+        var stopped = false
 
         var waiting: Int { copies.count }
 
@@ -133,24 +137,28 @@ public final class ContentIndexer: Sendable {
         return try await enqueueUnindexed(in: inventory)
     }
 
+    /// Stops trying failed extractions again (the daemon's shutdown): their waiting tasks end now, not minutes later
+    /// over a closed store.
+    public func stop() {
+        let waiting = queue.withLock { queue in
+            queue.stopped = true
+            defer { queue.retrying = [:] }
+            return Array(queue.retrying.values)
+        }
+        for task in waiting { task.cancel() }
+    }
+
     private func indexNext() {
         guard let copy = queue.withLock({ $0.pop() }) else { return }
         defer { queue.withLock { $0.current = nil } }
+        // Queued again before its retry was due (the cache committed it anew): this extraction is that retry.
+        queue.withLock { $0.retrying.removeValue(forKey: copy) }?.cancel()
         let started = ContinuousClock.now
         var outcome: Outcome?
         do throws(StoreError) {
-            outcome = try Self.index(copy, store: store, limits: limits)
+            outcome = try Self.index(copy, store: store, limits: limits, maximumTries: retries.attempts)
         } catch {
             logger.warning("indexing failed", metadata: ["document": "\(copy.documentID)", "error": "\(error)"])
-        }
-        let attempts = queue.withLock { queue in
-            guard case .failed(let error) = outcome, error.isRetryable else {
-                queue.attempts[copy] = nil
-                return 0
-            }
-            queue.attempts[copy, default: 0] += 1
-            if queue.attempts[copy, default: 0] >= retries.attempts { queue.attempts[copy] = nil }
-            return queue.attempts[copy] ?? 0
         }
         switch outcome {
         case .indexed(let parts):
@@ -159,32 +167,33 @@ public final class ContentIndexer: Sendable {
                 metadata: [
                     "document": "\(copy.documentID)", "parts": "\(parts)", "time": "\(ContinuousClock.now - started)",
                 ])
-        case .failed(let error):
+        case .failed(let error, let tries):
             logger.info(
                 "no text indexed",
                 metadata: [
                     "document": "\(copy.documentID)", "reason": "\(error)",
-                    "retry": "\(attempts > 0 ? "in \(retries.delay * attempts)" : "no")",
+                    "retry": "\(tries.map { "in \(retries.delay * $0)" } ?? "no")",
                 ])
-            if attempts > 0 { retry(copy, after: retries.delay * attempts) }
+            if let tries { retry(copy, after: retries.delay * tries) }
         case .alreadyIndexed, .outdated, .copyGone, nil:
             break
         }
     }
 
-    /// Queues `copy` again after `delay`; a sleeping task, not a thread, waits meanwhile.
+    /// Queues `copy` again after `delay`; a sleeping task, not a thread, waits meanwhile. Made under the queue's
+    /// lock, so the task cannot look for its entry before it is there.
     private func retry(_ copy: CommittedCopy, after delay: Duration) {
-        Task { [self] in
-            try? await Task.sleep(for: delay)
-            let queued = queue.withLock { queue in
-                // Indexed meanwhile (the cache announced the copy again): nothing to try again.
-                guard queue.attempts[copy] != nil else { return false }
-                if queue.pushAgain(copy) { return true }
-                // Queued already, with this or a newer copy, which counts its own tries.
-                queue.attempts[copy] = nil
-                return false
+        queue.withLock { queue in
+            guard !queue.stopped else { return }
+            queue.retrying[copy] = Task { [weak self] in
+                try? await Task.sleep(for: delay)
+                guard !Task.isCancelled, let self else { return }
+                let queued = self.queue.withLock { queue in
+                    // Gone: stopped, or extracted meanwhile. Queued already (this or a newer copy): that one runs.
+                    queue.retrying.removeValue(forKey: copy) != nil && queue.pushAgain(copy)
+                }
+                if queued { self.worker.submit { [self] in self.indexNext() } }
             }
-            if queued { worker.submit { [self] in indexNext() } }
         }
     }
 }
@@ -194,7 +203,8 @@ public final class ContentIndexer: Sendable {
 extension ContentIndexer {
     /// Extracts `copy`'s text and stores it, or records why there is none.
     public static func index(
-        _ copy: CommittedCopy, store: MetadataStore, limits: TextExtractor.Limits = TextExtractor.Limits()
+        _ copy: CommittedCopy, store: MetadataStore, limits: TextExtractor.Limits = TextExtractor.Limits(),
+        maximumTries: Int = Retries().attempts
     ) throws(StoreError) -> Outcome {
         guard let subject = try store.indexingSubject(documentID: copy.documentID),
             CacheDocument(id: subject.documentID, version: subject.version).version == copy.version
@@ -208,10 +218,10 @@ extension ContentIndexer {
         } catch {
             // Not the document's fault: it is extracted again when it is cached again.
             guard access(copy.path, F_OK) == 0 else { return .copyGone }
-            try store.recordExtractionFailure(
+            let tries = try store.recordExtractionFailure(
                 documentID: subject.documentID, version: subject.version, extractor: extractor,
-                reason: error.description, retryable: error.isRetryable)
-            return .failed(error)
+                reason: error.description, retryable: error.isRetryable, maximumTries: maximumTries)
+            return .failed(error, tries: tries)
         }
         try store.indexContent(
             documentID: subject.documentID, version: subject.version, extractor: extractor,

@@ -244,6 +244,7 @@ public final class CampusDaemon: Sendable {
         // Stopping waits up to 5 s for the FUSE loop: on a thread of its own, not a pool's.
         _ = await Self.onThread { [mount] in mount.stop() }
         refreshes.stop()
+        indexer.stop()
         control.stop()
         await reporter.stop()
         await link.shutdown()

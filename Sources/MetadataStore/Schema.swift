@@ -25,14 +25,16 @@ enum Schema {
     }
 
     /// Issue 29: which extractor version produced a document's text or failure, so that a better extractor
-    /// extracts again, and whether a failure depended on the machine, so that the next start retries it
-    /// (docs/search.md, "Indexing"). What the index holds was made by version 1. Before, time-outs and a missing
-    /// `pdftotext` were recorded as final; their reasons are the only mark of them.
+    /// extracts again, and whether a failure depended on the machine, so that a later try (in this run or the next)
+    /// retries it, and how often it failed so, which bounds the tries over every run (docs/search.md, "Indexing").
+    /// What the index holds was made by version 1. Before, time-outs and a missing `pdftotext` were recorded as
+    /// final; their reasons are the only mark of them.
     private static func addExtractorVersions(_ db: Database) throws {
         try db.execute(
             sql: """
                 ALTER TABLE search_extraction ADD COLUMN extractor INTEGER NOT NULL DEFAULT 1;
                 ALTER TABLE search_extraction ADD COLUMN retryable INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE search_extraction ADD COLUMN tries INTEGER NOT NULL DEFAULT 1;
                 UPDATE search_extraction SET retryable = 1
                 WHERE failure LIKE 'text extraction took longer than %'
                    OR failure LIKE '%(Scripts/bootstrap installs poppler-utils)';

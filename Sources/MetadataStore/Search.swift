@@ -140,15 +140,26 @@ extension MetadataStore {
 
     /// Records that extractor version `extractor` got no text from this version (unsupported type, broken file,
     /// time-out), so that it is not tried again until a newer version or extractor arrives — or, when
-    /// `retryable`, until the next start. Drops an older version's text.
+    /// `retryable`, until it has failed so `maximumTries` times in all, over every run. Drops an older version's
+    /// text. Returns how often this version has now failed so, or nil when the failure is final.
+    @discardableResult
     public func recordExtractionFailure(
         documentID: String, version: DocumentVersion, extractor: Int, reason: String, retryable: Bool = false,
-        now: Date = Date()
-    ) throws(StoreError) {
+        maximumTries: Int = .max, now: Date = Date()
+    ) throws(StoreError) -> Int? {
         try write("recording the failed extraction of document \(documentID)") { db in
+            // Only the same bytes failing the same extractor the same retryable way count on.
+            let earlier: Int? = try db.row(
+                """
+                SELECT tries FROM search_extraction
+                WHERE document_id = ? AND file_id = ? AND size = ? AND extractor = ? AND retryable = 1
+                """, [documentID, version.fileID, version.size, extractor]
+            )?.decode(atIndex: 0)
+            let tries = (earlier ?? 0) + 1
+            let failure = SearchSQL.Failure(reason: reason, retryable: retryable && tries < maximumTries, tries: tries)
             try SearchSQL.replaceExtraction(
-                documentID, version, extractor: extractor, partKind: nil, textBytes: 0,
-                failure: SearchSQL.Failure(reason: reason, retryable: retryable), now: now, db)
+                documentID, version, extractor: extractor, partKind: nil, textBytes: 0, failure: failure, now: now, db)
+            return failure.retryable ? tries : nil
         }
     }
 
@@ -216,6 +227,8 @@ enum SearchSQL {
     struct Failure {
         var reason: String
         var retryable: Bool
+        /// How often these bytes failed this extractor so, this one included.
+        var tries: Int
     }
 
     static let metadataColumns = "title, course, semester, path, owner, description, tags"
@@ -294,12 +307,12 @@ enum SearchSQL {
         try db.run(
             """
             INSERT INTO search_extraction
-                (document_id, file_id, size, extractor, indexed_at, part_kind, text_bytes, failure, retryable)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                (document_id, file_id, size, extractor, indexed_at, part_kind, text_bytes, failure, retryable, tries)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 documentID, version.fileID, version.size, extractor, now.timeIntervalSince1970, partKind?.rawValue,
-                textBytes, failure?.reason, failure?.retryable ?? false,
+                textBytes, failure?.reason, failure?.retryable ?? false, failure?.tries ?? 1,
             ])
     }
 

@@ -85,7 +85,9 @@ public enum TextExtractor {
 
     /// The version of the extraction a document with this name and MIME type gets. The index records it with the
     /// text or failure, and extracts again what an older version extracted (docs/search.md, "Indexing"), as
-    /// ripgrep-all keys its cache on its adapters' versions.
+    /// ripgrep-all keys its cache on its adapters' versions. The versions of all formats are steps of one counter:
+    /// a change takes the next number above every version given so far, so a new format's documents, recorded as
+    /// not indexable under ``Format/unknownVersion``, are older than the new format's version and tried again.
     public static func version(name: String, mimeType: String?) -> Int {
         Format(name: name, mimeType: mimeType)?.version ?? Format.unknownVersion
     }
@@ -124,7 +126,8 @@ enum Format: Hashable {
         }
     }
 
-    /// Raised when a format is added, so that documents of a format not known before are tried again.
+    /// The formats not extracted. Adding a format gives it and this the next number of the counter (see
+    /// ``TextExtractor/version(name:mimeType:)``): the next is 3.
     static let unknownVersion = 1
 
     private static let byExtension: [String: Format] = {

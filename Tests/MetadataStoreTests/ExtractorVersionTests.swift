@@ -68,9 +68,9 @@ import TextExtraction
 
     /// Every try times out, as under heavy load: the copy is a FIFO nobody writes to, so pdftotext blocks opening it
     /// until the limit kills it (a 1 ms limit alone did not always fire first: once pdftotext finished before the
-    /// timer's thread ran). The indexer tries `attempts` times in all, later each time, records the failure as
-    /// retryable (so the next start queues the document again), and with the PDF back the text arrives.
-    @Test func aTimeOutIsTriedAgainLaterAndIsNotFinal() async throws {
+    /// timer's thread ran). The indexer tries `attempts` times in all, later each time, and then records the
+    /// failure as final: no later start queues it again, but a new extractor version would.
+    @Test func aTimeOutIsTriedAgainLaterAndIsFinalAfterItsTries() async throws {
         let (store, copy) = try storeAndCopy()
         let pdf = copy.path + ".pdf"
         try #require(rename(copy.path, pdf) == 0 && mkfifo(copy.path, 0o600) == 0)
@@ -90,11 +90,55 @@ import TextExtraction
         #expect(log.count(containing: #""retry": in"#) == 2 && log.count(containing: #""retry": no"#) == 1)
 
         let record = try #require(try store.extraction(documentID: "a"))
-        #expect(record.failure == ExtractionError.timedOut(.milliseconds(1)).description && record.retryable)
-        #expect(ContentIndexer.needsExtraction(try subject(store)), "the next start queues it again")
-        try #require(rename(pdf, copy.path) == 0)
-        #expect(try indexed(ContentIndexer.index(copy, store: store)))
-        #expect(try store.extraction(documentID: "a")?.retryable == false)
+        #expect(record.failure == ExtractionError.timedOut(.milliseconds(1)).description && !record.retryable)
+        #expect(!ContentIndexer.needsExtraction(try subject(store)), "3 tries in all: the next start leaves it")
+    }
+
+    /// The tries are counted over runs: a document that timed out twice before this start is tried once more here
+    /// (`attempts` 3), and its text arrives when that try works; one that fails a third time is final.
+    @Test func aNewRunGoesOnCountingTheTries() throws {
+        let (store, copy) = try storeAndCopy()
+        let current = TextExtractor.version(name: "Folien.pdf", mimeType: "application/pdf")
+        let timeOut = ExtractionError.timedOut(.seconds(30)).description
+        for _ in 1...2 {
+            try store.recordExtractionFailure(
+                documentID: "a", version: version, extractor: current, reason: timeOut, retryable: true,
+                maximumTries: 3)
+        }
+        #expect(ContentIndexer.needsExtraction(try subject(store)), "2 of 3 tries: the start queues it")
+        let third = try store.recordExtractionFailure(
+            documentID: "a", version: version, extractor: current, reason: timeOut, retryable: true, maximumTries: 3)
+        #expect(third == nil)
+        #expect(!ContentIndexer.needsExtraction(try subject(store)), "the third failure is final")
+
+        // Another version starts counting afresh, and a try that works stores the text.
+        try store.recordExtractionFailure(
+            documentID: "a", version: version, extractor: current - 1, reason: timeOut, retryable: true,
+            maximumTries: 3)
+        #expect(try store.extraction(documentID: "a")?.retryable == true)
+        #expect(try indexed(ContentIndexer.index(copy, store: store, maximumTries: 3)))
+        #expect(try store.extraction(documentID: "a")?.failure == nil)
+    }
+
+    /// `stop()` (the daemon's shutdown) ends the waits for retries: nothing is tried after it.
+    @Test func stoppingEndsTheRetriesWaiting() async throws {
+        let (store, copy) = try storeAndCopy()
+        let pdf = copy.path + ".pdf"
+        try #require(rename(copy.path, pdf) == 0 && mkfifo(copy.path, 0o600) == 0)
+        var limits = TextExtractor.Limits()
+        limits.time = .milliseconds(1)
+        let log = LogCapture()
+        let indexer = ContentIndexer(
+            store: store, limits: limits, retries: .init(attempts: 3, delay: .milliseconds(300)), logger: log.logger)
+        indexer.enqueue(copy)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while log.count(containing: "no text indexed") < 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        indexer.stop()
+        // Twice the wait for the retry: it would have come.
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(log.count(containing: "no text indexed") == 1, "\(log.text)")
     }
 
     /// Migration v8 on a store from before it: the text stays, marked as the first extractor's; a time-out
@@ -105,8 +149,14 @@ import TextExtraction
                 info101, folders: [folder("f", in: root(info101), "Folien")],
                 documents: [
                     document("a", in: "f", "a.pdf"), document("b", in: "f", "b.pdf"), document("c", in: "f", "c.png"),
+                    document("d", in: "f", "d.pdf"),
                 ]))
         let old = ExtractionError.timedOut(.seconds(30)).description
+        // How a missing pdftotext was recorded before v8: as a broken file.
+        let noTool = ExtractionError.broken("No such file or directory (Scripts/bootstrap installs poppler-utils)")
+        try store.recordExtractionFailure(
+            documentID: "d", version: DocumentVersion(fileID: "file-d", size: 1000), extractor: 1,
+            reason: noTool.description)
         try store.indexContent(
             documentID: "a", version: DocumentVersion(fileID: "file-a", size: 1000), extractor: 1, partKind: .page,
             parts: [(1, "Heapsort")])
@@ -120,6 +170,7 @@ import TextExtraction
                 sql: """
                     ALTER TABLE search_extraction DROP COLUMN extractor;
                     ALTER TABLE search_extraction DROP COLUMN retryable;
+                    ALTER TABLE search_extraction DROP COLUMN tries;
                     DELETE FROM grdb_migrations WHERE identifier = 'v8: extractor versions';
                     """)
         }
@@ -129,6 +180,7 @@ import TextExtraction
         let timedOut = try #require(try reopened.extraction(documentID: "b"))
         #expect(timedOut.failure == old && timedOut.retryable && timedOut.extractor == 1)
         #expect(try reopened.extraction(documentID: "c")?.retryable == false)
+        #expect(try reopened.extraction(documentID: "d")?.retryable == true, "a missing pdftotext is retryable")
         #expect(try reopened.search("heapsort").map(\.documentID) == ["a"])
     }
 }
