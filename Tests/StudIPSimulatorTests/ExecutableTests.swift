@@ -6,9 +6,7 @@ import Testing
 /// `studip-sim` as users and scripts run it: a subprocess that prints its URL and stops on a signal.
 @Suite("studip-sim executable")
 struct ExecutableTests {
-    static let binary = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent(".build/debug/studip-sim")
+    static let binary = builtProductsDirectory.appendingPathComponent("studip-sim")
 
     /// Starts the simulator and returns it with the first `lines` lines it printed, read on a thread of its own: on Linux
     /// Swift's tasks run on the same dispatch worker threads as `DispatchQueue.global()`, so a read blocking one

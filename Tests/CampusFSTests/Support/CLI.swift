@@ -5,9 +5,7 @@ import Testing
 
 /// Runs the built `campusfs` executable the way a user's shell does, isolated by its own XDG directories.
 struct CLI: Sendable {
-    static let binary = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(".build/debug/campusfs")
+    static let binary = builtProductsDirectory.appendingPathComponent("campusfs")
 
     struct Result: Sendable {
         var status: Int32
