@@ -66,24 +66,32 @@ import TextExtraction
         #expect(ContentIndexer.needsExtraction(try subject(store)), "a newer extractor may find the text")
     }
 
-    /// Every try times out, as under heavy load: the copy is a FIFO nobody writes to, so pdftotext blocks opening it
-    /// until the limit kills it (a 1 ms limit alone did not always fire first: once pdftotext finished before the
-    /// timer's thread ran). The indexer tries `attempts` times in all, later each time, and then records the
-    /// failure as final: no later start queues it again, but a new extractor version would.
-    @Test func aTimeOutIsTriedAgainLaterAndIsFinalAfterItsTries() async throws {
+    /// An indexer (`attempts` 3, waits of `delay` × tries) whose every try times out, as under heavy load: the copy
+    /// is a FIFO nobody writes to, so pdftotext blocks opening it until the limit kills it (a 1 ms limit alone did
+    /// not always fire first: once pdftotext finished before the timer's thread ran); returned once `failures` tries
+    /// failed.
+    func timingOut(
+        delay: Duration, failures: Int
+    ) async throws -> (store: MetadataStore, indexer: ContentIndexer, log: LogCapture) {
         let (store, copy) = try storeAndCopy()
-        let pdf = copy.path + ".pdf"
-        try #require(rename(copy.path, pdf) == 0 && mkfifo(copy.path, 0o600) == 0)
+        try #require(rename(copy.path, copy.path + ".pdf") == 0 && mkfifo(copy.path, 0o600) == 0)
         var limits = TextExtractor.Limits()
         limits.time = .milliseconds(1)
         let log = LogCapture()
         let indexer = ContentIndexer(
-            store: store, limits: limits, retries: .init(attempts: 3, delay: .milliseconds(20)), logger: log.logger)
+            store: store, limits: limits, retries: .init(attempts: 3, delay: delay), logger: log.logger)
         indexer.enqueue(copy)
         let deadline = ContinuousClock.now + .seconds(30)
-        while log.count(containing: "no text indexed") < 3, ContinuousClock.now < deadline {
+        while log.count(containing: "no text indexed") < failures, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
+        return (store, indexer, log)
+    }
+
+    /// The indexer tries `attempts` times in all, later each time, and then records the failure as final: no later
+    /// start queues it again, but a new extractor version would.
+    @Test func aTimeOutIsTriedAgainLaterAndIsFinalAfterItsTries() async throws {
+        let (store, _, log) = try await timingOut(delay: .milliseconds(20), failures: 3)
         // Twice the longest wait between tries: a fourth try would have come.
         try await Task.sleep(for: .milliseconds(200))
         #expect(log.count(containing: "no text indexed") == 3, "\(log.text)")
@@ -122,19 +130,7 @@ import TextExtraction
 
     /// `stop()` (the daemon's shutdown) ends the waits for retries: nothing is tried after it.
     @Test func stoppingEndsTheRetriesWaiting() async throws {
-        let (store, copy) = try storeAndCopy()
-        let pdf = copy.path + ".pdf"
-        try #require(rename(copy.path, pdf) == 0 && mkfifo(copy.path, 0o600) == 0)
-        var limits = TextExtractor.Limits()
-        limits.time = .milliseconds(1)
-        let log = LogCapture()
-        let indexer = ContentIndexer(
-            store: store, limits: limits, retries: .init(attempts: 3, delay: .milliseconds(300)), logger: log.logger)
-        indexer.enqueue(copy)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while log.count(containing: "no text indexed") < 1, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let (_, indexer, log) = try await timingOut(delay: .milliseconds(300), failures: 1)
         indexer.stop()
         // Twice the wait for the retry: it would have come.
         try await Task.sleep(for: .milliseconds(600))
