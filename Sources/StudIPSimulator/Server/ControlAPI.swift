@@ -4,8 +4,8 @@ import Foundation
 ///
 /// | route | does |
 /// |---|---|
-/// | `GET /__sim/stats`, `POST /__sim/stats/reset` | request counters (`total`, per `routes`), the most API requests in flight at once (`max_in_flight`), downloads in progress and completed, external-host requests |
-/// | `GET`/`PUT /__sim/settings` | `latency_ms`, `bandwidth_bytes_per_second` (null = unlimited), `access_token_lifetime_s`, `basic_auth_reaches_php` (false: Basic authenticates nobody, as PHP behind FastCGI without `CGIPassAuth`) |
+/// | `GET /__sim/stats`, `POST /__sim/stats/reset` | request counters (`total`, per `routes`), body bytes streamed per route (`bytes_sent`: documents only, so `sendfile.php`'s range answers show the part they sent), the most API requests in flight at once (`max_in_flight`), downloads in progress and completed, external-host requests |
+/// | `GET`/`PUT /__sim/settings` | `latency_ms`, `bandwidth_bytes_per_second` (null = unlimited), `access_token_lifetime_s`, `basic_auth_reaches_php` (false: Basic authenticates nobody, as PHP behind FastCGI without `CGIPassAuth`), `sendfile_ranges` (false: `sendfile.php` ignores `Range`, answers 200 with the whole document) |
 /// | `GET`/`POST`/`DELETE /__sim/faults` | `{"status": 503}`, `{"reset_after_bytes": K}`, `{"stall_ms": N}` or `{"body": "…"}` (200 with that body), with optional `path` (substring), `method`, `count`, `share` |
 /// | `POST /__sim/documents`, `PATCH`/`DELETE /__sim/documents/{id}` | add; rename (`name`), move (`folder_id`), new version (`new_version`, `size`, `text`, `via`); delete |
 /// | `GET /__sim/documents/{id}/content` | the bytes a download of that document must produce |
@@ -127,6 +127,7 @@ struct ControlAPI: Sendable {
             "total": .int(stats.total),
             "max_in_flight": .int(stats.maxInFlight),
             "routes": object(stats.routes),
+            "bytes_sent": object(stats.bytesSent),
             "downloads": [
                 "in_progress": object(stats.downloadsInProgress), "completed": object(stats.downloadsCompleted),
             ],
@@ -143,6 +144,7 @@ struct ControlAPI: Sendable {
             "bandwidth_bytes_per_second": settings.bandwidthBytesPerSecond.map(JSON.int) ?? .null,
             "access_token_lifetime_s": .int(settings.accessTokenLifetimeSeconds),
             "basic_auth_reaches_php": .bool(settings.basicAuthReachesPHP),
+            "sendfile_ranges": .bool(settings.sendfileRanges),
         ]
     }
 
@@ -152,12 +154,14 @@ struct ControlAPI: Sendable {
         let bandwidth = try int(input, "bandwidth_bytes_per_second")
         let clearBandwidth = input["bandwidth_bytes_per_second"] == .null
         let basicAuth = try bool(input, "basic_auth_reaches_php")
+        let ranges = try bool(input, "sendfile_ranges")
         return settings.update { settings in
             if let latency { settings.latencyMilliseconds = max(0, latency) }
             if let lifetime { settings.accessTokenLifetimeSeconds = lifetime }
             if let bandwidth { settings.bandwidthBytesPerSecond = bandwidth > 0 ? bandwidth : nil }
             if clearBandwidth { settings.bandwidthBytesPerSecond = nil }
             if let basicAuth { settings.basicAuthReachesPHP = basicAuth }
+            if let ranges { settings.sendfileRanges = ranges }
         }
     }
 

@@ -34,7 +34,7 @@ struct ExternalHost: HTTPResponder {
         let size = document.size > 0 ? document.size : Self.unrecordedLength
         let streamer = Streamer(statistics: statistics, settings: settings)
         let bytes = ContentGenerator.externalBytes(path: url, size: size)
-        let body = streamer.stream(id: document.id, size: size, fault: nil) { offset, length in
+        let body = streamer.stream(id: document.id, route: "external", size: size, fault: nil) { offset, length in
             return Array(bytes[min(offset, bytes.count)..<min(offset + length, bytes.count)])
         }
         return Response(status: .ok, headers: fields, body: request.method == .head ? ResponseBody() : body)

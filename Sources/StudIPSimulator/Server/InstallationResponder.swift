@@ -6,7 +6,7 @@ import NIOCore
 /// hands the request to the API it belongs to.
 ///
 /// `<base>/jsonapi.php/v1/…` → ``JSONAPIHandler``, `<base>/api.php/…` → ``LegacyRESTHandler`` (404 on 6.x),
-/// `<base>/dispatch.php/…` and `<base>/index.php` → ``WebRoutes``; `/__sim/…` → ``ControlAPI`` (never counted,
+/// `<base>/dispatch.php/…`, `<base>/index.php` and `<base>/sendfile.php` → ``WebRoutes``; `/__sim/…` → ``ControlAPI`` (never counted,
 /// never faulted); `/__files/…` → ``FileIndex`` (the benchmark's plain HTTP baseline: counted, delayed, never
 /// faulted); `/Shibboleth.sso/…` → ``ServiceProvider`` when single sign-on is configured (counted, never faulted).
 struct InstallationResponder: HTTPResponder {
@@ -153,7 +153,7 @@ struct InstallationResponder: HTTPResponder {
             guard flavour.hasLegacyREST else { return nil }
             return (.legacyREST, Array(segments.dropFirst()), trailingSlash)
         }
-        if segments.first == "dispatch.php" || segments == ["index.php"] {
+        if segments.first == "dispatch.php" || segments == ["index.php"] || segments == ["sendfile.php"] {
             return (.web, segments, trailingSlash)
         }
         return nil

@@ -36,15 +36,19 @@ public struct SimulatorSettings: Sendable, Equatable {
     /// false models PHP behind FastCGI without `CGIPassAuth`: the `Authorization: Basic` header never reaches
     /// Stud.IP, so Basic authenticates nobody while the web form, cookies and Bearer tokens still work.
     public var basicAuthReachesPHP = true
+    /// false: `sendfile.php` ignores `Range` and answers 200 with the whole document, without `Accept-Ranges` and
+    /// `Content-Range`, as a server (or a proxy before it) without range support does.
+    public var sendfileRanges = true
 
     public init(
         latencyMilliseconds: Int = 0, bandwidthBytesPerSecond: Int? = nil, accessTokenLifetimeSeconds: Int = 3600,
-        basicAuthReachesPHP: Bool = true
+        basicAuthReachesPHP: Bool = true, sendfileRanges: Bool = true
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.bandwidthBytesPerSecond = bandwidthBytesPerSecond
         self.accessTokenLifetimeSeconds = accessTokenLifetimeSeconds
         self.basicAuthReachesPHP = basicAuthReachesPHP
+        self.sendfileRanges = sendfileRanges
     }
 }
 
@@ -53,6 +57,8 @@ final class Statistics: Sendable {
     struct Snapshot: Sendable {
         var total = 0
         var routes: [String: Int] = [:]
+        /// Route → body bytes written on the wire for streamed documents (a range answer's part, not the whole).
+        var bytesSent: [String: Int] = [:]
         var inFlight = 0
         /// The most API requests handled at the same time since the last reset.
         var maxInFlight = 0
@@ -92,8 +98,11 @@ final class Statistics: Sendable {
         }
     }
 
-    func downloadProgress(_ id: String, bytes: Int) {
-        state.withLock { $0.downloadsInProgress[id, default: 0] += bytes }
+    func downloadProgress(_ id: String, route: String, bytes: Int) {
+        state.withLock {
+            $0.downloadsInProgress[id, default: 0] += bytes
+            $0.bytesSent[route, default: 0] += bytes
+        }
     }
 
     func downloadEnded(_ id: String, complete: Bool) {

@@ -44,15 +44,17 @@ struct Streamer: Sendable {
         case .document(let id, let content, let size, let start):
             return Response(
                 status: status, headers: fields,
-                body: stream(id: id, size: size, fault: bodyFault) { offset, length in
+                body: stream(id: id, route: response.route, size: size, fault: bodyFault) { offset, length in
                     ContentBytes.read(content, offset: start + offset, length: length)
                 })
         }
     }
 
-    /// A body of `size` bytes produced by `read`, paced to the bandwidth cap, with `fault` in the middle.
+    /// A body of `size` bytes produced by `read`, paced to the bandwidth cap, with `fault` in the middle; the bytes
+    /// written are counted under `route`. A `read` that runs dry before `size` bytes drops the connection.
     func stream(
-        id: String, size: Int, fault: BodyFault?, read: @escaping @Sendable (_ offset: Int, _ length: Int) -> [UInt8]
+        id: String, route: String, size: Int, fault: BodyFault?,
+        read: @escaping @Sendable (_ offset: Int, _ length: Int) -> [UInt8]
     ) -> ResponseBody {
         let bandwidth = settings.get().bandwidthBytesPerSecond
         return ResponseBody(contentLength: size) { [statistics] writer in
@@ -76,7 +78,7 @@ struct Streamer: Sendable {
                     guard !bytes.isEmpty else { break }
                     try await writer.write(ByteBuffer(bytes: bytes))
                     sent += bytes.count
-                    statistics.downloadProgress(id, bytes: bytes.count)
+                    statistics.downloadProgress(id, route: route, bytes: bytes.count)
                     if let bandwidth, bandwidth > 0 {
                         let due = start + .seconds(Double(sent) / Double(bandwidth))
                         if due > .now { try await Task.sleep(until: due) }

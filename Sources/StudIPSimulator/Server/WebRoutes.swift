@@ -29,7 +29,8 @@ public struct OAuth2Client: Sendable, Hashable {
 
 /// The parts of Stud.IP's web UI a client touches: the login form at `index.php?again=yes` (pre-login session,
 /// `security_token` and `login_ticket`, a new session id on success), its single sign-on entry
-/// (`&sso=shib`, through ``ServiceProvider``), `dispatch.php/start`, and the OAuth2 authorization-code
+/// (`&sso=shib`, through ``ServiceProvider``), `dispatch.php/start`, the web download `sendfile.php`
+/// (Sendfile.swift), and the OAuth2 authorization-code
 /// endpoints of API.md §4.4 (`dispatch.php/api/oauth2/{authorize,token}`).
 ///
 /// The authorize page is a plain HTML form; a test completes it without a browser by POSTing
@@ -51,6 +52,8 @@ struct WebRoutes: Sendable {
             return loginPage(request, context: context, error: nil, route: "web GET login page")
         case ("POST", ["index.php"]):
             return login(request, context: context)
+        case ("GET", ["sendfile.php"]), ("HEAD", ["sendfile.php"]):
+            return sendfile(request, context: context)
         case ("GET", ["dispatch.php", "start"]), ("GET", ["dispatch.php", "start", "index"]):
             guard let user = request.user else {
                 return SimResponse(
@@ -70,7 +73,7 @@ struct WebRoutes: Sendable {
     }
 
     /// The login page for the cookie's pre-login session (a new one when it has none), with a fresh ticket.
-    private func loginPage(_ request: SimRequest, context: SimContext, error: String?, route: String) -> SimResponse {
+    func loginPage(_ request: SimRequest, context: SimContext, error: String?, route: String) -> SimResponse {
         let (id, tokens) = authenticator.preLogin(
             reusing: Authenticator.cookie(context.flavour.sessionCookie, in: request.header("cookie")))
         let page = LoginPages.studIP(
