@@ -87,11 +87,12 @@ public final class FirstFill: Sendable {
                 group.addTask {
                     for course in stride(from: lane, to: order.count, by: lanes).map({ order[$0] }) {
                         _ = await self.course(course.id)
-                        let finished = self.state.withLock { state in
+                        // Told under the lock: lanes that finish at once would report their counts out of order,
+                        // and `status` would go back from 3 of N to 2 of N.
+                        self.state.withLock { state in
                             state.finished += 1
-                            return state.finished
+                            self.refresher.progress?(state.finished, order.count)
                         }
-                        self.refresher.progress?(finished, order.count)
                     }
                 }
             }

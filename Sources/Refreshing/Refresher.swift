@@ -15,7 +15,8 @@ public struct Refresher: Sendable {
     public let options: TreeOptions
     /// Semesters to show, by title or id (the config file's `semesters`); nil shows all.
     public let semesters: Set<String>?
-    /// Told how many courses are done of how many, once the overview is in and after each course.
+    /// Told how many courses are done of how many, once the overview is in and after each course; it must not block
+    /// (``FirstFill`` calls it under its lock, to keep the counts in order).
     public let progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
     /// Which generated files (announcements, dates, timetables) the refresh renders, and in which language.
     public let courseFiles: CourseFilesOptions
