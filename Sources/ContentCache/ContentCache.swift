@@ -89,7 +89,7 @@ public actor ContentCache {
     private let downloader: any DocumentDownloader
     private let configuration: ContentCacheConfiguration
     /// ``ContentCacheConfiguration/pool``.
-    let pool: BlockingPool
+    nonisolated var pool: BlockingPool { configuration.pool }
     private let logger: Logger
     private let book = Mutex(Book())
     private var transfers: [String: Active] = [:]
@@ -105,7 +105,6 @@ public actor ContentCache {
         layout = try CacheLayout(root: directory)
         self.downloader = downloader
         self.configuration = configuration
-        pool = configuration.pool
         self.logger = logger
         let recovered = layout.recover().sorted {
             ($0.lastAccess.tv_sec, $0.lastAccess.tv_nsec) < ($1.lastAccess.tv_sec, $1.lastAccess.tv_nsec)
@@ -224,7 +223,11 @@ public actor ContentCache {
     /// of the same size changes nothing a listing shows (docs/mount.md, "Versions"). Scans still do not ask.
     public nonisolated func requireRevalidation(of documentIDs: Set<String>?) {
         book.withLock { book in
-            for id in documentIDs ?? Set(book.index.keys) { book.index[id]?.validatedAt = nil }
+            guard let documentIDs else {
+                for id in book.index.keys { book.index[id]?.validatedAt = nil }
+                return
+            }
+            for id in documentIDs { book.index[id]?.validatedAt = nil }
         }
     }
 

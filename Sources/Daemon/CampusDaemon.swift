@@ -89,7 +89,7 @@ public final class CampusDaemon: Sendable {
         var firstStep: (source: any DocumentSource, step: Refresher.OverviewStep)?
         if !synced || resumes {
             do throws(RefreshError) {
-                let source = try await connected(link)
+                let source = try await link.connectedForRefresh()
                 let refresher = configuration.refreshSettings.refresher(source: source, store: store)
                 firstStep = (source, try await refresher.refreshOverview())
             } catch {
@@ -267,13 +267,6 @@ public final class CampusDaemon: Sendable {
         await withCheckedContinuation { continuation in Thread { continuation.resume(returning: body()) }.start() }
     }
 
-    private static func connected(_ link: ServerLink) async throws(RefreshError) -> any DocumentSource {
-        do throws(StudIPError) {
-            return try await link.connected(retryingRefusedLogin: true)
-        } catch {
-            throw .studIP(error)
-        }
-    }
 }
 
 extension ServerLink: RefreshConnection {}

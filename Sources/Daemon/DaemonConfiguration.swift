@@ -32,9 +32,9 @@ public struct DaemonConfiguration: Sendable {
     public var tokenStorage: (any TokenStorage)?
     /// How long the cached bytes and the user's tags and pins of what Stud.IP removed are kept, in case it comes
     /// back (a listing that was empty by mistake).
-    public var removalGrace: Duration = .seconds(7 * 86_400)
+    public var removalGrace = RefreshSettings().removalGrace
     /// The longest one refresh may take before it is stopped (what it applied stays).
-    public var refreshTimeout: Duration = .seconds(600)
+    public var refreshTimeout = RefreshSettings().timeout
     /// The generated files (issue 18); German and all on unless the profile says otherwise.
     public var courseFiles = CourseFilesOptions()
     /// The service manager that started the daemon (systemd, `Type=notify`); nil when none did.

@@ -116,7 +116,7 @@ extension Reply {
         fileInfo: UnsafeMutablePointer<fuse_file_info>? = nil
     ) {
         let sink = KernelRequest(
-            request, core: core, fileInfo: fileInfo, interruptible: Kind.self is any InterruptiblePayload.Type)
+            request, core: core, fileInfo: fileInfo, interruptible: Kind.isInterruptible)
         self.init(sink: sink, operation: operation, context: sink.context, size: size)
     }
 }

@@ -4,13 +4,25 @@ import Glibc
 import Synchronization
 
 /// Marks what a ``Reply`` may answer with; the reply methods are extensions constrained on it.
-public protocol ReplyPayload {}
+public protocol ReplyPayload {
+    /// Whether requests answered with this kind watch for the kernel's INTERRUPT; told by the type, so that no
+    /// request pays a dynamic cast to find out.
+    static var isInterruptible: Bool { get }
+}
+
+extension ReplyPayload {
+    public static var isInterruptible: Bool { false }
+}
 
 /// The kinds of reply whose requests can take an interrupt handler (``Reply/onInterrupt(_:)``): `open` and
 /// `read`, the requests a filesystem answers after waiting for the network (`opendir` shares `open`'s reply kind,
 /// so it is watched too, though it answers at once). Only these pay for watching the kernel's INTERRUPT (a lock
 /// and a dictionary entry each).
 public protocol InterruptiblePayload: ReplyPayload {}
+
+extension InterruptiblePayload {
+    public static var isInterruptible: Bool { true }
+}
 
 /// The reply payloads, one per kind of answer the kernel expects.
 public enum ReplyKind {

@@ -16,6 +16,17 @@ public protocol RefreshConnection: Sendable {
     func record(_ error: StudIPError) async
 }
 
+extension RefreshConnection {
+    /// The source a refresh reads, logging in again if the server refused the last login; its failure as a refresh's.
+    public func connectedForRefresh() async throws(RefreshError) -> any DocumentSource {
+        do throws(StudIPError) {
+            return try await connected(retryingRefusedLogin: true)
+        } catch {
+            throw .studIP(error)
+        }
+    }
+}
+
 /// How a profile's refreshes are made: what its tree shows, how long one may take, how long what Stud.IP removed
 /// is kept.
 public struct RefreshSettings: Sendable {
@@ -124,7 +135,7 @@ public final class RefreshCoordinator: Sendable {
         await slot.withSlot { [self] () async -> Result<Refresher.Report, RefreshError> in
             let result: Result<Refresher.Report, RefreshError>
             do throws(RefreshError) {
-                let source = try await connected()
+                let source = try await connection.connectedForRefresh()
                 let report = try await withDeadline(settings.timeout) { [self] () async throws(RefreshError) in
                     try await settings.refresher(source: source, store: store) { done, total in
                         self.currentProgress.withLock { $0 = RefreshProgress(done: done, total: total) }
@@ -289,14 +300,6 @@ public final class RefreshCoordinator: Sendable {
         lastRecord.withLock { $0.error = error }
         effects.statusChanged()
         logger.warning("\(message)")
-    }
-
-    private func connected() async throws(RefreshError) -> any DocumentSource {
-        do throws(StudIPError) {
-            return try await connection.connected(retryingRefusedLogin: true)
-        } catch {
-            throw .studIP(error)
-        }
     }
 
     private static func days(_ duration: Duration) -> String {

@@ -14,12 +14,12 @@ extension WebRoutes {
     func sendfile(_ request: SimRequest, context: SimContext) -> SimResponse {
         let head = request.method == "HEAD"
         let html = ("Content-type", "text/html; charset=UTF-8")
+        let route = "web \(request.method) sendfile.php"
         guard let user = request.user else {
-            var page = loginPage(request, context: context, error: nil, route: "web \(request.method) sendfile.php")
+            var page = loginPage(request, context: context, error: nil, route: route)
             if head { page.body = .empty }
             return page
         }
-        let route = "web \(request.method) sendfile.php"
         let university = context.university
         guard let ref = university.fileRefs[request.queryValue("file_id") ?? ""] else {
             return SimResponse(status: 404, headers: [html], route: route)
@@ -47,10 +47,11 @@ extension WebRoutes {
             ("Content-Disposition", "\(inline ? "inline" : "attachment"); filename=\"\(name)\""),
         ]
         let whole = "bytes 0-\(size - 1)/\(size)"
-        let range = settings().sendfileRanges ? request.header("range") : nil
-        switch Self.part(range, size: size) {
+        // Read once: a settings change between two reads would mix both answers.
+        let answersRanges = settings().sendfileRanges
+        switch Self.part(answersRanges ? request.header("range") : nil, size: size) {
         case .whole:
-            let ranges = settings().sendfileRanges ? [("Accept-Ranges", "bytes"), ("Content-Range", whole)] : []
+            let ranges = answersRanges ? [("Accept-Ranges", "bytes"), ("Content-Range", whole)] : []
             return Self.answer(200, headers: ranges + document, ref, offset: 0, length: size, head: head, route: route)
         case .unsatisfiable:
             return SimResponse(

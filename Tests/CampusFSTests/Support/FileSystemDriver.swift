@@ -360,8 +360,7 @@ struct InProcessDriver: FileSystemDriver {
 
     /// No kernel to tell: the store is what the operations read.
     func refresh(courseIDs: Set<String>?) async throws -> Refresher.Report {
-        try await Refresher(source: campus.source, store: campus.store, options: TreeOptions())
-            .refresh(courseIDs: courseIDs)
+        try await RefreshSettings().refresher(source: campus.source, store: campus.store).refresh(courseIDs: courseIDs)
     }
 }
 
