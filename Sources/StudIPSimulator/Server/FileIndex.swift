@@ -58,11 +58,9 @@ struct FileIndex: Sendable {
     /// The part of a `size`-byte document a `Range` header asks for: nil when the header is not one byte range
     /// (the whole document is sent), `.some(nil)` when the range lies past the end (416).
     static func part(_ header: String, of size: Int) -> Range<Int>?? {
-        guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
-        let bounds = header.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard bounds.count == 2 else { return nil }
-        let first = bounds[0].trimmingCharacters(in: .whitespaces)
-        let last = bounds[1].trimmingCharacters(in: .whitespaces)
+        guard header.hasPrefix("bytes="), !header.contains(","),
+            let (first, last) = bounds(ofRange: header.dropFirst(6))
+        else { return nil }
         if first.isEmpty {
             guard let suffix = Int(last), suffix > 0 else { return nil }
             return .some(size == 0 ? nil : max(0, size - suffix)..<size)
@@ -72,6 +70,14 @@ struct FileIndex: Sendable {
         guard !last.isEmpty else { return .some(start..<size) }
         guard let end = Int(last), end >= start else { return nil }
         return .some(start..<min(end + 1, size))
+    }
+
+    /// The two bounds of one range `first-last` (after `bytes=`), trimmed, either possibly empty; nil without a `-`.
+    /// What each server makes of them (and of several ranges) is its own: ``part(_:of:)``, `sendfile.php`'s.
+    static func bounds(ofRange spec: Substring) -> (first: String, last: String)? {
+        let bounds = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2 else { return nil }
+        return (bounds[0].trimmingCharacters(in: .whitespaces), bounds[1].trimmingCharacters(in: .whitespaces))
     }
 
     /// `number title` with blanks collapsed, as CampusFS names course directories by default.

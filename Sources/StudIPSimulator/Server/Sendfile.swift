@@ -79,18 +79,18 @@ extension WebRoutes {
         guard let header, header.hasPrefix("bytes=") else { return .whole }
         let spec = header.dropFirst(6)
         guard !spec.contains(",") else { return .unsatisfiable }
-        let bounds = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-        guard bounds.count == 2 else { return .whole }
+        guard let bounds = FileIndex.bounds(ofRange: spec) else { return .whole }
         let start: Int
         let end: Int
-        if bounds[0].isEmpty {
-            guard let suffix = Int(bounds[1]) else { return .whole }
+        if bounds.first.isEmpty {
+            guard let suffix = Int(bounds.last) else { return .whole }
             (start, end) = (size - suffix, size - 1)
         } else {
-            guard let first = Int(bounds[0]), first >= 0 else { return .whole }
-            guard !bounds[1].isEmpty else { return first < size ? .part(start: first, end: size - 1) : .unsatisfiable }
-            guard let last = Int(bounds[1]) else { return .whole }
+            guard let first = Int(bounds.first), first >= 0 else { return .whole }
+            guard !bounds.last.isEmpty else {
+                return first < size ? .part(start: first, end: size - 1) : .unsatisfiable
+            }
+            guard let last = Int(bounds.last) else { return .whole }
             (start, end) = (first, min(last, size - 1))
         }
         guard start < size, start <= end else { return .unsatisfiable }
