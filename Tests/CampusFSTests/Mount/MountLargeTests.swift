@@ -25,11 +25,12 @@ struct MountLargeTests {
             #expect(second.stdout == first.stdout)
             let afterSecond = campus.mount.counters.snapshot()
             // Run alone, nothing reaches the daemon. Beside the rest of the suite the kernel re-reads a few listings
-            // (measured: 5 of 2,365 directories, twice that with the bench's dry run dropping caches, which it no
-            // longer does); the cause is not pinned down. A broken cache would re-read them all: 1 % tells them apart.
+            // (measured: 5 of 2,365 directories; under the load of a full run 26, 28 and 46 — reclaim takes some
+            // of the cached listings, the cause is not pinned down further). A broken cache would re-read them all:
+            // 5 % tells them apart.
             let directories = first.lines.filter { $0.hasPrefix("d ") }.count
-            #expect(afterSecond.lookups - counted.lookups <= directories / 100, "LOOKUPs reached the daemon")
-            #expect(afterSecond.readdirs - counted.readdirs <= directories / 100, "READDIRs reached the daemon")
+            #expect(afterSecond.lookups - counted.lookups <= directories / 20, "LOOKUPs reached the daemon")
+            #expect(afterSecond.readdirs - counted.readdirs <= directories / 20, "READDIRs reached the daemon")
             // The kernel marks a listed directory's atime stale (see MountCacheTests): at most one GETATTR each.
             #expect(afterSecond.getattrs - counted.getattrs <= directories + 1)
             #expect(campus.sim.statistics.snapshot().total == served, "a second find must cause 0 HTTP requests")
