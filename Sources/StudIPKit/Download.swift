@@ -13,11 +13,43 @@ public protocol DocumentDownloader: Sendable {
     /// True while the last exchange with the server found it unreachable or refusing the login. A cached document
     /// then opens without asking the server whether it is still current, so such an open never waits or fails.
     var isKnownUnavailable: Bool { get async }
+
+    /// Starts a download of part of a document (docs/ranges.md), streamed like ``download(_:)``: a body of exactly
+    /// `request.range.count` bytes (``DownloadBody/expectedLength``) that throws when fewer arrive. The answer is
+    /// verified before it returns: a `206` whose `Content-Range` names exactly the range asked for and the size the
+    /// listing promised. Throws ``StudIPError/rangesUnavailable(what:detail:)`` when this installation or login
+    /// cannot answer ranges or an answer failed verification — the caller then reads the document's stream — and
+    /// what ``download(_:)`` throws otherwise.
+    func downloadRange(_ request: RangeRequest) async throws(StudIPError) -> DownloadBody
 }
 
 extension DocumentDownloader {
     /// Downloaders that keep no connection state (the sources themselves, test fakes) never know.
     public var isKnownUnavailable: Bool { get async { false } }
+
+    /// Downloaders that fetch whole documents only (test fakes, stream-only installations).
+    public func downloadRange(_ request: RangeRequest) async throws(StudIPError) -> DownloadBody {
+        throw .rangesUnavailable(
+            what: "document \(request.documentID)", detail: "this downloader fetches whole documents only")
+    }
+}
+
+/// Part of a document, for a read out of order (a PDF viewer reads the end first).
+public struct RangeRequest: Sendable, Hashable {
+    public var documentID: String
+    /// The bytes wanted, within the document and at least two of them: Stud.IP 5.0.7's `sendfile.php` answers a
+    /// one-byte range with the document's first byte under a `Content-Range` that names the byte asked for
+    /// (docs/ranges.md), so no one-byte range is ever asked.
+    public var range: Range<Int64>
+    /// The size the listing promised, which the answer's `Content-Range` must name; 0 when unknown (a document hosted
+    /// elsewhere), then any total is taken.
+    public var documentSize: Int64
+
+    public init(documentID: String, range: Range<Int64>, documentSize: Int64) {
+        self.documentID = documentID
+        self.range = range
+        self.documentSize = documentSize
+    }
 }
 
 public struct DownloadRequest: Sendable, Hashable {

@@ -31,6 +31,10 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A download's body broke off after the server had answered: the connection was reset, or (`stalled`) no
     /// data came for the idle timeout. The server was there, so this is not "offline".
     case brokeOff(what: String, detail: String, stalled: Bool)
+    /// A part of a document (a byte range) cannot be fetched here: the installation answers no ranges, the login has
+    /// no web session for `sendfile.php`, or an answer failed verification (docs/ranges.md). Never shown for a read:
+    /// the content cache reads the document's stream instead.
+    case rangesUnavailable(what: String, detail: String)
     /// The task asking was cancelled (shutdown, unmount); nothing is wrong with the server.
     case cancelled
 
@@ -67,6 +71,7 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .budgetExhausted(let server, let limit):
             "stopped after \(limit) requests to \(server) in one refresh (request budget); the rest follows later"
         case .brokeOff(let what, let detail, _): "\(what) broke off: \(detail); open it again"
+        case .rangesUnavailable(let what, let detail): "no byte ranges for \(what): \(detail)"
         case .cancelled: "cancelled"
         }
     }
