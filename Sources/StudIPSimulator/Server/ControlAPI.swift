@@ -5,8 +5,8 @@ import Foundation
 /// | route | does |
 /// |---|---|
 /// | `GET /__sim/stats`, `POST /__sim/stats/reset` | request counters (`total`, per `routes`), body bytes streamed per route (`bytes_sent`: documents only, so `sendfile.php`'s range answers show the part they sent), the most API requests in flight at once (`max_in_flight`), downloads in progress and completed, external-host requests |
-/// | `GET`/`PUT /__sim/settings` | `latency_ms`, `bandwidth_bytes_per_second` (null = unlimited), `access_token_lifetime_s`, `basic_auth_reaches_php` (false: Basic authenticates nobody, as PHP behind FastCGI without `CGIPassAuth`), `sendfile_ranges` (false: `sendfile.php` ignores `Range`, answers 200 with the whole document) |
-/// | `GET`/`POST`/`DELETE /__sim/faults` | `{"status": 503}`, `{"reset_after_bytes": K}`, `{"stall_ms": N}` or `{"body": "…"}` (200 with that body), with optional `path` (substring), `method`, `count`, `share` |
+/// | `GET`/`PUT /__sim/settings` | `latency_ms`, `bandwidth_bytes_per_second` (null = unlimited), `access_token_lifetime_s`, `basic_auth_reaches_php` (false: Basic authenticates nobody, as PHP behind FastCGI without `CGIPassAuth`), `sendfile_ranges` (false: `sendfile.php` ignores `Range`, answers 200 with the whole document), `content_ranges` (true: the JSON:API content route answers one range with 206, as a Stud.IP newer than 5.0.7 may), `external_ranges` (false: the host of documents hosted elsewhere ignores `Range`) |
+/// | `GET`/`POST`/`DELETE /__sim/faults` | `{"status": 503}`, `{"reset_after_bytes": K}`, `{"stall_ms": N}`, `{"body": "…"}` (200 with that body) or `{"headers": {"Content-Range": "bytes 0-99/5"}}` (the real answer with these headers replaced), with optional `path` (substring), `method`, `count`, `share` |
 /// | `POST /__sim/documents`, `PATCH`/`DELETE /__sim/documents/{id}` | add; rename (`name`), move (`folder_id`), new version (`new_version`, `size`, `text`, `via`); delete |
 /// | `GET /__sim/documents/{id}/content` | the bytes a download of that document must produce |
 /// | `POST /__sim/folders`, `PATCH`/`DELETE /__sim/folders/{id}` | add (`parent_id`, `name`, `folder_type`); rename, move (`parent_id`); delete with contents |
@@ -145,6 +145,8 @@ struct ControlAPI: Sendable {
             "access_token_lifetime_s": .int(settings.accessTokenLifetimeSeconds),
             "basic_auth_reaches_php": .bool(settings.basicAuthReachesPHP),
             "sendfile_ranges": .bool(settings.sendfileRanges),
+            "content_ranges": .bool(settings.contentRanges),
+            "external_ranges": .bool(settings.externalRanges),
         ]
     }
 
@@ -155,6 +157,8 @@ struct ControlAPI: Sendable {
         let clearBandwidth = input["bandwidth_bytes_per_second"] == .null
         let basicAuth = try bool(input, "basic_auth_reaches_php")
         let ranges = try bool(input, "sendfile_ranges")
+        let contentRanges = try bool(input, "content_ranges")
+        let externalRanges = try bool(input, "external_ranges")
         return settings.update { settings in
             if let latency { settings.latencyMilliseconds = max(0, latency) }
             if let lifetime { settings.accessTokenLifetimeSeconds = lifetime }
@@ -162,6 +166,8 @@ struct ControlAPI: Sendable {
             if clearBandwidth { settings.bandwidthBytesPerSecond = nil }
             if let basicAuth { settings.basicAuthReachesPHP = basicAuth }
             if let ranges { settings.sendfileRanges = ranges }
+            if let contentRanges { settings.contentRanges = contentRanges }
+            if let externalRanges { settings.externalRanges = externalRanges }
         }
     }
 
@@ -182,11 +188,21 @@ struct ControlAPI: Sendable {
             action = .stall(milliseconds: max(0, milliseconds))
         } else if let body = try string(input, "body") {
             action = .body(body)
+        } else if case .object(let fields)? = input["headers"] {
+            action = .headers(
+                try Dictionary(
+                    fields.map { name, value in
+                        guard case .string(let text) = value else {
+                            throw Failure(status: 400, message: "headers must map names to strings")
+                        }
+                        return (name, text)
+                    }, uniquingKeysWith: { _, last in last }))
         } else {
             throw Failure(
                 status: 400,
                 message:
-                    "a fault needs one of status, reset_after_bytes, stall_ms (with stall_after_bytes: mid-body), body")
+                    "a fault needs one of status, reset_after_bytes, stall_ms (with stall_after_bytes: mid-body), body, "
+                    + "headers")
         }
         var share = 1.0
         if case .string(let text)? = input["share"], let value = Double(text) { share = value }

@@ -126,9 +126,12 @@ public struct SimContext: Sendable {
     public var externalBaseURL: String
     /// Applies a change to the live installation (uploads, deletes, download counters).
     public var mutate: @Sendable (_ change: @Sendable (inout University) throws -> Void) throws -> University
+    /// The JSON:API content route answers a single `Range` (``SimulatorSettings/contentRanges``).
+    public var contentRanges: Bool
 
     public init(
         university: University, flavour: Flavour, basePath: String, baseURL: String, externalBaseURL: String,
+        contentRanges: Bool = false,
         mutate: @escaping @Sendable (_ change: @Sendable (inout University) throws -> Void) throws -> University
     ) {
         self.university = university
@@ -136,6 +139,7 @@ public struct SimContext: Sendable {
         self.basePath = basePath
         self.baseURL = baseURL
         self.externalBaseURL = externalBaseURL
+        self.contentRanges = contentRanges
         self.mutate = mutate
     }
 }

@@ -8,6 +8,8 @@ import NIOCore
 /// whether a request arrived with credentials, so tests can prove a client never forwards its Stud.IP login.
 /// A document Stud.IP recorded as 0 bytes (5.0.7's "add URL" dialog stores 0) is ``unrecordedLength`` bytes here:
 /// the host has the real document whatever Stud.IP wrote down (issue 28: 123,316 bytes on the real one).
+/// A single `Range` gets `206` and that part, as most web servers answer, unless ``SimulatorSettings/externalRanges``
+/// is off; the requests are counted under the route `external` (`external range` for a `206`).
 struct ExternalHost: HTTPResponder {
     static let unrecordedLength = 123_316
 
@@ -32,11 +34,25 @@ struct ExternalHost: HTTPResponder {
         var fields = HTTPFields()
         fields[.contentType] = document.mimeType
         let size = document.size > 0 ? document.size : Self.unrecordedLength
+        var part = 0..<size
+        var status = HTTPResponse.Status.ok
+        if settings.get().externalRanges, let header = headers["range"], let asked = FileIndex.part(header, of: size) {
+            guard let asked else {
+                fields[.contentRange] = "bytes */\(size)"
+                return Response(status: .rangeNotSatisfiable, headers: fields)
+            }
+            (part, status) = (asked, .partialContent)
+            fields[.acceptRanges] = "bytes"
+            fields[.contentRange] = "bytes \(asked.lowerBound)-\(asked.upperBound - 1)/\(size)"
+        }
         let streamer = Streamer(statistics: statistics, settings: settings)
         let bytes = ContentGenerator.externalBytes(path: url, size: size)
-        let body = streamer.stream(id: document.id, route: "external", size: size, fault: nil) { offset, length in
-            return Array(bytes[min(offset, bytes.count)..<min(offset + length, bytes.count)])
+        let route = status == .partialContent ? "external range" : "external"
+        let body = streamer.stream(id: document.id, route: route, size: part.count, fault: nil) {
+            [part] offset, length in
+            let start = part.lowerBound + offset
+            return Array(bytes[min(start, bytes.count)..<min(start + length, bytes.count)])
         }
-        return Response(status: .ok, headers: fields, body: request.method == .head ? ResponseBody() : body)
+        return Response(status: status, headers: fields, body: request.method == .head ? ResponseBody() : body)
     }
 }

@@ -17,8 +17,12 @@ public struct Fault: Sendable, Equatable {
         case stall(milliseconds: Int)
         /// Send the response head and this many body bytes, then go silent for `milliseconds` (a stall mid-body).
         case stallAfterBytes(Int, milliseconds: Int)
-        /// Answer 200 with this body and the API's content type: malformed or truncated data from a "working" server.
+        /// Answer 200 with this body and the API's content type (HTML for the web routes): malformed or truncated data
+        /// from a "working" server.
         case body(String)
+        /// Handle the request, then set these response headers (replacing those of the same name): a proxy or a
+        /// server bug that sends a wrong `Content-Range`, say.
+        case headers([String: String])
     }
 
     public var action: Action

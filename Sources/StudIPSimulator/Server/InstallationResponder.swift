@@ -76,6 +76,7 @@ struct InstallationResponder: HTTPResponder {
         statistics.requestStarted()
         defer { statistics.requestEnded() }
         var bodyFault: Streamer.BodyFault?
+        var replacedHeaders: [String: String] = [:]
         switch faults.fault(forPath: String(path.dropFirst(basePath.count)), method: request.method.rawValue) {
         case .status(let status):
             statistics.count(route: "fault")
@@ -92,9 +93,16 @@ struct InstallationResponder: HTTPResponder {
             bodyFault = .stall(after: bytes, milliseconds: milliseconds)
         case .stall(let milliseconds):
             try await Task.sleep(for: .milliseconds(milliseconds))
+        case .headers(let headers):
+            replacedHeaders = headers
         case .body(let text):
             statistics.count(route: "fault")
-            let contentType = api == .legacyREST ? "application/json;charset=utf-8" : "application/vnd.api+json"
+            let contentType =
+                switch api {
+                case .jsonAPI: "application/vnd.api+json"
+                case .legacyREST: "application/json;charset=utf-8"
+                case .web: "text/html; charset=UTF-8"
+                }
             return Streamer(statistics: statistics, settings: settings).response(
                 .text(text, status: 200, contentType: contentType, route: "fault"), bodyFault: nil)
         case nil:
@@ -119,9 +127,10 @@ struct InstallationResponder: HTTPResponder {
             university: university, flavour: flavour, basePath: basePath,
             baseURL: origin + basePath,
             externalBaseURL: "http://127.0.0.1:\(await addresses.external ?? 0)",
+            contentRanges: settings.get().contentRanges,
             mutate: { [store] change in try store.mutate(change) })
 
-        let response: SimResponse
+        var response: SimResponse
         switch api {
         case .jsonAPI:
             response = await JSONAPIHandler().handle(simRequest, context: simContext)
@@ -134,6 +143,10 @@ struct InstallationResponder: HTTPResponder {
             response =
                 web.handle(simRequest, context: simContext)
                 ?? .text("Not Found", status: 404, route: "web unknown")
+        }
+        for (name, value) in replacedHeaders {
+            response.headers.removeAll { $0.0.lowercased() == name.lowercased() }
+            response.headers.append((name, value))
         }
         statistics.count(route: response.route)
         return Streamer(statistics: statistics, settings: settings).response(response, bodyFault: bodyFault)

@@ -39,16 +39,25 @@ public struct SimulatorSettings: Sendable, Equatable {
     /// false: `sendfile.php` ignores `Range` and answers 200 with the whole document, without `Accept-Ranges` and
     /// `Content-Range`, as a server (or a proxy before it) without range support does.
     public var sendfileRanges = true
+    /// true: the JSON:API content route answers a single `Range` with `206` and an exact `Content-Range`, as a
+    /// Stud.IP newer than 5.0.7 may; false (5.0.7, captured): it ignores `Range` and sends the whole document.
+    public var contentRanges = false
+    /// false: the host documents hosted elsewhere live on ignores `Range` (200, the whole document), as some
+    /// web servers do; true: it answers a single range with `206`, as most do.
+    public var externalRanges = true
 
     public init(
         latencyMilliseconds: Int = 0, bandwidthBytesPerSecond: Int? = nil, accessTokenLifetimeSeconds: Int = 3600,
-        basicAuthReachesPHP: Bool = true, sendfileRanges: Bool = true
+        basicAuthReachesPHP: Bool = true, sendfileRanges: Bool = true, contentRanges: Bool = false,
+        externalRanges: Bool = true
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.bandwidthBytesPerSecond = bandwidthBytesPerSecond
         self.accessTokenLifetimeSeconds = accessTokenLifetimeSeconds
         self.basicAuthReachesPHP = basicAuthReachesPHP
         self.sendfileRanges = sendfileRanges
+        self.contentRanges = contentRanges
+        self.externalRanges = externalRanges
     }
 }
 
