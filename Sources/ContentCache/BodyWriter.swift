@@ -1,10 +1,11 @@
 import Synchronization
 import SystemSupport
 
-/// Writes one download's body to its temporary file from the cache's pool, in batches rather than with a
-/// thread hop per network chunk (tens of KiB each).
+/// Writes one body — a download's stream from byte 0, or a range fetch's from its offset — into the transfer's
+/// sparse file from the cache's pool, in batches rather than with a thread hop per network chunk (tens of KiB each),
+/// and records each batch in ``Transfer/add(_:)`` once it is on disk.
 ///
-/// While nobody waits for the bytes (a prefetch, a pin, a copy read only once it is complete), chunks gather in
+/// A range fetch is for a reader that waits, so its chunks are written at once. For the stream, while nobody waits for the bytes (a prefetch, a pin, a copy read only once it is complete), chunks gather in
 /// memory and one job writes each mebibyte with one `pwrite`. Once a reader waits for bytes not on disk
 /// (``Transfer/whenBytesAwaited(_:)``), every chunk is written as soon as the writer is free, together with what
 /// arrived while it wrote: a waiting reader gets its bytes as soon as the network delivered them, and a busy disk
@@ -22,7 +23,7 @@ final class BodyWriter: Sendable {
         var pending: [[UInt8]] = []
         var pendingBytes = 0
         /// Where the pending bytes start in the file.
-        var offset: Int64 = 0
+        var offset: Int64
         /// Whether a write job is queued or running.
         var writing = false
         /// A reader waits, or the body ended: write whatever is pending.
@@ -38,15 +39,21 @@ final class BodyWriter: Sendable {
     }
 
     private let transfer: Transfer
+    private let isStream: Bool
     private let writes: Counter
     private let pool: BlockingPool
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    /// `writes` counts the `pwrite` batches (``ContentCache/bodyWrites``); they run on `pool`.
-    init(transfer: Transfer, writes: Counter, pool: BlockingPool) {
+    /// A writer of the body that starts at `offset`; `stream`: the download's stream, whose position reads compare
+    /// with (``Transfer/receive(_:streamPosition:)``). `writes` counts the `pwrite` batches
+    /// (``ContentCache/bodyWrites``); they run on `pool`.
+    init(transfer: Transfer, offset: Int64 = 0, stream: Bool = true, writes: Counter, pool: BlockingPool) {
         self.transfer = transfer
+        isStream = stream
         self.writes = writes
         self.pool = pool
+        state = Mutex(State(offset: offset, urgent: !stream))
+        guard stream else { return }
         let awaited = transfer.whenBytesAwaited { [weak self] in self?.hurry() }
         if awaited { state.withLock { $0.urgent = true } }
     }
@@ -60,7 +67,7 @@ final class BodyWriter: Sendable {
             state.pendingBytes += chunk.count
             return (claim(&state), state.offset + Int64(state.pendingBytes))
         }
-        transfer.receive(upTo: received)
+        transfer.receive(chunk.count, streamPosition: isStream ? received : nil)
         if start { submit() }
         try await wait { $0.pendingBytes < Self.capacity || $0.failure != nil }
     }
@@ -78,6 +85,7 @@ final class BodyWriter: Sendable {
     /// Drops what is unwritten and waits for a write under way: nothing touches the file after this returns.
     func discard() async {
         state.withLock { state in
+            transfer.dropUnwritten(state.pendingBytes)
             state.pending = []
             state.pendingBytes = 0
             if state.failure == nil { state.failure = .cancelled }
@@ -127,8 +135,9 @@ final class BodyWriter: Sendable {
             do throws(ContentCacheError) {
                 try transfer.descriptor.write(bytes, at: batch.offset)
                 writes.increment()
-                if !transfer.advance(to: batch.offset + Int64(bytes.count)) { failure = .cancelled }
+                if !transfer.add(batch.offset..<batch.offset + Int64(bytes.count)) { failure = .cancelled }
             } catch {
+                transfer.dropUnwritten(bytes.count)
                 failure = error
             }
             let more = state.withLock { state in

@@ -14,27 +14,55 @@ struct CacheEntry: Sendable, Codable {
     var blob: String
 }
 
+/// A partial (sparse) download as recorded on disk: the range map `partial/<key>.json` beside its file
+/// `partial/<file>.partial` (docs/ranges.md, "In the cache").
+struct PartialMap: Sendable, Codable {
+    var documentID: String
+    var version: String
+    var size: Int64
+    /// The `ETag` the present bytes came with, when the stream gave one.
+    var etag: String?
+    /// The file's name without `.partial`: the blob name it becomes.
+    var file: String
+    /// Bytes that were `fdatasync`ed before this map was written.
+    var ranges: [Range<Int64>]
+}
+
+extension CacheInventory.Partial {
+    /// A partial download a previous run left: its version and the bytes its range map claims.
+    init(_ map: PartialMap) {
+        self.init(version: map.version, bytes: ByteRanges(map.ranges).count)
+    }
+}
+
 /// The cache directory:
 ///
-///     <root>/            0700
-///       tmp/             0700  downloads in progress (`<key>.<random>.partial`), sidecars being written;
-///                              emptied at startup, never served after a restart
-///       blobs/           0700
-///         <key>.<random> 0600  a completed document version, fsynced before it was renamed here
-///         <key>.json     0600  its sidecar, written to tmp/, fsynced and renamed here: the commit point
+///     <root>/                    0700
+///       tmp/                     0700  sidecars and range maps being written; emptied at startup
+///       partial/                 0700  downloads in progress, sparse (docs/ranges.md, "In the cache"):
+///         <key>.<random>.partial 0600  the bytes fetched so far, at their offsets
+///         <key>.json             0600  its range map: the bytes present, fdatasynced before the map was written to
+///                                      tmp/, fsynced and renamed here. Kept at startup (clipped to the file's
+///                                      size) and resumed by the next open of that version
+///       blobs/                   0700
+///         <key>.<random>         0600  a completed document version, fsynced before it was renamed here
+///         <key>.json             0600  its sidecar, written to tmp/, fsynced and renamed here: the commit point
 ///
 /// `<key>` is the document id in hex, so untrusted ids cannot form paths. A blob counts only when a sidecar names
-/// it and its size matches; everything else is removed at startup.
+/// it and its size matches, a partial file only when a valid range map names it; everything else is removed at
+/// startup.
 struct CacheLayout: Sendable {
     let root: String
     let blobs: String
     let temporary: String
+    let partials: String
 
     init(root: String) throws(ContentCacheError) {
         self.init(existing: root)
         try Self.makeDirectory(root, parents: true)
         try Self.makeDirectory(blobs, parents: false)
         try Self.makeDirectory(temporary, parents: false)
+        try Self.makeDirectory(partials, parents: false)
     }
 
     /// The layout of `root` as it is, creating nothing: for reading a cache no daemon serves.
@@ -42,6 +70,7 @@ struct CacheLayout: Sendable {
         self.root = root
         blobs = root + "/blobs"
         temporary = root + "/tmp"
+        partials = root + "/partial"
     }
 
     static func key(for documentID: String) throws(ContentCacheError) -> String {
@@ -58,34 +87,53 @@ struct CacheLayout: Sendable {
         CacheInventory.Copy(version: entry.version, size: entry.size, lastUsed: lastUsed, path: blobPath(entry.blob))
     }
 
-    /// A new blob name and the temporary file it is downloaded into.
+    /// A new blob name and the sparse file it is downloaded into.
     func newDownload(key: String) -> (blob: String, temporaryPath: String) {
         let blob = key + "." + String(UInt64.random(in: .min ... .max), radix: 16)
-        return (blob, temporary + "/" + blob + ".partial")
+        return (blob, partialPath(blob))
     }
+
+    /// The sparse file of the download that becomes blob `blob`.
+    func partialPath(_ blob: String) -> String { partials + "/" + blob + ".partial" }
+
+    func partialMapPath(key: String) -> String { partials + "/" + key + ".json" }
 
     /// Writes the sidecar atomically (temporary file, fsync, rename, fsync of the directory). Blocks for two
     /// `fsync`s: off the cooperative pool.
     func writeSidecar(_ entry: CacheEntry) throws(ContentCacheError) {
         BlockingPool.checkBlockingAllowed("writing the sidecar of document \(entry.documentID)")
         let key = try Self.key(for: entry.documentID)
+        try writeAtomically(entry, to: sidecarPath(key: key), key: key, directory: blobs)
+    }
+
+    /// Writes a partial download's range map atomically, as ``writeSidecar(_:)`` does. The caller has `fdatasync`ed
+    /// the bytes it claims.
+    func writePartialMap(_ map: PartialMap) throws(ContentCacheError) {
+        BlockingPool.checkBlockingAllowed("writing the range map of document \(map.documentID)")
+        let key = try Self.key(for: map.documentID)
+        try writeAtomically(map, to: partialMapPath(key: key), key: key, directory: partials)
+    }
+
+    private func writeAtomically(
+        _ value: some Encodable, to path: String, key: String, directory: String
+    ) throws(ContentCacheError) {
         let data: Data
         do {
-            data = try JSONEncoder().encode(entry)
+            data = try JSONEncoder().encode(value)
         } catch {
-            throw .io(operation: "encode", path: sidecarPath(key: key), errno: EINVAL)
+            throw .io(operation: "encode", path: path, errno: EINVAL)
         }
         let temporaryPath = temporary + "/" + key + "." + String(UInt64.random(in: .min ... .max), radix: 16) + ".json"
         do throws(ContentCacheError) {
             let file = try Descriptor.open(temporaryPath, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
             try file.write([UInt8](data), at: 0)
             try file.sync()
-            try Self.rename(temporaryPath, to: sidecarPath(key: key))
+            try Self.rename(temporaryPath, to: path)
         } catch {
             unlink(temporaryPath)
             throw error
         }
-        syncDirectory(blobs)
+        syncDirectory(directory)
     }
 
     func removeEntry(_ entry: CacheEntry) {
@@ -94,13 +142,57 @@ struct CacheLayout: Sendable {
         unlink(blobPath(entry.blob))
     }
 
+    /// Deletes a partial download: its range map (first, so a crash in between leaves a file no map names, which
+    /// the next start deletes) and its file.
+    func removePartial(_ map: PartialMap) {
+        BlockingPool.checkBlockingAllowed("removing the partial download of document \(map.documentID)")
+        if let key = try? Self.key(for: map.documentID) { unlink(partialMapPath(key: key)) }
+        unlink(partialPath(map.file))
+    }
+
     /// Cleans up after a crash and returns the completed entries with their blobs' modification times (the
-    /// last access, see ``Descriptor/markAccessed()``).
-    func recover() -> [(entry: CacheEntry, lastAccess: timespec)] {
+    /// last access, see ``Descriptor/markAccessed()``), and the partial downloads kept for resuming.
+    func recover() -> (entries: [(entry: CacheEntry, lastAccess: timespec)], partials: [PartialMap]) {
         for name in Self.contents(of: temporary) { unlink(temporary + "/" + name) }
         let (recovered, garbage) = scan()
         for name in garbage { unlink(blobs + "/" + name) }
-        return recovered
+        let (partials, partialGarbage) = scanPartials()
+        for name in partialGarbage { unlink(self.partials + "/" + name) }
+        return (recovered, partials)
+    }
+
+    /// Reads `partial/` without changing it: the range maps that name a regular file, their ranges clipped to the
+    /// file's size and the document's, and the files that belong to none (a map without a valid file or with no
+    /// range left, a file without a map).
+    func scanPartials() -> (maps: [PartialMap], garbage: [String]) {
+        var maps: [PartialMap] = []
+        var garbage: [String] = []
+        var referenced: Set<String> = []
+        let names = Self.contents(of: partials)
+        for name in names where name.hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: partials + "/" + name),
+                var map = try? JSONDecoder().decode(PartialMap.self, from: data),
+                let key = try? Self.key(for: map.documentID), name == key + ".json",
+                map.file.hasPrefix(key + "."), !map.file.contains("/"), map.size > 0
+            else {
+                garbage.append(name)
+                continue
+            }
+            var info = stat()
+            guard lstat(partialPath(map.file), &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                garbage.append(name)
+                continue
+            }
+            map.ranges = ByteRanges(map.ranges).clipped(to: min(Int64(info.st_size), map.size)).ranges
+            guard !map.ranges.isEmpty else {
+                garbage.append(name)
+                continue
+            }
+            maps.append(map)
+            referenced.insert(map.file + ".partial")
+        }
+        garbage += names.filter { !$0.hasSuffix(".json") && !referenced.contains($0) }
+        return (maps, garbage)
     }
 
     /// Reads `blobs/` without changing it: the completed entries, and the files that belong to none (sidecars

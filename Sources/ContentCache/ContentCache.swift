@@ -93,11 +93,16 @@ public actor ContentCache {
     private let logger: Logger
     private let book = Mutex(Book())
     private var transfers: [String: Active] = [:]
+    /// Partial downloads a previous run left with a valid range map, by document: the next open of that version
+    /// resumes them (docs/ranges.md, "In the cache").
+    private var keptPartials: [String: PartialMap] = [:]
+    /// Whether the downloader answers byte ranges; learnt once per cache lifetime.
+    private let rangeSupport = RangeSupport()
     private var pinned: Set<String> = []
     private var diskShortage: DiskShortage?
 
-    /// Opens (creating it with mode 0700) the cache directory and recovers from a crash: partial downloads are
-    /// deleted, not resumed, and only blobs with a matching sidecar are kept.
+    /// Opens (creating it with mode 0700) the cache directory and recovers from a crash: only blobs with a matching
+    /// sidecar and partial downloads with a valid range map are kept; the next open of a partial's version resumes it.
     public init(
         directory: String, downloader: any DocumentDownloader, configuration: ContentCacheConfiguration = .init(),
         logger: Logger = Logger(label: "campusfs.content-cache")
@@ -106,7 +111,9 @@ public actor ContentCache {
         self.downloader = downloader
         self.configuration = configuration
         self.logger = logger
-        let recovered = layout.recover().sorted {
+        let (entries, partials) = layout.recover()
+        keptPartials = Dictionary(partials.map { ($0.documentID, $0) }) { first, _ in first }
+        let recovered = entries.sorted {
             ($0.lastAccess.tv_sec, $0.lastAccess.tv_nsec) < ($1.lastAccess.tv_sec, $1.lastAccess.tv_nsec)
         }
         book.withLock { book in
@@ -255,20 +262,23 @@ public actor ContentCache {
     public func remove(documentIDs: some Sequence<String>) async {
         var entries: [CacheEntry] = []
         var partials: [String] = []
+        var kept: [PartialMap] = []
         for documentID in documentIDs {
             if let active = transfers.removeValue(forKey: documentID) {
                 active.task.cancel()
                 active.deadline.cancel()
+                // Cancels its range fetches too.
                 active.transfer.finish(.failed(.cancelled))
-                partials.append(active.transfer.temporaryPath)
+                partials += partialPaths(active.transfer)
             }
+            if let partial = keptPartials.removeValue(forKey: documentID) { kept.append(partial) }
             let removed = book.withLock { book in
                 book.downloading.remove(documentID)
                 return book.index.removeValue(forKey: documentID)
             }
             if let removed { entries.append(removed.entry) }
         }
-        await delete(entries: entries, paths: partials)
+        await delete(entries: entries, partials: kept, paths: partials)
     }
 
     public func usage() -> CacheUsage {
@@ -286,7 +296,7 @@ public actor ContentCache {
                 let transfer = active.transfer
                 guard !transfer.phase.isTerminal else { return nil }
                 return CacheInventory.Partial(version: transfer.document.version, bytes: transfer.received)
-            },
+            }.merging(keptPartials.mapValues(CacheInventory.Partial.init)) { active, _ in active },
             limit: configuration.sizeLimit)
     }
 
@@ -310,7 +320,15 @@ public actor ContentCache {
                 logger.debug("cleaned", metadata: ["document": "\(id)"])
             }
         }
-        await delete(entries: removed)
+        // Partial downloads left by a previous run go too (their bytes counted as freed), unless pinned.
+        var partials: [PartialMap] = []
+        for (id, partial) in keptPartials where request.documentIDs?.contains(id) ?? true {
+            guard !pinned.contains(id), !request.pinned.contains(id) else { continue }
+            keptPartials[id] = nil
+            partials.append(partial)
+            result.freedBytes += ByteRanges(partial.ranges).count
+        }
+        await delete(entries: removed, partials: partials)
         return result
     }
 
@@ -319,21 +337,27 @@ public actor ContentCache {
     @discardableResult
     public func evict() async -> Int {
         let free = await pool.run { [layout] in layout.freeSpace() }
-        let evicted = evictFromIndex(free: free)
-        await delete(entries: evicted)
+        let (evicted, partials) = evictFromIndex(free: free)
+        await delete(entries: evicted, partials: partials)
         return evicted.count
     }
 
     /// ``evict()``'s decision, given the free space measured just before: drops the evicted entries from the
-    /// index and returns them, for their files to be deleted.
-    private func evictFromIndex(free measured: Int64?) -> [CacheEntry] {
+    /// index and returns them, for their files to be deleted. Partial downloads a previous run left go first: nobody
+    /// used them since.
+    private func evictFromIndex(free measured: Int64?) -> (entries: [CacheEntry], partials: [PartialMap]) {
         var free = measured ?? .max
-        var bytes = cachedBytes()
+        let partialBytes = keptPartials.values.reduce(0) { $0 + ByteRanges($1.ranges).count }
+        var bytes = cachedBytes() + partialBytes
         func needed() -> Bool { bytes > configuration.sizeLimit || free < configuration.minimumFreeSpace }
         guard needed() else {
             diskShortage = nil
-            return []
+            return ([], [])
         }
+        let partials = Array(keptPartials.values)
+        keptPartials = [:]
+        bytes -= partialBytes
+        free = free > .max - partialBytes ? .max : free + partialBytes
         var evicted: [CacheEntry] = []
         // One locked step, as in clean(_:).
         book.withLock { book in
@@ -350,7 +374,7 @@ public actor ContentCache {
             }
         }
         noteDiskShortage(free: free)
-        return evicted
+        return (evicted, partials)
     }
 
     /// Remembers (for `status`) and logs once when even evicting everything evictable leaves less than the minimum
@@ -387,7 +411,7 @@ public actor ContentCache {
                 }
                 // Every byte is on disk and the commit is under way (its fsyncs run on the blocking pool): wait for
                 // it, so this open sees the committed blob, with its validators, like any cached one.
-                if transfer.hasBytes(upTo: document.size), (try? await transfer.awaitEnd()) != nil { continue }
+                if transfer.hasBytes(0..<document.size), (try? await transfer.awaitEnd()) != nil { continue }
                 switch await transfer.awaitStart() {
                 case .streaming, .completed:
                     return .transfer(transfer)
@@ -455,9 +479,30 @@ public actor ContentCache {
         return .blob(cached.entry, descriptor)
     }
 
-    /// Starts the download unless another open started it while the temporary file was being created.
+    /// Starts the download unless another open started it while the sparse file was being created. A partial download
+    /// of this version that a previous run left is resumed (its bytes are served at once); one of another version
+    /// is deleted.
     private func startTransfer(_ document: CacheDocument) async throws(ContentCacheError) {
-        let (blob, temporaryPath) = layout.newDownload(key: try CacheLayout.key(for: document.id))
+        let key = try CacheLayout.key(for: document.id)
+        if let partial = keptPartials.removeValue(forKey: document.id) {
+            if partial.version == document.version, partial.size == document.size,
+                let descriptor = try? await pool.run({ [layout] () throws(ContentCacheError) in
+                    try Descriptor.open(layout.partialPath(partial.file), flags: O_RDWR)
+                })
+            {
+                guard activeTransfer(document.id) == nil else {
+                    await delete(partials: [partial])
+                    return
+                }
+                return begin(
+                    Transfer(
+                        document: document, blob: partial.file, temporaryPath: layout.partialPath(partial.file),
+                        descriptor: descriptor, fetcher: fetcher, present: ByteRanges(partial.ranges),
+                        resumedETag: partial.etag))
+            }
+            await delete(partials: [partial])
+        }
+        let (blob, temporaryPath) = layout.newDownload(key: key)
         let descriptor = try await pool.run { () throws(ContentCacheError) in
             try Descriptor.open(temporaryPath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
         }
@@ -465,7 +510,21 @@ public actor ContentCache {
             await delete(paths: [temporaryPath])
             return
         }
-        let transfer = Transfer(document: document, blob: blob, temporaryPath: temporaryPath, descriptor: descriptor)
+        begin(
+            Transfer(
+                document: document, blob: blob, temporaryPath: temporaryPath, descriptor: descriptor, fetcher: fetcher))
+    }
+
+    private var fetcher: RangeFetcher {
+        RangeFetcher(
+            downloader: downloader, pool: pool, writes: bodyWrites, support: rangeSupport, layout: layout,
+            logger: logger)
+    }
+
+    /// Runs `transfer`'s job.
+    private func begin(_ transfer: Transfer) {
+        let document = transfer.document
+        let blob = transfer.blob
         let stored = book.withLock { $0.index[document.id]?.entry }
         let job = DownloadJob(
             transfer: transfer,
@@ -506,7 +565,7 @@ public actor ContentCache {
         logger.info("download did not start in time", metadata: ["document": "\(id)"])
         if transfers[id]?.transfer === transfer { transfers[id]?.task.cancel() }
         detach(transfer)
-        await delete(paths: [transfer.temporaryPath])
+        await delete(paths: partialPaths(transfer))
     }
 
     /// The job finished a body of `size` bytes (the metadata's, unless that was 0: unknown): record the blob
@@ -545,11 +604,13 @@ public actor ContentCache {
             return book.index[document.id]?.entry
         }
         detach(transfer)
-        let evicted = evictFromIndex(free: free)
+        let (evicted, partials) = evictFromIndex(free: free)
         transfer.finish(.completed)
         if book.withLock({ $0.index[document.id] }) != nil { announce(entry) }
         let replacedBlob = replaced.flatMap { $0.blob != blob ? layout.blobPath($0.blob) : nil }
-        await delete(entries: evicted, paths: replacedBlob.map { [$0] } ?? [])
+        // The range map names a file that is a blob now; deleting it after the sidecar keeps a crash harmless.
+        await delete(
+            entries: evicted, partials: partials, paths: (replacedBlob.map { [$0] } ?? []) + [mapPath(of: transfer)])
     }
 
     /// The server answered 304: the cached bytes become the new version, keeping their validators.
@@ -597,9 +658,9 @@ public actor ContentCache {
             CommittedCopy(documentID: entry.documentID, version: entry.version, path: layout.blobPath(entry.blob)))
     }
 
-    /// The job failed: delete the partial file, then fail its waiters (who may look for it).
+    /// The job failed: delete the partial file and its range map, then fail its waiters (who may look for it).
     func abandon(_ transfer: Transfer, error: ContentCacheError) async {
-        await delete(paths: [transfer.temporaryPath])
+        await delete(paths: partialPaths(transfer))
         transfer.finish(.failed(error))
         detach(transfer)
         logger.warning("\(error)")
@@ -613,12 +674,24 @@ public actor ContentCache {
     /// Deletes, on the blocking pool, files the bookkeeping no longer names. Blob and partial names are unique per
     /// download, so no later download reuses them while this waits for a thread; a sidecar (named by document)
     /// could only be rewritten meanwhile by a whole new download's commit.
-    private func delete(entries: [CacheEntry] = [], paths: [String] = []) async {
-        guard !entries.isEmpty || !paths.isEmpty else { return }
+    private func delete(entries: [CacheEntry] = [], partials: [PartialMap] = [], paths: [String] = []) async {
+        guard !entries.isEmpty || !partials.isEmpty || !paths.isEmpty else { return }
         await pool.run { [layout] in
             for entry in entries { layout.removeEntry(entry) }
+            for partial in partials { layout.removePartial(partial) }
             for path in paths { unlink(path) }
         }
+    }
+
+    /// A transfer's sparse file and its range map, when it has one (its map may still be written while it ends: the
+    /// next start deletes a map whose file is gone).
+    private func partialPaths(_ transfer: Transfer) -> [String] {
+        [mapPath(of: transfer), transfer.temporaryPath]
+    }
+
+    /// The range map of `transfer`'s document (its id was checked when the transfer started).
+    private func mapPath(of transfer: Transfer) -> String {
+        layout.partialMapPath(key: (try? CacheLayout.key(for: transfer.document.id)) ?? "")
     }
 
     private func detach(_ transfer: Transfer) {
@@ -648,7 +721,10 @@ extension ContentCache {
                 copies[entry.documentID] = layout.copy(entry, lastUsed: CacheLayout.date(lastAccess))
             }
         }
-        return CacheInventory(copies: copies, downloading: [:], limit: limit)
+        // Partial downloads a run left, as its next start keeps them.
+        let partials = CacheLayout(existing: directory).scanPartials().maps
+        let downloading = Dictionary(partials.map { ($0.documentID, CacheInventory.Partial($0)) }) { first, _ in first }
+        return CacheInventory(copies: copies, downloading: downloading, limit: limit)
     }
 
     /// The completed copy of one document in `directory`, nil when there is none: what ``inventory(directory:limit:)``
@@ -668,12 +744,19 @@ extension ContentCache {
         guard access(directory + "/blobs", F_OK) == 0 else { return result }
         let layout = try CacheLayout(root: directory)
         let now = Date()
-        for (entry, lastAccess) in layout.recover() where request.documentIDs?.contains(entry.documentID) ?? true {
+        let (entries, partials) = layout.recover()
+        for (entry, lastAccess) in entries where request.documentIDs?.contains(entry.documentID) ?? true {
             let copy = layout.copy(entry, lastUsed: CacheLayout.date(lastAccess))
             let isPinned = request.pinned.contains(entry.documentID)
             if request.removes(copy, isPinned: isPinned, isOpen: false, now: now, counting: &result) {
                 layout.removeEntry(entry)
             }
+        }
+        // As the daemon's clean: partial downloads go too, their bytes counted as freed.
+        for partial in partials where request.documentIDs?.contains(partial.documentID) ?? true {
+            guard !request.pinned.contains(partial.documentID) else { continue }
+            layout.removePartial(partial)
+            result.freedBytes += ByteRanges(partial.ranges).count
         }
         return result
     }

@@ -38,15 +38,16 @@ public final class ContentHandle: Sendable {
         offset: Int64, length: Int, _ send: (_ descriptor: Int32, _ count: Int) -> Result
     ) -> Result? {
         let count = readable(offset: offset, length: length) ?? 0
-        if count > 0, let transfer, !transfer.hasBytes(upTo: offset + Int64(count)) { return nil }
+        if count > 0, let transfer, !transfer.hasBytes(offset..<offset + Int64(count)) { return nil }
         return withExtendedLifetime(descriptor) { send(descriptor.fd, count) }
     }
 
-    /// Returns once the range is on disk: at once for a complete blob, otherwise as soon as the download has
-    /// written it, without waiting for the rest. The `pread` runs on `pool`.
+    /// Returns once the range is on disk: at once for a complete blob, otherwise as soon as the download's stream or
+    /// a range fetch (``Transfer/awaitBytes(_:)``) has written it, without waiting for the rest. The `pread` runs on
+    /// `pool`.
     func read(offset: Int64, length: Int, on pool: BlockingPool) async throws(ContentCacheError) -> [UInt8] {
         guard let count = readable(offset: offset, length: length) else { return [] }
-        try await transfer?.awaitBytes(upTo: offset + Int64(count))
+        try await transfer?.awaitBytes(offset..<offset + Int64(count))
         return try await pool.run { [descriptor] () throws(ContentCacheError) in
             try descriptor.read(at: offset, count: count)
         }

@@ -1,12 +1,14 @@
+import Foundation
 import Glibc
 import StudIPKit
 import StudIPModel
 import SystemSupport
 
-/// Runs one transfer off the cache actor: asks the downloader, streams the body into the temporary file through a
-/// ``BodyWriter`` (memory stays at a few MiB however large the document), fsyncs and renames it into `blobs/`, and
-/// hands the result to the actor, which alone writes sidecars and changes the index. Writes, `fsync` and `rename`
-/// run on the cache's pool: the task only waits for the network and for them.
+/// Runs one transfer off the cache actor: asks the downloader, streams the body into the sparse file through a
+/// ``BodyWriter`` (memory stays at a few MiB however large the document), stops the stream where the bytes ahead are
+/// present and fetches the remaining gaps by ranges instead (docs/ranges.md, "In the cache"), fsyncs and renames the
+/// complete file into `blobs/`, and hands the result to the actor, which alone writes sidecars and changes the index.
+/// Writes, `fsync` and `rename` run on the cache's pool: the task only waits for the network and for them.
 struct DownloadJob: Sendable {
     let transfer: Transfer
     let request: DownloadRequest
@@ -17,7 +19,38 @@ struct DownloadJob: Sendable {
     /// The most a body of unknown size may have: ``ContentCacheConfiguration/sizeLimit``.
     let sizeCap: Int64
 
+    /// How a stream ended.
+    private enum StreamEnd {
+        /// The body ended after this many bytes.
+        case ended(Int64)
+        /// Stopped before its end because every byte from there on is present.
+        case restPresent
+        /// Stopped at bytes present, so that the gaps after them are fetched by ranges.
+        case gapsByRanges
+    }
+
+    /// The stream checkpoints the range map after this many bytes (``RangeFetcher/checkpoint(_:)``).
+    static let checkpointInterval: Int64 = 8 << 20
+
     func run() async {
+        // A resumed partial: its gaps by ranges, the stream only when ranges do not work.
+        if !transfer.present.isEmpty, transfer.rangesWork {
+            if await fillGaps() {
+                await complete(size: transfer.document.size, etag: transfer.resumedETag, lastModified: nil)
+                return
+            }
+            guard !transfer.phase.isTerminal, !Task.isCancelled else {
+                await cache.abandon(transfer, error: .cancelled)
+                return
+            }
+        }
+        let resuming = !transfer.present.isEmpty
+        // A download that has bytes already asks for the whole document: a 304 would say nothing about them.
+        await stream(resuming ? DownloadRequest(documentID: request.documentID) : request, restarted: false)
+    }
+
+    /// Streams the document from byte 0; `restarted`: again, after range fetches failed once the first stream stopped.
+    private func stream(_ request: DownloadRequest, restarted: Bool) async {
         let response: DownloadResponse
         do {
             response = try await downloader.download(request)
@@ -25,35 +58,85 @@ struct DownloadJob: Sendable {
             await cache.abandon(transfer, error: error == .cancelled ? .cancelled : failure(error))
             return
         }
+        let body: DownloadBody
         switch response {
         case .notModified:
             guard transfer.respond(notModified: true) else { return }
             await cache.commitNotModified(transfer)
-        case .content(let body):
-            // Checked before the transfer counts as started: an open that has not answered yet can still refresh
-            // the metadata and try again instead of failing.
-            if let expected = expectedSize, let length = body.expectedLength, length != expected {
-                await cache.abandon(transfer, error: mismatch(length))
-                return
-            }
-            if expectedSize == nil, let length = body.expectedLength, length > sizeCap {
-                await cache.abandon(transfer, error: tooLarge(length))
-                return
-            }
-            guard transfer.respond(notModified: false) else { return }
-            let size: Int64
-            do throws(ContentCacheError) {
-                size = try await stream(body)
-                try await cache.pool.run { [transfer, blobPath] () throws(ContentCacheError) in
-                    try transfer.descriptor.sync()
-                    try CacheLayout.rename(transfer.temporaryPath, to: blobPath)
-                }
-            } catch {
-                await cache.abandon(transfer, error: error)
-                return
-            }
-            await cache.commit(transfer, blob: blob, size: size, etag: body.etag, lastModified: body.lastModified)
+            return
+        case .content(let content):
+            body = content
         }
+        // Checked before the transfer counts as started: an open that has not answered yet can still refresh the
+        // metadata and try again instead of failing.
+        if let expected = expectedSize, let length = body.expectedLength, length != expected {
+            await cache.abandon(transfer, error: mismatch(length))
+            return
+        }
+        if expectedSize == nil, let length = body.expectedLength, length > sizeCap {
+            await cache.abandon(transfer, error: tooLarge(length))
+            return
+        }
+        // The bytes present must be this version's: a resumed partial or a first stream's ETag must match.
+        if let known = transfer.checkpointState?.etag, let etag = body.etag, known != etag, !transfer.present.isEmpty {
+            let detail = "its content changed on Stud.IP (ETag \(known), now \(etag)) while it downloaded"
+            await cache.abandon(transfer, error: .interrupted(documentID: request.documentID, detail: detail))
+            return
+        }
+        guard transfer.respond(notModified: false) else { return }
+        transfer.streamAnswered(etag: body.etag ?? transfer.resumedETag)
+        let end: StreamEnd
+        do throws(ContentCacheError) {
+            end = try await write(body)
+        } catch {
+            await cache.abandon(transfer, error: error)
+            return
+        }
+        switch end {
+        case .ended(let size):
+            await complete(size: size, etag: body.etag, lastModified: body.lastModified)
+        case .restPresent:
+            await complete(size: transfer.document.size, etag: body.etag, lastModified: body.lastModified)
+        case .gapsByRanges:
+            if await fillGaps() {
+                await complete(size: transfer.document.size, etag: body.etag, lastModified: body.lastModified)
+            } else if transfer.phase.isTerminal || Task.isCancelled {
+                await cache.abandon(transfer, error: .cancelled)
+            } else {
+                // Ranges failed after the stream stopped: stream again. Ranges are off for this download now, so
+                // the new stream runs to the end (or to bytes present up to the end).
+                await stream(DownloadRequest(documentID: request.documentID), restarted: true)
+            }
+        }
+    }
+
+    /// Fetches the missing bytes by ranges, ``RangeFetcher/fillLimit`` at a time, waiting for fetches reads started;
+    /// false when ranges do not work (the caller streams) or the transfer ended.
+    private func fillGaps() async -> Bool {
+        guard let fetcher = transfer.fetcher else { return false }
+        while !Task.isCancelled {
+            switch transfer.nextGap(limit: RangeFetcher.fillLimit) {
+            case .complete: return true
+            case .unavailable: return false
+            case .wait(let generation): await transfer.awaitChange(since: generation)
+            case .fetch(let piece): _ = await fetcher.fetch(piece, into: transfer)
+            }
+        }
+        return false
+    }
+
+    /// Fsyncs the complete file, renames it into `blobs/` and lets the cache commit it.
+    private func complete(size: Int64, etag: String?, lastModified: Date?) async {
+        do throws(ContentCacheError) {
+            try await cache.pool.run { [transfer, blobPath] () throws(ContentCacheError) in
+                try transfer.descriptor.sync()
+                try CacheLayout.rename(transfer.temporaryPath, to: blobPath)
+            }
+        } catch {
+            await cache.abandon(transfer, error: error)
+            return
+        }
+        await cache.commit(transfer, blob: blob, size: size, etag: etag, lastModified: lastModified)
     }
 
     /// The size the body must have; nil when the metadata's is 0, which for a document hosted elsewhere means
@@ -62,37 +145,40 @@ struct DownloadJob: Sendable {
     /// Stud.IP stays empty.
     private var expectedSize: Int64? { transfer.document.size == 0 ? nil : transfer.document.size }
 
-    /// Streams the body to the temporary file; returns its length once all of it is written.
-    private func stream(_ body: DownloadBody) async throws(ContentCacheError) -> Int64 {
+    /// Streams the body into the file until it ends or reaches bytes that make the rest unnecessary; dropping the
+    /// body there cancels its transfer (``DownloadBody``).
+    private func write(_ body: DownloadBody) async throws(ContentCacheError) -> StreamEnd {
         let writer = BodyWriter(transfer: transfer, writes: cache.bodyWrites, pool: cache.pool)
         do throws(ContentCacheError) {
             let expected = expectedSize
             var received: Int64 = 0
-            while let chunk = try await nextChunk(body) {
+            var checkpointed: Int64 = 0
+            while true {
+                if let stop = transfer.streamShouldStop(at: received) {
+                    try await writer.finish()
+                    transfer.streamStopped()
+                    if case .complete = stop { return .restPresent }
+                    return .gapsByRanges
+                }
+                guard let chunk = try await body.nextChunk(of: request.documentID) else { break }
                 received += Int64(chunk.count)
                 if let expected, received > expected { throw mismatch(received) }
                 if expected == nil, received > sizeCap { throw tooLarge(received) }
                 try await writer.append(chunk)
                 guard !Task.isCancelled else { throw .cancelled }
+                if let fetcher = transfer.fetcher, received - checkpointed >= Self.checkpointInterval {
+                    checkpointed = received
+                    await fetcher.checkpoint(transfer)
+                }
             }
             if let expected, received != expected { throw mismatch(received) }
             try await writer.finish()
-            return received
+            transfer.streamStopped()
+            return .ended(received)
         } catch {
             await writer.discard()
+            transfer.streamStopped()
             throw error
-        }
-    }
-
-    private func nextChunk(_ body: DownloadBody) async throws(ContentCacheError) -> [UInt8]? {
-        do {
-            return try await body.next()
-        } catch let error as StudIPError {
-            throw error == .cancelled ? .cancelled : failure(error)
-        } catch is CancellationError {
-            throw .cancelled
-        } catch {
-            throw .interrupted(documentID: request.documentID, detail: String(describing: error))
         }
     }
 
@@ -106,5 +192,20 @@ struct DownloadJob: Sendable {
 
     private func mismatch(_ received: Int64) -> ContentCacheError {
         .sizeMismatch(documentID: request.documentID, expected: transfer.document.size, received: received)
+    }
+}
+
+extension DownloadBody {
+    /// The next chunk, with a failure phrased for the cache: a stream's or a range fetch's.
+    func nextChunk(of documentID: String) async throws(ContentCacheError) -> [UInt8]? {
+        do {
+            return try await next()
+        } catch let error as StudIPError {
+            throw error == .cancelled ? .cancelled : .downloadFailed(documentID: documentID, error)
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            throw .interrupted(documentID: documentID, detail: String(describing: error))
+        }
     }
 }

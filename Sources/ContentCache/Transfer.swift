@@ -2,10 +2,12 @@ import Synchronization
 
 /// One download of one document version, shared by every open and prefetch that wants it.
 ///
-/// The download task advances it; readers wait on it. Its state sits behind a `Mutex` rather than in the cache
-/// actor, so a read of bytes already on disk costs one uncontended lock instead of an actor hop, and a reader
-/// waiting for bytes suspends on a continuation (no thread blocks) that the writer resumes after `pwrite` — and
-/// tells the writer to stop gathering chunks (``BodyWriter``).
+/// Its file is sparse (docs/ranges.md, "In the cache"): the stream from byte 0 and range fetches for reads out of
+/// order write into it, and ``present`` records which bytes are on disk. The download task and the fetches advance
+/// it; readers wait on it. Its state sits behind a `Mutex` rather than in the cache actor, so a read of bytes already
+/// on disk costs one uncontended lock instead of an actor hop, and a reader waiting for bytes suspends on a
+/// continuation (no thread blocks) that the writer resumes after `pwrite` — and tells the stream's writer to stop
+/// gathering chunks (``BodyWriter``).
 final class Transfer: Sendable {
     enum Phase: Sendable {
         /// Waiting for the server's answer (the start deadline applies).
@@ -25,10 +27,24 @@ final class Transfer: Sendable {
         }
     }
 
+    /// What the gap filler (``DownloadJob``) does next.
+    enum Gap: Sendable {
+        /// Every byte is present.
+        case complete
+        /// Fetch these bytes (marked as being fetched).
+        case fetch(Range<Int64>)
+        /// The missing bytes are all being fetched: wait for a change after this generation.
+        case wait(UInt64)
+        /// Ranges do not work for this download (or it ended): read the stream.
+        case unavailable
+    }
+
     private enum Condition {
         case started
-        case bytes(Int64)
+        case range(Range<Int64>)
         case finished
+        /// Anything changed since this generation (bytes present, a fetch ended).
+        case changed(UInt64)
     }
 
     private struct Waiter {
@@ -38,11 +54,23 @@ final class Transfer: Sendable {
 
     private struct State {
         var phase = Phase.starting
-        var written: Int64 = 0
-        /// Bytes the server sent so far, written or not.
-        var received: Int64 = 0
+        var present: ByteRanges
+        /// Bytes range fetches are getting now: nobody asks for them again.
+        var fetching = ByteRanges()
+        /// Bytes the stream has received (written or not); nil while no stream runs.
+        var streamPosition: Int64?
+        /// Bytes writers hold that are not on disk yet (a pin's progress).
+        var unwritten: Int64 = 0
+        /// A range fetch of this download failed: from now on it reads its stream only.
+        var rangesFailed = false
+        /// The `ETag` of the bytes present: the stream's, or the one a resumed partial was recorded with.
+        var etag: String?
+        /// The last fetch a read started: a read that continues where it ended is sequential and fetches more.
+        var lastFetch: Range<Int64>?
+        var generation: UInt64 = 0
+        var fetchTasks: [UInt64: Task<Void, Never>] = [:]
         var waiters: [UInt64: Waiter] = [:]
-        var nextWaiterID: UInt64 = 0
+        var nextID: UInt64 = 0
         /// Whether a reader has waited for bytes not yet on disk.
         var bytesAwaited = false
         /// What to call when one does (``whenBytesAwaited(_:)``).
@@ -52,8 +80,9 @@ final class Transfer: Sendable {
             switch (condition, phase) {
             case (.started, .starting), (.started, .validating): false
             case (.started, _): true
-            case (.bytes(let end), _): written >= end || phase.isTerminal
+            case (.range(let range), _): present.contains(range) || phase.isTerminal
             case (.finished, _): phase.isTerminal
+            case (.changed(let since), _): generation > since || phase.isTerminal
             }
         }
 
@@ -62,60 +91,121 @@ final class Transfer: Sendable {
             for id in ready.keys { waiters[id] = nil }
             return ready.values.map(\.continuation)
         }
+
+        mutating func newID() -> UInt64 {
+            nextID += 1
+            return nextID
+        }
     }
 
     let document: CacheDocument
     /// The blob name the download becomes.
     let blob: String
+    /// The sparse file being filled (`partial/`, ``CacheLayout``).
     let temporaryPath: String
     /// Read-write on the temporary file: the download writes through it, handles opened meanwhile read through it.
     let descriptor: Descriptor
-    private let state = Mutex(State())
+    /// Fetches parts by ranges; nil when this download cannot use them (size unknown or below two bytes).
+    let fetcher: RangeFetcher?
+    /// The `ETag` the bytes already present came with (a resumed partial), nil for a fresh download.
+    let resumedETag: String?
+    private let state: Mutex<State>
 
-    init(document: CacheDocument, blob: String, temporaryPath: String, descriptor: Descriptor) {
+    init(
+        document: CacheDocument, blob: String, temporaryPath: String, descriptor: Descriptor,
+        fetcher: RangeFetcher? = nil, present: ByteRanges = ByteRanges(), resumedETag: String? = nil
+    ) {
         self.document = document
         self.blob = blob
         self.temporaryPath = temporaryPath
         self.descriptor = descriptor
+        self.fetcher = document.size >= 2 ? fetcher : nil
+        self.resumedETag = resumedETag
+        state = Mutex(State(present: present, etag: resumedETag))
     }
 
     var phase: Phase { state.withLock { $0.phase } }
 
     /// Bytes on disk so far.
-    var written: Int64 { state.withLock { $0.written } }
+    var present: ByteRanges { state.withLock { $0.present } }
+
+    /// What a checkpoint records (``RangeFetcher/checkpoint(_:)``); nil once the transfer ended.
+    var checkpointState: (present: ByteRanges, etag: String?)? {
+        state.withLock { $0.phase.isTerminal ? nil : ($0.present, $0.etag) }
+    }
+
+    /// The stream answered with `etag`: the bytes it brings are that version's, from byte 0 on.
+    func streamAnswered(etag: String?) {
+        state.withLock { state in
+            state.etag = etag
+            state.streamPosition = 0
+        }
+    }
+
+    /// Reads waiting for bytes now (tests watch coalescing with it).
+    var waitingReads: Int {
+        state.withLock { $0.waiters.values.filter { if case .range = $0.condition { true } else { false } }.count }
+    }
 
     /// Bytes the server sent so far: on disk or about to be (a pin's progress).
-    var received: Int64 { state.withLock { max($0.received, $0.written) } }
+    var received: Int64 {
+        state.withLock { state in
+            let received = state.present.count + state.unwritten
+            return document.size > 0 ? min(received, document.size) : received
+        }
+    }
 
-    /// Records bytes the server sent, before they are written.
-    func receive(upTo received: Int64) {
-        state.withLock { $0.received = received }
+    /// Records bytes a writer got, before they are written; `streamPosition`: the stream has received this far.
+    func receive(_ count: Int, streamPosition: Int64?) {
+        state.withLock { state in
+            state.unwritten += Int64(count)
+            if let streamPosition { state.streamPosition = streamPosition }
+        }
+    }
+
+    /// The stream stopped (it reached bytes present, or failed over to ranges): reads no longer wait for it.
+    func streamStopped() {
+        _ = update { state in
+            state.streamPosition = nil
+            state.generation += 1
+            return true
+        }
     }
 
     /// The server answered; false when the transfer already ended (deadline, removal) and the answer is moot.
+    /// A stream that answers after range fetches started the transfer (a resumed partial) finds it streaming.
     func respond(notModified: Bool) -> Bool {
         update { state in
+            if !notModified, case .streaming = state.phase { return true }
             guard case .starting = state.phase else { return false }
             state.phase = notModified ? .validating : .streaming
             return true
         }
     }
 
-    /// Records bytes written; false when the transfer was abandoned meanwhile and the download should stop.
-    func advance(to written: Int64) -> Bool {
+    /// Records bytes written; false when the transfer was abandoned meanwhile and the writer should stop.
+    func add(_ range: Range<Int64>) -> Bool {
         update { state in
-            guard case .streaming = state.phase else { return false }
-            state.written = written
+            state.unwritten = max(0, state.unwritten - Int64(range.count))
+            guard !state.phase.isTerminal else { return false }
+            state.present.insert(range)
+            state.generation += 1
             return true
         }
     }
 
+    /// Drops bytes a writer held but will not write (it failed or was discarded).
+    func dropUnwritten(_ count: Int) {
+        state.withLock { $0.unwritten = max(0, $0.unwritten - Int64(count)) }
+    }
+
     func finish(_ phase: Phase) {
-        _ = update { state in
+        let changed = update { state in
             guard !state.phase.isTerminal else { return false }
             state.phase = phase
             return true
         }
+        if changed { cancelFetches() }
     }
 
     /// Fails the transfer only if the server has not answered yet (the start deadline).
@@ -140,11 +230,16 @@ final class Transfer: Sendable {
         if Task.isCancelled { throw .cancelled }
     }
 
-    /// Whether the first `end` bytes are on disk now.
-    func hasBytes(upTo end: Int64) -> Bool {
+    /// Waits until something changes after `generation` (``Gap/wait(_:)``).
+    func awaitChange(since generation: UInt64) async {
+        await wait(for: .changed(generation))
+    }
+
+    /// Whether every byte of `range` is on disk now.
+    func hasBytes(_ range: Range<Int64>) -> Bool {
         state.withLock { state in
             if case .completed = state.phase { return true }
-            return state.written >= end
+            return state.present.contains(range)
         }
     }
 
@@ -157,16 +252,136 @@ final class Transfer: Sendable {
         }
     }
 
-    /// Waits until the first `end` bytes are on disk; throws if the download fails before it gets there.
-    func awaitBytes(upTo end: Int64) async throws(ContentCacheError) {
-        await wait(for: .bytes(end))
-        let (phase, written) = state.withLock { ($0.phase, $0.written) }
-        if written >= end { return }
+    /// Waits until `range` is on disk, fetching it by ranges when the stream will not bring it soon; throws if the
+    /// download fails before it gets there.
+    func awaitBytes(_ range: Range<Int64>) async throws(ContentCacheError) {
+        if let fetcher {
+            for piece in plan(range, fetcher) { startFetch(piece, fetcher) }
+        }
+        await wait(for: .range(range))
+        let (phase, present) = state.withLock { ($0.phase, $0.present) }
+        if present.contains(range) { return }
         switch phase {
         case .completed: return
         case .failed(let error): throw error
         default: throw .cancelled
         }
+    }
+
+    /// The stream is at `position`: whether to stop it. `.complete` when every byte from there on is present;
+    /// `.fetch` (nothing marked) when it reached a present run and ranges work, so the gaps are fetched instead.
+    func streamShouldStop(at position: Int64) -> Gap? {
+        state.withLock { state in
+            let size = document.size
+            guard size > 0, position < size else { return nil }
+            if state.present.contains(position..<size) { return .complete }
+            guard let fetcher, !state.rangesFailed, fetcher.support.isAvailable,
+                state.present.range(containing: position) != nil
+            else { return nil }
+            return .fetch(position..<size)
+        }
+    }
+
+    /// The next bytes the gap filler fetches, at most `limit` of them (and at least two: see ``RangeRequest``).
+    func nextGap(limit: Int64) -> Gap {
+        state.withLock { state in
+            let size = document.size
+            if state.present.contains(0..<size) { return .complete }
+            guard let fetcher, !state.phase.isTerminal, !state.rangesFailed, fetcher.support.isAvailable else {
+                return .unavailable
+            }
+            var claimed = state.present
+            for range in state.fetching.ranges { claimed.insert(range) }
+            guard let gap = claimed.gaps(in: 0..<size).first else { return .wait(state.generation) }
+            let piece = Self.atLeastTwo(gap.lowerBound..<min(gap.upperBound, gap.lowerBound + limit), size: size)
+            state.fetching.insert(piece)
+            return .fetch(piece)
+        }
+    }
+
+    /// Decides the range fetches a read of `range` needs and marks them as being fetched (docs/ranges.md, "In the
+    /// cache"): none when the bytes are present or coming (fetched, or within ``RangeFetcher/streamWindow`` of the
+    /// stream); else the chunk around the first missing byte, larger for a read that continues the last fetch,
+    /// minus what is present or being fetched.
+    private func plan(_ range: Range<Int64>, _ fetcher: RangeFetcher) -> [Range<Int64>] {
+        state.withLock { state in
+            guard !state.phase.isTerminal, !state.rangesFailed, fetcher.support.isAvailable else { return [] }
+            let size = document.size
+            var claimed = state.present
+            for fetching in state.fetching.ranges { claimed.insert(fetching) }
+            let wanted: Range<Int64>
+            if let first = claimed.gaps(in: range).first?.lowerBound {
+                if let stream = state.streamPosition, first < stream + RangeFetcher.streamWindow { return [] }
+                if let last = state.lastFetch, first >= last.upperBound, first < last.upperBound + RangeFetcher.chunk {
+                    wanted = last.upperBound..<min(last.upperBound + Self.grown(last), size)
+                } else {
+                    let start = first / RangeFetcher.chunk * RangeFetcher.chunk
+                    wanted = start..<min(start + RangeFetcher.chunk, size)
+                }
+            } else if let last = state.lastFetch, last.upperBound < size,
+                range.upperBound > last.lowerBound + Int64(last.count) / 2, range.upperBound <= last.upperBound
+            {
+                // Read-ahead: a read in the second half of the last fetch starts the next one, twice as large.
+                if let stream = state.streamPosition, last.upperBound < stream + RangeFetcher.streamWindow { return [] }
+                wanted = last.upperBound..<min(last.upperBound + Self.grown(last), size)
+            } else {
+                return []
+            }
+            state.lastFetch = wanted
+            let pieces = claimed.gaps(in: wanted).map { Self.atLeastTwo($0, size: size) }
+            for piece in pieces { state.fetching.insert(piece) }
+            return pieces
+        }
+    }
+
+    /// The size of the fetch after `last` for a sequential reader: twice as large, up to the read-ahead limit.
+    private static func grown(_ last: Range<Int64>) -> Int64 {
+        min(max(Int64(last.count), RangeFetcher.chunk) * 2, RangeFetcher.readAheadLimit)
+    }
+
+    /// `range` grown by a byte present before or after it when it holds only one.
+    private static func atLeastTwo(_ range: Range<Int64>, size: Int64) -> Range<Int64> {
+        guard range.count < 2 else { return range }
+        return range.lowerBound > 0 ? range.lowerBound - 1..<range.upperBound : range.lowerBound..<range.upperBound + 1
+    }
+
+    /// Runs a range fetch in a task of its own: a cancelled read does not cancel a fetch others may wait for.
+    private func startFetch(_ piece: Range<Int64>, _ fetcher: RangeFetcher) {
+        let id = state.withLock { $0.newID() }
+        let task = Task.detached { [self] in
+            _ = await fetcher.fetch(piece, into: self)
+            _ = state.withLock { $0.fetchTasks.removeValue(forKey: id) }
+        }
+        let ended = state.withLock { state in
+            guard !state.phase.isTerminal else { return true }
+            state.fetchTasks[id] = task
+            return false
+        }
+        if ended { task.cancel() }
+    }
+
+    /// A range fetch of `piece` ended; `failed`: from now on this download reads its stream only.
+    func fetchEnded(_ piece: Range<Int64>, failed: Bool) {
+        _ = update { state in
+            state.fetching.remove(piece)
+            if failed { state.rangesFailed = true }
+            state.generation += 1
+            return true
+        }
+    }
+
+    /// Whether this download may still fetch ranges.
+    var rangesWork: Bool {
+        guard let fetcher else { return false }
+        return !state.withLock { $0.rangesFailed } && fetcher.support.isAvailable
+    }
+
+    private func cancelFetches() {
+        let tasks = state.withLock { state in
+            defer { state.fetchTasks = [:] }
+            return state.fetchTasks.values
+        }
+        for task in tasks { task.cancel() }
     }
 
     private func update(_ change: (inout State) -> Bool) -> Bool {
@@ -182,16 +397,13 @@ final class Transfer: Sendable {
     /// lock, and cancellation sets the task's flag before its handler runs, so no wake-up is lost.
     private func wait(for condition: Condition) async {
         if state.withLock({ $0.satisfies(condition) }) { return }
-        let id = state.withLock { state in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
+        let id = state.withLock { $0.newID() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let (resumeNow, hurry) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
                     if state.satisfies(condition) || Task.isCancelled { return (true, nil) }
                     state.waiters[id] = Waiter(condition: condition, continuation: continuation)
-                    guard case .bytes = condition else { return (false, nil) }
+                    guard case .range = condition else { return (false, nil) }
                     state.bytesAwaited = true
                     return (false, state.onBytesAwaited)
                 }

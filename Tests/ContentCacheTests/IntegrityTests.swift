@@ -26,7 +26,7 @@ import Testing
         #expect(await cache.state(of: "doc", currentVersion: "v1") == .remote)
         #expect(await cache.usage().count == 0)
         #expect(fixture.files(in: "blobs").isEmpty)
-        #expect(fixture.files(in: "tmp").isEmpty)
+        #expect(fixture.files(in: "tmp").isEmpty && fixture.files(in: "partial").isEmpty)
     }
 
     /// Size 0 means unknown (a document hosted elsewhere), so the host's length is taken, but never beyond the
@@ -53,7 +53,7 @@ import Testing
             return received > 1000 && (error as? ContentCacheError)?.errorNumber == EFBIG
         }
         #expect(await cache.state(of: "big", currentVersion: "v1") == .remote)
-        #expect(fixture.files(in: "tmp").isEmpty)
+        #expect(fixture.files(in: "tmp").isEmpty && fixture.files(in: "partial").isEmpty)
         try await cache.prefetch(CacheDocument(id: "fits", size: 0, version: "v1"))
         #expect(cache.cachedSize(of: "fits") == 1000)
         #expect(await cache.usage().count == 1)
@@ -76,7 +76,7 @@ import Testing
             try await cache.read(handle, offset: 20_000, length: 10)
         }
         #expect(await cache.state(of: "doc", currentVersion: "v1") == .remote)
-        #expect(fixture.files(in: "tmp").isEmpty)
+        #expect(fixture.files(in: "tmp").isEmpty && fixture.files(in: "partial").isEmpty)
         #expect(fixture.files(in: "blobs").isEmpty)
     }
 
@@ -98,7 +98,7 @@ import Testing
         try write(Array("{garbage".utf8), to: blobs + "\(try CacheLayout.key(for: "junk")).json")
 
         let cache = try fixture.cache()
-        #expect(fixture.files(in: "tmp").isEmpty)
+        #expect(fixture.files(in: "tmp").isEmpty && fixture.files(in: "partial").isEmpty)
         #expect(fixture.files(in: "blobs").count == 2)
         #expect(await cache.state(of: "kept", currentVersion: "v1") == .cached)
         #expect(await cache.state(of: "partial", currentVersion: "v1") == .remote)
@@ -152,7 +152,7 @@ import Testing
         #expect(await cache.state(of: "streaming", currentVersion: "v1") == .remote)
         #expect(await cache.usage() == CacheUsage(bytes: 0, count: 0, limit: 1 << 40, downloadsInFlight: 0))
         #expect(fixture.files(in: "blobs").isEmpty)
-        #expect(fixture.files(in: "tmp").isEmpty)
+        #expect(fixture.files(in: "tmp").isEmpty && fixture.files(in: "partial").isEmpty)
     }
 
     private func write(_ bytes: [UInt8], to path: String) throws {

@@ -17,7 +17,7 @@ import Testing
         #expect(error.isOffline)
         #expect(error.errorNumber == ENETDOWN)
         #expect(await cache.state(of: "doc", currentVersion: "v1") == .remote)
-        #expect(fixture.files(in: "tmp").isEmpty)
+        #expect(fixture.files(in: "tmp").isEmpty && fixture.files(in: "partial").isEmpty)
     }
 
     @Test func aHangingServerFailsTheOpenAtTheDeadline() async throws {
@@ -30,8 +30,8 @@ import Testing
         #expect(error == .startTimedOut(documentID: "doc", after: .milliseconds(200)))
         #expect(error.errorNumber == ENETDOWN)
         // The deadline fails the open first and deletes the partial file after (a loaded clean-clone run saw it).
-        for _ in 0..<500 where !fixture.files(in: "tmp").isEmpty { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(fixture.files(in: "tmp").isEmpty)
+        for _ in 0..<500 where !fixture.files(in: "partial").isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(fixture.files(in: "tmp").isEmpty && fixture.files(in: "partial").isEmpty)
     }
 
     /// Issue 14.2: an open queued behind downloads that stream is waiting for a busy server, not an unreachable one.

@@ -24,6 +24,15 @@ struct Fixture {
     let directory: String
     let downloader = FakeDownloader()
 
+    /// What a kill -9 leaves for the next run: a copy of `other`'s cache directory as it is now, with a new fake
+    /// server.
+    init(copyOf other: Fixture) throws {
+        self.init()
+        try FileManager.default.createDirectory(
+            atPath: (directory as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: other.directory, toPath: directory)
+    }
+
     init() {
         var template = Array((NSTemporaryDirectory() + "/content-cache-XXXXXX").utf8CString)
         let path = template.withUnsafeMutableBufferPointer { buffer in

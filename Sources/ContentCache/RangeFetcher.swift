@@ -1,0 +1,107 @@
+import Glibc
+import Logging
+import StudIPKit
+import StudIPModel
+import Synchronization
+import SystemSupport
+
+/// Whether the downloader answers byte ranges at all. It says so once for the installation
+/// (``StudIPKit/StudIPError/rangesUnavailable(what:detail:)``), so the cache asks no more for its lifetime.
+final class RangeSupport: Sendable {
+    private let unavailable = Atomic(false)
+
+    var isAvailable: Bool { !unavailable.load(ordering: .relaxed) }
+
+    func markUnavailable() { unavailable.store(true, ordering: .relaxed) }
+}
+
+/// Fetches parts of a document by ranges into its sparse file and records what is on disk in the file's range map
+/// (docs/ranges.md, "In the cache").
+struct RangeFetcher: Sendable {
+    /// Reads out of order fetch whole aligned chunks of this size: a viewer's next read is usually near its last,
+    /// and a request costs a round trip (docs/ranges.md, "In the cache").
+    static let chunk: Int64 = 256 << 10
+    /// A sequential reader's fetches double up to this size.
+    static let readAheadLimit: Int64 = 4 << 20
+    /// Missing bytes less than this far ahead of what the stream has received wait for the stream: at the 5 MB/s of
+    /// issue 30 it gets there in about 0.2 s, about what a range request costs.
+    static let streamWindow: Int64 = 1 << 20
+    /// The largest range the gap filler asks at once, so that a failure costs little and memory stays bounded.
+    static let fillLimit: Int64 = 8 << 20
+
+    let downloader: any DocumentDownloader
+    let pool: BlockingPool
+    let writes: Counter
+    let support: RangeSupport
+    let layout: CacheLayout
+    let logger: Logger
+
+    /// Fetches `piece` into `transfer`'s file, then records it in the range map; false when the fetch failed, after
+    /// which the transfer reads its stream only. The first answer counts as the transfer's start (a resumed
+    /// partial's gap filler starts with a range).
+    func fetch(_ piece: Range<Int64>, into transfer: Transfer) async -> Bool {
+        let document = transfer.document
+        var failed = true
+        defer { transfer.fetchEnded(piece, failed: failed) }
+        let body: DownloadBody
+        do {
+            body = try await downloader.downloadRange(
+                RangeRequest(documentID: document.id, range: piece, documentSize: document.size))
+        } catch {
+            if case .rangesUnavailable = error {
+                if support.isAvailable { logger.info("reading whole documents only: \(error)") }
+                support.markUnavailable()
+            } else if error != .cancelled {
+                logger.info(
+                    "range fetch failed, reading the stream: \(error)", metadata: ["document": "\(document.id)"])
+            }
+            return false
+        }
+        _ = transfer.respond(notModified: false)
+        let writer = BodyWriter(transfer: transfer, offset: piece.lowerBound, stream: false, writes: writes, pool: pool)
+        do throws(ContentCacheError) {
+            var received: Int64 = 0
+            while let chunk = try await body.nextChunk(of: document.id) {
+                received += Int64(chunk.count)
+                guard received <= piece.count else {
+                    throw .sizeMismatch(documentID: document.id, expected: Int64(piece.count), received: received)
+                }
+                try await writer.append(chunk)
+                guard !Task.isCancelled else { throw .cancelled }
+            }
+            guard received == piece.count else {
+                throw .sizeMismatch(documentID: document.id, expected: Int64(piece.count), received: received)
+            }
+            try await writer.finish()
+        } catch {
+            await writer.discard()
+            if error != .cancelled {
+                logger.info(
+                    "range fetch broke off, reading the stream: \(error)", metadata: ["document": "\(document.id)"])
+            }
+            return false
+        }
+        await checkpoint(transfer)
+        failed = false
+        return true
+    }
+
+    /// Records the bytes present in the range map beside the file (``CacheLayout/writePartialMap(_:)``), only after
+    /// they were `fdatasync`ed: a kill -9 at any moment leaves a map that claims only bytes on disk, or none.
+    func checkpoint(_ transfer: Transfer) async {
+        await pool.run { [layout] in
+            guard let (present, etag) = transfer.checkpointState, !present.isEmpty,
+                fdatasync(transfer.descriptor.fd) == 0
+            else { return }
+            let document = transfer.document
+            let map = PartialMap(
+                documentID: document.id, version: document.version, size: document.size, etag: etag,
+                file: transfer.blob, ranges: present.ranges)
+            do throws(ContentCacheError) {
+                try layout.writePartialMap(map)
+            } catch {
+                logger.warning("\(error)")
+            }
+        }
+    }
+}

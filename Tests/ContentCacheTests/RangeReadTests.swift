@@ -1,0 +1,274 @@
+import Foundation
+import Glibc
+import StudIPModel
+import SystemSupport
+import Testing
+
+@testable import ContentCache
+
+/// Issue 30: reads out of order fetch just their bytes by ranges while the stream goes on (docs/ranges.md, "In the
+/// cache"). The fake's stream waits at its gate before its first chunk (`pauseAt = 0`) wherever a test needs the
+/// stream held back, so the order is the test's, not the clock's.
+@Suite struct RangeReadTests {
+    private static let pool = BlockingPool(threads: 2, name: "range-read-tests")
+    private static let chunk = Int(RangeFetcher.chunk)
+
+    /// A fake that serves ranges, with its stream held at byte 0.
+    private static func heldStream(_ fixture: Fixture, servesRanges: Bool = true) {
+        fixture.downloader.configure {
+            $0.servesRanges = servesRanges
+            $0.chunkSize = 64 << 10
+            $0.pauseAt = 0
+        }
+    }
+
+    @Test func theEndOfAnUncached24MBDocumentComesFromOneRangeWhileTheStreamIsHeld() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 24_000_000
+        let (document, bytes) = fixture.document("pdf", size: size)
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        let end = try await within(.seconds(30)) {
+            try await cache.read(handle, offset: Int64(size - 4096), length: 4096)
+        }
+        #expect(end == Array(bytes[(size - 4096)...]))
+        let aligned = Int64(size / Self.chunk * Self.chunk)
+        #expect(fixture.downloader.rangeRequests.map(\.range) == [aligned..<Int64(size)], "one aligned chunk")
+        #expect(fixture.downloader.rangeRequests.first?.documentSize == Int64(size))
+        #expect(fixture.downloader.gate.hasWaiter, "the stream is still held before its first chunk")
+        #expect(fixture.downloader.bytesSent == size - Int(aligned))
+        #expect(await cache.state(of: "pdf", currentVersion: "v1") == .downloading, "not cached while sparse")
+        #expect(fixture.files(in: "blobs").isEmpty)
+        fixture.downloader.gate.open()
+        try await within(.seconds(60)) { try await cache.prefetch(document) }
+        cache.release(handle)
+    }
+
+    @Test func oneRangeRequestPerSeek() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 8 << 20)
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        for offset in [6 << 20, 3 << 20, (5 << 20) + 1000, (3 << 20) + 8192, 6 << 20] {
+            let read = try await within(.seconds(30)) {
+                try await cache.read(handle, offset: Int64(offset), length: 4096)
+            }
+            #expect(read == Array(bytes[offset..<offset + 4096]))
+        }
+        let starts = fixture.downloader.rangeRequests.map(\.range.lowerBound)
+        #expect(starts == [6 << 20, 3 << 20, 5 << 20], "three seeks, each read again is present")
+        #expect(fixture.downloader.rangeRequests.allSatisfy { $0.range.count == Self.chunk })
+        // Bytes within the stream's window wait for it rather than costing a request.
+        let nearTheStream = Task { try await cache.read(handle, offset: 100_000, length: 4096) }
+        try await Self.waitUntil(handle, hasWaitingReads: 1)
+        #expect(fixture.downloader.rangeRequests.count == 3)
+        fixture.downloader.gate.open()
+        #expect(try await nearTheStream.value == Array(bytes[100_000..<104_096]))
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        cache.release(handle)
+    }
+
+    @Test func concurrentReadsOfOneChunkShareOneRequest() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 8 << 20)
+        Self.heldStream(fixture)
+        fixture.downloader.configure { $0.rangesWaitAtGate = true }
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        let base = 5 << 20
+        let reads = (0..<8).map { index in
+            Task { try await cache.read(handle, offset: Int64(base + index * 15_000), length: 10_000) }
+        }
+        try await Self.waitUntil(handle, hasWaitingReads: 8)
+        #expect(fixture.downloader.rangeRequests.count == 1)
+        // A read that is interrupted (FUSE) does not cancel the fetch the others wait for.
+        reads[0].cancel()
+        fixture.downloader.rangeGate.open()
+        for (index, read) in reads.enumerated().dropFirst() {
+            let offset = base + index * 15_000
+            #expect(try await read.value == Array(bytes[offset..<offset + 10_000]))
+        }
+        #expect(fixture.downloader.rangeRequests.count == 1)
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        cache.release(handle)
+    }
+
+    @Test func aSequentialReaderFetchesMoreEachTime() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("video", size: 16 << 20)
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        let start = 2 << 20
+        let end = start + (256 + 512 + 1024 + 2048) * 1024
+        for offset in stride(from: start, to: end, by: 64 << 10) {
+            let read = try await within(.seconds(30)) {
+                try await cache.read(handle, offset: Int64(offset), length: 64 << 10)
+            }
+            #expect(read == Array(bytes[offset..<offset + (64 << 10)]))
+        }
+        let sizes = fixture.downloader.rangeRequests.map(\.range.count)
+        #expect(sizes == [256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20], "\(sizes)")
+        #expect(fixture.downloader.rangeRequests.first?.range.lowerBound == Int64(start))
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        cache.release(handle)
+    }
+
+    /// What evince and mupdf do (issue 30): the end first, then the first pages, then on to the end. One stream, one
+    /// range, and the stream stops where the range begins.
+    @Test func theViewerPatternFetchesAtMostFivePercentMore() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 24_000_000
+        let (document, bytes) = fixture.document("pdf", size: size, etag: "\"e1\"")
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(revalidationInterval: .zero, pool: Self.pool)
+        let handle = try await cache.open(document)
+        let end = try await within(.seconds(30)) {
+            try await cache.read(handle, offset: Int64(size - 4096), length: 4096)
+        }
+        #expect(end == Array(bytes[(size - 4096)...]))
+        fixture.downloader.gate.open()
+        var read: [UInt8] = []
+        read.reserveCapacity(size)
+        while read.count < size {
+            let offset = Int64(read.count)
+            read += try await within(.seconds(30)) { try await cache.read(handle, offset: offset, length: 128 << 10) }
+        }
+        #expect(read == bytes)
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        cache.release(handle)
+        #expect(await cache.state(of: "pdf", currentVersion: "v1") == .cached)
+        #expect(fixture.downloader.bodies == 1 && fixture.downloader.rangeRequests.count == 1)
+        let sent = fixture.downloader.bytesSent
+        #expect(Double(sent) <= 1.05 * Double(size), "\(sent) bytes sent")
+        #expect(sent < size + Self.chunk, "the stream stopped at the range's bytes")
+        // Committed with the stream's ETag although the stream stopped early: the next open revalidates with it.
+        let again = try await cache.open(document)
+        cache.release(again)
+        #expect(fixture.downloader.requests.last?.ifNoneMatch == "\"e1\"")
+    }
+
+    @Test func theStreamStopsWhenTheRestIsPresent() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 4 << 20
+        let (document, bytes) = fixture.document("doc", size: size)
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        // Everything from 1 MiB on by ranges (1 MiB is just outside the stream's window at byte 0).
+        var offset = 1 << 20
+        while offset < size {
+            let position = Int64(offset)
+            let read = try await within(.seconds(30)) {
+                try await cache.read(handle, offset: position, length: 128 << 10)
+            }
+            #expect(read == Array(bytes[offset..<min(offset + (128 << 10), size)]))
+            offset += 128 << 10
+        }
+        let ranged = fixture.downloader.bytesSent
+        #expect(ranged == size - (1 << 20))
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        #expect(fixture.downloader.bytesSent == size, "the stream stopped at 1 MiB")
+        #expect(try await cache.readAll(handle) == bytes)
+        #expect(await cache.state(of: "doc", currentVersion: "v1") == .cached)
+        cache.release(handle)
+    }
+
+    @Test func theStreamStopsAtBytesPresentAndRangesFetchTheGaps() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 8 << 20
+        let (document, bytes) = fixture.document("doc", size: size)
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        for offset in [1 << 20, 6 << 20] {
+            _ = try await within(.seconds(30)) { try await cache.read(handle, offset: Int64(offset), length: 4096) }
+        }
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        #expect(try await cache.readAll(handle) == bytes)
+        #expect(fixture.downloader.bodies == 1)
+        #expect(fixture.downloader.bytesSent == size, "no byte twice")
+        let gaps = fixture.downloader.rangeRequests.dropFirst(2).map(\.range)
+        let chunk = Int64(Self.chunk)
+        #expect(gaps == [(1 << 20) + chunk..<6 << 20, (6 << 20) + chunk..<Int64(size)], "\(gaps)")
+        cache.release(handle)
+    }
+
+    /// A stream-only installation: one range request learns it, for every document, and reads wait for the stream.
+    @Test func rangesUnavailableWaitsForTheStreamAndIsRemembered() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 4 << 20
+        let (first, firstBytes) = fixture.document("first", size: size)
+        let (second, secondBytes) = fixture.document("second", size: size)
+        Self.heldStream(fixture, servesRanges: false)
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(first)
+        let other = try await cache.open(second)
+        let end = Task { try await cache.read(handle, offset: Int64(size - 4096), length: 4096) }
+        try await Self.waitUntil(handle, hasWaitingReads: 1)
+        #expect(fixture.downloader.rangeRequests.count == 1)
+        #expect(cache.withAvailableRange(handle, offset: Int64(size - 4096), length: 4096) { _, _ in true } == nil)
+        let otherEnd = Task { try await cache.read(other, offset: Int64(size - 4096), length: 4096) }
+        try await Self.waitUntil(other, hasWaitingReads: 1)
+        #expect(fixture.downloader.rangeRequests.count == 1, "not asked again for another document")
+        fixture.downloader.gate.open()
+        #expect(try await within(.seconds(30)) { try await end.value } == Array(firstBytes[(size - 4096)...]))
+        #expect(try await within(.seconds(30)) { try await otherEnd.value } == Array(secondBytes[(size - 4096)...]))
+        #expect(fixture.downloader.rangeRequests.count == 1)
+        #expect(fixture.downloader.bodies == 2)
+        cache.release(handle)
+        cache.release(other)
+    }
+
+    @Test func aRangeThatFailsOtherwiseStillGetsTheStreamsBytes() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 4 << 20
+        let (document, bytes) = fixture.document("doc", size: size)
+        let (other, otherBytes) = fixture.document("other", size: size)
+        Self.heldStream(fixture)
+        fixture.downloader.configure { $0.rangeFailure = .serverError(status: 500, what: "sendfile.php") }
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        let otherHandle = try await cache.open(other)
+        let end = Task { try await cache.read(handle, offset: Int64(size - 4096), length: 4096) }
+        try await Self.waitUntil(handle, hasWaitingReads: 1)
+        // This document reads its stream only now.
+        let middle = Task { try await cache.read(handle, offset: 2 << 20, length: 4096) }
+        try await Self.waitUntil(handle, hasWaitingReads: 2)
+        #expect(fixture.downloader.rangeRequests.count == 1)
+        // Another document still uses ranges: the failure was not the installation's.
+        fixture.downloader.configure { $0.rangeFailure = nil }
+        let read = try await within(.seconds(30)) { try await cache.read(otherHandle, offset: 3 << 20, length: 4096) }
+        #expect(read == Array(otherBytes[(3 << 20)..<(3 << 20) + 4096]))
+        #expect(fixture.downloader.rangeRequests.count == 2)
+        fixture.downloader.gate.open()
+        #expect(try await within(.seconds(30)) { try await end.value } == Array(bytes[(size - 4096)...]))
+        #expect(try await within(.seconds(30)) { try await middle.value } == Array(bytes[(2 << 20)..<(2 << 20) + 4096]))
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        #expect(await cache.state(of: "doc", currentVersion: "v1") == .cached)
+        cache.release(handle)
+        cache.release(otherHandle)
+    }
+
+    /// Waits (bounded) until `count` reads of `handle` wait for bytes: they have decided what to fetch.
+    private static func waitUntil(_ handle: ContentHandle, hasWaitingReads count: Int) async throws {
+        try await within(.seconds(30)) {
+            while handle.transfer?.waitingReads != count { try await Task.sleep(for: .milliseconds(5)) }
+        }
+    }
+}
