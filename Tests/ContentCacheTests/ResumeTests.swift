@@ -1,0 +1,165 @@
+import Foundation
+import Glibc
+import SystemSupport
+import Testing
+
+@testable import ContentCache
+
+/// Issue 30: a partial download's range map survives a kill -9 and the next open of the same version resumes it
+/// (docs/ranges.md, "In the cache").
+@Suite struct ResumeTests {
+    private static let pool = BlockingPool(threads: 2, name: "resume-tests")
+
+    /// Range fetches, then a "kill -9": the directory is copied while the cache runs and a new cache opens the copy.
+    /// It serves the bytes present without asking and fetches only the gaps: by ranges, or (stream-only) by the
+    /// stream from byte 0, which stops where the rest is present.
+    @Test(arguments: [true, false])
+    func aKilledCacheResumesFromItsRangeMap(servesRanges: Bool) async throws {
+        let size = 8 << 20
+        let chunk = Int(RangeFetcher.chunk)
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: size, etag: "\"e1\"")
+        fixture.downloader.configure {
+            $0.servesRanges = true
+            $0.chunkSize = 64 << 10
+            $0.pauseAt = 0
+        }
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        for offset in [size - 4096, 4 << 20] {
+            _ = try await within(.seconds(30)) { try await cache.read(handle, offset: Int64(offset), length: 4096) }
+        }
+        let present = ByteRanges([(4 << 20)..<(4 << 20) + Int64(chunk), Int64(size - chunk)..<Int64(size)])
+        let mapPath = fixture.directory + "/partial/" + (try CacheLayout.key(for: "doc")) + ".json"
+        try await within(.seconds(30)) {
+            while (try? JSONDecoder().decode(PartialMap.self, from: Data(contentsOf: URL(fileURLWithPath: mapPath))))
+                .map({ ByteRanges($0.ranges) }) != present
+            {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        let restarted = try Fixture(copyOf: fixture)
+        defer { restarted.remove() }
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        cache.release(handle)
+
+        restarted.downloader.set("doc", bytes, etag: "\"e1\"")
+        restarted.downloader.configure {
+            $0.servesRanges = servesRanges
+            $0.chunkSize = 64 << 10
+            $0.pauseAt = 0
+            $0.rangesWaitAtGate = true
+        }
+        let resumed = try restarted.cache(pool: Self.pool)
+        #expect(await resumed.state(of: "doc", currentVersion: "v1") == .remote, "not cached: bytes are missing")
+        #expect(await resumed.inventory().downloading["doc"]?.bytes == present.count)
+        #expect(restarted.files(in: "blobs").isEmpty)
+        let again = try await within(.seconds(30)) { try await resumed.open(document) }
+        // Present bytes are served at once, while the gaps' answers are held.
+        let end = resumed.withAvailableRange(again, offset: Int64(size - 4096), length: 4096) { descriptor, count in
+            [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                initialized = max(0, pread(descriptor, buffer.baseAddress, count, off_t(size - 4096)))
+            }
+        }
+        #expect(end == Array(bytes[(size - 4096)...]))
+        let middle = try await within(.seconds(30)) { try await resumed.read(again, offset: 4 << 20, length: 4096) }
+        #expect(middle == Array(bytes[(4 << 20)..<(4 << 20) + 4096]))
+        restarted.downloader.rangeGate.open()
+        restarted.downloader.gate.open()
+        try await within(.seconds(30)) { try await resumed.prefetch(document) }
+        #expect(try await resumed.readAll(again) == bytes)
+        resumed.release(again)
+        #expect(await resumed.state(of: "doc", currentVersion: "v1") == .cached)
+        if servesRanges {
+            #expect(
+                restarted.downloader.rangeRequests.map(\.range)
+                    == [0..<(4 << 20), (4 << 20) + Int64(chunk)..<Int64(size - chunk)])
+            #expect(restarted.downloader.requests.isEmpty, "no stream")
+            #expect(restarted.downloader.bytesSent == size - Int(present.count))
+        } else {
+            #expect(restarted.downloader.rangeRequests.count == 1, "one request learns there are no ranges")
+            #expect(restarted.downloader.requests.count == 1)
+            #expect(restarted.downloader.bytesSent == size - chunk, "the stream stops where the rest is present")
+        }
+        #expect(restarted.files(in: "partial").isEmpty)
+    }
+
+    /// A map that claims more than its file holds is clipped to the file; a torn map, a file without a map and a
+    /// map of another version are deleted. Nothing wrong is served.
+    @Test func aMapIsBelievedOnlyForWhatItsFileHolds() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (short, shortBytes) = fixture.document("short", size: 5000)
+        let (torn, tornBytes) = fixture.document("torn", size: 5000)
+        let (newer, newerBytes) = fixture.document("newer", size: 5000, version: "v2")
+        _ = try fixture.cache()
+        let partial = fixture.directory + "/partial/"
+        let shortKey = try CacheLayout.key(for: "short")
+        let tornKey = try CacheLayout.key(for: "torn")
+        let newerKey = try CacheLayout.key(for: "newer")
+        try Self.write(Array(shortBytes[0..<1000]), to: partial + shortKey + ".1.partial")
+        try Self.write(Self.map("short", file: shortKey + ".1", ranges: "[[0,5000]]"), to: partial + shortKey + ".json")
+        try Self.write(Array(repeating: 0xEE, count: 5000), to: partial + tornKey + ".2.partial")
+        try Self.write(Array(#"{"documentID":"torn","version":"v1","size":50"#.utf8), to: partial + tornKey + ".json")
+        try Self.write(Array(repeating: 0xEE, count: 5000), to: partial + newerKey + ".3.partial")
+        try Self.write(Self.map("newer", file: newerKey + ".3", ranges: "[[0,5000]]"), to: partial + newerKey + ".json")
+        try Self.write([1, 2, 3], to: partial + shortKey + ".4.partial")
+        fixture.downloader.configure { $0.servesRanges = true }
+
+        let cache = try fixture.cache()
+        #expect(
+            fixture.files(in: "partial")
+                == [newerKey + ".3.partial", newerKey + ".json", shortKey + ".1.partial", shortKey + ".json"].sorted())
+        let inventory = await cache.inventory()
+        #expect(inventory.downloading["short"]?.bytes == 1000, "clipped to the file's 1000 bytes")
+        #expect(inventory.downloading["torn"] == nil)
+        #expect(try await cache.load(short) == shortBytes)
+        #expect(fixture.downloader.rangeRequests.map(\.range) == [1000..<5000])
+        #expect(try await cache.load(torn) == tornBytes)
+        #expect(try await cache.load(newer) == newerBytes, "v1's partial is not v2's")
+        #expect(fixture.downloader.rangeRequests.count == 1 && fixture.downloader.requests.count == 2)
+        #expect(fixture.files(in: "partial").isEmpty)
+    }
+
+    /// `campusfs cache clean` (with and without a daemon) and eviction delete a partial a previous run left.
+    @Test func cleanAndEvictionDeleteKeptPartials() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (_, bytes) = fixture.document("doc", size: 5000)
+        let key = try CacheLayout.key(for: "doc")
+        let partial = fixture.directory + "/partial/"
+        func leave() throws {
+            try Self.write(Array(bytes[0..<3000]), to: partial + key + ".1.partial")
+            try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".json")
+        }
+        _ = try fixture.cache()
+        try leave()
+        #expect(ContentCache.inventory(directory: fixture.directory, limit: 1).downloading["doc"]?.bytes == 3000)
+        #expect(try ContentCache.clean(directory: fixture.directory, CleanRequest()).freedBytes == 3000)
+        #expect(fixture.files(in: "partial").isEmpty)
+
+        try leave()
+        let cleaning = try fixture.cache()
+        #expect(await cleaning.clean(CleanRequest(pinned: ["doc"])).freedBytes == 0, "pinned")
+        #expect(await cleaning.clean(CleanRequest()).freedBytes == 3000)
+        #expect(fixture.files(in: "partial").isEmpty)
+
+        try leave()
+        let evicting = try fixture.cache(sizeLimit: 1000)
+        #expect(await evicting.inventory().downloading["doc"]?.bytes == 3000)
+        await evicting.evict()
+        #expect(fixture.files(in: "partial").isEmpty)
+        #expect(await evicting.inventory().downloading.isEmpty)
+    }
+
+    private static func map(_ id: String, version: String = "v1", file: String, ranges: String) -> [UInt8] {
+        Array(
+            #"{"documentID":"\#(id)","version":"\#(version)","size":5000,"file":"\#(file)","ranges":\#(ranges)}"#.utf8)
+    }
+
+    private static func write(_ bytes: [UInt8], to path: String) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+}
