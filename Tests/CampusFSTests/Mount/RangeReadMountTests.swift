@@ -5,7 +5,7 @@ import Testing
 @testable import StudIPSimulator
 
 /// Issue 30 on a real mount (docs/ranges.md): a read out of order of an uncached document is answered by a byte
-/// range while the sequential download goes on, and the document is still downloaded once. The daemon is a process
+/// range while the sequential download goes on, one range per read, and the document is still downloaded once. The daemon is a process
 /// (``DaemonTests/with``), the simulator is throttled so that the stream takes seconds, and what the simulator sent
 /// is read from its counters right after each read, in the reading process: no timing is asserted.
 @Suite(.serialized)
@@ -15,8 +15,9 @@ struct RangeReadMountTests {
     /// 2 MB/s: the stream needs 12 s to reach the document's end, so a read there answered in the meantime can only
     /// have come from a range.
     static let bandwidth = 2_000_000
-    /// A viewer's reads: the end first (a PDF's cross-reference table), then a few pages far apart.
-    static let viewerReads = [size - 4096, 18_000_000, 12_000_000, 6_000_000]
+    /// A viewer's reads: the end first (a PDF's cross-reference table), then a few pages far apart, all far beyond
+    /// where the stream is while they run (it reaches 12 MB after 6 s).
+    static let viewerReads = [size - 4096, 20_000_000, 16_000_000, 12_000_000]
     static let name = "Aufzeichnung.bin"
     static let path = DaemonTests.course + "/" + name
     static let rangeRoute = "web GET sendfile.php range"
@@ -57,8 +58,7 @@ struct RangeReadMountTests {
             }
 
             let stats = try await Self.cached(setup, id)
-            #expect(stats.routes[Self.rangeRoute, default: 0] == reads.last?.ranges, "no range request after the reads")
-            Self.expectOneDownload(stats)
+            Self.expectDownloadedOnce(stats)
             try await Self.expectTheServersBytes(setup, id)
         }
     }
@@ -89,7 +89,7 @@ struct RangeReadMountTests {
 
             let stats = try await Self.cached(setup, id)
             #expect(stats.routes[Self.rangeRoute] == nil, "\(stats.routes)")
-            Self.expectOneDownload(stats)
+            Self.expectDownloadedOnce(stats)
             try await Self.expectTheServersBytes(setup, id)
         }
     }
@@ -172,14 +172,12 @@ struct RangeReadMountTests {
         return setup.sim.statistics.snapshot()
     }
 
-    /// The whole document in one piece besides the ranges (the sequential download), and at most 1.05 × its size sent
-    /// in all (the issue's bound for a viewer's reads), so no second download and no byte fetched twice without need.
-    /// By bytes, not by requests: a `Range: bytes=0-0` probe of the content route, which a 5.0.7 answers with the start
-    /// of the whole document before the client hangs up, is a request of that route too.
-    static func expectOneDownload(_ stats: Statistics.Snapshot) {
+    /// The document downloaded once: at most 1.05 × its size sent in all (the issue's bound for a viewer's reads), so
+    /// no second download and no byte fetched twice without need. Counted in bytes, not requests: the rest of the
+    /// document may come by the stream or by ranges filling the gaps (docs/ranges.md), and a `Range: bytes=0-0` probe
+    /// of the content route, which a 5.0.7 answers with the start of the whole document, is a request of that route.
+    static func expectDownloadedOnce(_ stats: Statistics.Snapshot) {
         let total = stats.bytesSent.values.reduce(0, +)
-        let ranges = stats.bytesSent[rangeRoute] ?? 0
-        #expect(total - ranges >= size, "the document was not downloaded in one piece: \(stats.bytesSent)")
         #expect(total <= size + size / 20, "more than 1.05 × the size: \(stats.bytesSent); \(stats.routes)")
     }
 
