@@ -191,6 +191,23 @@ public actor ServerLink: DocumentDownloader {
         }
     }
 
+    /// Like ``download(_:)``. ``StudIPError/rangesUnavailable(what:detail:)`` says nothing about the server being
+    /// online or the login working (``record(_:)`` ignores it): the caller reads the stream instead.
+    public func downloadRange(_ request: RangeRequest) async throws(StudIPError) -> DownloadBody {
+        let source = try await connected()
+        guard let downloader = source.downloader else {
+            throw .rangesUnavailable(what: "document \(request.documentID)", detail: "this source cannot download")
+        }
+        do throws(StudIPError) {
+            let body = try await downloader.downloadRange(request)
+            recordSuccess()
+            return body.wasRedirected ? body : reportingBreaks(of: body)
+        } catch {
+            record(error)
+            throw error
+        }
+    }
+
     /// `body`, which tells the link when it breaks off. The server answered, so a break alone does not make it
     /// offline (a reset on the way), but it may have died mid-download: ``checkAfterBreak()`` asks it once.
     private func reportingBreaks(of body: DownloadBody) -> DownloadBody {

@@ -47,6 +47,33 @@ func makeAuthenticator(
     }
 }
 
+/// The web session `sendfile.php` needs for byte ranges (docs/ranges.md, "On the wire").
+struct WebSession: Sendable {
+    let authenticator: any Authenticator
+    /// A session of its own beside an API login with Basic: its refusal says nothing about that login.
+    let isOwn: Bool
+
+    /// The login itself where it is a web session (the form, single sign-on, a given cookie); for Basic a session of
+    /// its own through the login form with the same password, the one the form fallback uses where it is on (never
+    /// two logins); none for OAuth2 tokens.
+    init?(_ credentials: Credentials, api: any Authenticator) {
+        switch credentials {
+        case .webLogin, .singleSignOn, .sessionCookie:
+            authenticator = api
+            isOwn = false
+        case .basic(let username, let password):
+            authenticator =
+                (api as? BasicOrFormAuthenticator)?.form
+                ?? SessionAuthenticator { transport async throws(StudIPError) in
+                    try await WebLogin.logIn(username: username, password: password, transport: transport)
+                }
+            isOwn = true
+        case .bearer:
+            return nil
+        }
+    }
+}
+
 /// Basic or a given session cookie: nothing to renew, a 401 means the credentials are wrong or expired.
 struct FixedAuthenticator: Authenticator {
     let headers: [String: String]
@@ -63,7 +90,7 @@ struct FixedAuthenticator: Authenticator {
 /// reported as the first (docs/login.md).
 actor BasicOrFormAuthenticator: Authenticator {
     private let basic: FixedAuthenticator
-    private let form: SessionAuthenticator
+    let form: SessionAuthenticator
     private var usesForm = false
 
     init(basic: FixedAuthenticator, form: SessionAuthenticator) {

@@ -42,6 +42,12 @@ public struct ClientConfiguration: Sendable {
     /// starve an `open` and a long download does not hold up metadata requests.
     public var maxConcurrentDownloads = 4
     public var downloadTimeouts = DownloadTimeouts()
+    /// Byte-range requests in flight at once (docs/ranges.md): a limit of their own, so a read out of order never
+    /// waits behind the ``maxConcurrentDownloads`` streams.
+    public var maxConcurrentRangeRequests = 2
+    /// The shortest time between two new logins for `sendfile.php`'s web session after it expired (docs/ranges.md):
+    /// a session that keeps ending must not become a login per read.
+    public var rangeSessionRenewalInterval: Duration = .seconds(60)
     /// When to stop asking a server whose requests keep timing out (``CircuitBreaker``).
     public var breaker = BreakerPolicy()
 

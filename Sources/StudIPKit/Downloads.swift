@@ -85,10 +85,15 @@ extension LegacyRESTSource: DocumentDownloader {
 // MARK: - Starting a download
 
 extension HTTPTransport {
-    /// Where a download's first hops ended.
-    private enum Head {
+    /// Where a download's hops ended.
+    enum Opened {
         case notModified
         case content(HTTPClientResponse, server: String, redirected: Bool)
+    }
+
+    /// Where a download's hops ended with one set of credentials.
+    enum Head {
+        case opened(Opened)
         /// The installation answered 401: the credentials need renewing.
         case rejected
     }
@@ -116,30 +121,19 @@ extension HTTPTransport {
         guard await downloadLimiter.acquire() else { throw .cancelled }
         let permit = DownloadPermit(limiter: downloadLimiter)
         do throws(StudIPError) {
-            var renewed = false
-            while true {
-                let credentials = try await authenticator.headers(transport: self)
-                switch try await follow(
-                    url, conditions: conditions, credentials: credentials, what: what, refusal: refusal)
-                {
-                case .notModified:
-                    permit.release()
-                    return .notModified
-                case .content(let response, let server, let redirected):
-                    let body = DownloadStream.body(
-                        of: response, what: what, server: server, idle: downloadTimeouts.idle, permit: permit)
-                    return .content(
-                        DownloadBody(
-                            expectedLength: body.expectedLength,
-                            etag: readsETag ? response.headers.first(name: "etag") : nil,
-                            lastModified: response.headers.first(name: "last-modified").flatMap(HTTPDate.parse),
-                            wasRedirected: redirected, next: body.next))
-                case .rejected:
-                    guard !renewed, try await authenticator.renew(afterRejecting: credentials, transport: self) else {
-                        throw .authenticationFailed(server: installation.serverName)
-                    }
-                    renewed = true
-                }
+            switch try await open(url, conditions: conditions, what: what, refusal: refusal) {
+            case .notModified:
+                permit.release()
+                return .notModified
+            case .content(let response, let server, let redirected):
+                let body = DownloadStream.body(
+                    of: response, what: what, server: server, idle: downloadTimeouts.idle, permit: permit)
+                return .content(
+                    DownloadBody(
+                        expectedLength: body.expectedLength,
+                        etag: readsETag ? response.headers.first(name: "etag") : nil,
+                        lastModified: response.headers.first(name: "last-modified").flatMap(HTTPDate.parse),
+                        wasRedirected: redirected, next: body.next))
             }
         } catch {
             permit.release()
@@ -147,10 +141,32 @@ extension HTTPTransport {
         }
     }
 
-    /// Requests `url` and the redirects it answers with, at most ``Redirect/maxHops`` of them.
-    private func follow(
+    /// Follows `url` with the authenticator's credentials, renewed once when Stud.IP answers 401.
+    func open(
+        _ url: String, conditions: [String: String], what: String,
+        refusal: (HTTPResponse) -> StudIPError? = { _ in nil }
+    ) async throws(StudIPError) -> Opened {
+        var renewed = false
+        while true {
+            let credentials = try await authenticator.headers(transport: self)
+            switch try await follow(url, conditions: conditions, credentials: credentials, what: what, refusal: refusal)
+            {
+            case .opened(let opened):
+                return opened
+            case .rejected:
+                guard !renewed, try await authenticator.renew(afterRejecting: credentials, transport: self) else {
+                    throw .authenticationFailed(server: installation.serverName)
+                }
+                renewed = true
+            }
+        }
+    }
+
+    /// Requests `url` and the redirects it answers with, at most ``Redirect/maxHops`` of them. `conditions` go to
+    /// every hop, `credentials` only to the installation's own origin.
+    func follow(
         _ url: String, conditions: [String: String], credentials: [String: String], what: String,
-        refusal: (HTTPResponse) -> StudIPError?
+        refusal: (HTTPResponse) -> StudIPError? = { _ in nil }
     ) async throws(StudIPError) -> Head {
         var target = url
         for hop in 0...Redirect.maxHops {
@@ -160,9 +176,9 @@ extension HTTPTransport {
             if own { headers.merge(credentials) { _, new in new } }
             switch try await start(target, headers: headers, what: what, server: server, refusal: refusal) {
             case .streaming(let response):
-                return .content(response, server: server, redirected: hop > 0)
+                return .opened(.content(response, server: server, redirected: hop > 0))
             case .answered(let response) where response.status == 304:
-                return .notModified
+                return .opened(.notModified)
             case .answered(let response) where Redirect.isRedirect(status: response.status):
                 guard hop < Redirect.maxHops else {
                     throw .malformedResponse(what: what, detail: "more than \(Redirect.maxHops) redirects")
@@ -243,7 +259,7 @@ extension HTTPTransport {
     }
 
     /// A non-2xx answer with its (small) body; a body too large to be a message is left out.
-    private static func read(_ response: HTTPClientResponse) async -> HTTPResponse {
+    static func read(_ response: HTTPClientResponse) async -> HTTPResponse {
         var headers: [String: [String]] = [:]
         for (name, value) in response.headers {
             headers[name.lowercased(), default: []].append(value)
@@ -318,11 +334,13 @@ actor DownloadStream {
         self.permit = permit
     }
 
-    /// The announced length and the reader of `response`'s body, which takes over `permit`.
+    /// The announced length and the reader of `response`'s body, which takes over `permit`. `length`, when given,
+    /// is what the body must hold whatever the headers say (a range: docs/ranges.md).
     static func body(
-        of response: HTTPClientResponse, what: String, server: String, idle: Duration, permit: DownloadPermit
+        of response: HTTPClientResponse, what: String, server: String, idle: Duration, permit: DownloadPermit,
+        length: Int64? = nil
     ) -> (expectedLength: Int64?, next: @Sendable () async throws -> [UInt8]?) {
-        let length = response.headers.first(name: "content-length").flatMap { Int64($0) }
+        let length = length ?? response.headers.first(name: "content-length").flatMap { Int64($0) }
         let stream = DownloadStream(
             response: response, expectedLength: length, what: what, server: server, idle: idle, permit: permit)
         return (length, { try await stream.next() })
@@ -340,6 +358,11 @@ actor DownloadStream {
                 guard buffer.readableBytes > 0 else { continue }
                 iterator = current
                 received += Int64(buffer.readableBytes)
+                if let expectedLength, received > expectedLength {
+                    throw fail(
+                        .malformedResponse(
+                            what: what, detail: "\(server) sent more than the \(expectedLength) bytes expected"))
+                }
                 return Array(buffer.readableBytesView)
             }
         } catch {

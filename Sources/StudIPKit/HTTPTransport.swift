@@ -58,6 +58,8 @@ final class HTTPTransport: Sendable {
     let downloadClient: HTTPClient
     let downloadLimiter: ConcurrencyLimiter
     let downloadTimeouts: DownloadTimeouts
+    /// How this connection fetches byte ranges (RangeDownloads.swift).
+    let ranges: RangeSupport
 
     private struct Counters {
         /// Requests charged to the budget.
@@ -100,9 +102,12 @@ final class HTTPTransport: Sendable {
         var downloadConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: TimeAmount(downloadTimeouts.connect), read: TimeAmount(downloadTimeouts.idle)))
+        ranges = RangeSupport(configuration, api: authenticator)
+        // Room for the range requests beside the streams: neither waits for the other's connections.
         downloadConfiguration.connectionPool = .init(
             idleTimeout: .seconds(60),
-            concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConcurrentDownloads))
+            concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConcurrentDownloads)
+                + max(1, configuration.maxConcurrentRangeRequests))
         downloadConfiguration.connectionPool.retryConnectionEstablishment = false
         downloadClient = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: downloadConfiguration)

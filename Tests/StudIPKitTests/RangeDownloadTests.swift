@@ -1,0 +1,410 @@
+import Foundation
+import StudIPModel
+import TestSupport
+import Testing
+
+@testable import StudIPKit
+@testable import StudIPSimulator
+
+/// Issue 30, the client side (docs/ranges.md, "On the wire"): `downloadRange` through `sendfile.php` with a web
+/// session, or the JSON:API content route where it answers ranges; every answer verified; nothing else taken.
+@Suite("Byte ranges")
+struct RangeDownloadTests {
+    static let apis: [ClientConfiguration.API] = [.jsonAPI, .legacyREST]
+    static let sendfileRange = "web GET sendfile.php range"
+    static let sendfile = "web GET sendfile.php"
+    static let content = "jsonapi GET file-refs/{id}/content"
+    /// The size of ``DownloadTests/bigFixture``.
+    static let bigSize: Int64 = 1_572_987
+
+    static func webLogin(_ sim: Simulator, api: ClientConfiguration.API = .jsonAPI) -> ClientConfiguration {
+        Harness.configuration(sim, api: api, credentials: .webLogin(username: "test_autor", password: Harness.password))
+    }
+
+    static func routes(_ sim: Simulator) -> [String: Int] { sim.statistics.snapshot().routes }
+
+    /// The range's bytes and how many the body announced.
+    static func bytes(
+        _ downloader: any DocumentDownloader, _ id: String, _ range: Range<Int64>, size: Int64
+    ) async throws -> Data {
+        let body = try await downloader.downloadRange(RangeRequest(documentID: id, range: range, documentSize: size))
+        #expect(body.expectedLength == Int64(range.count))
+        return try await DownloadTests.readAll(body)
+    }
+
+    static func slice(_ data: Data, _ range: Range<Int64>) -> Data {
+        data.subdata(in: Int(range.lowerBound)..<Int(range.upperBound))
+    }
+
+    /// What `downloadRange` throws, nil when it returns a body.
+    static func failure(
+        _ downloader: any DocumentDownloader, _ id: String, _ range: Range<Int64>, size: Int64
+    ) async -> StudIPError? {
+        await Harness.error { () async throws(StudIPError) in
+            try await downloader.downloadRange(RangeRequest(documentID: id, range: range, documentSize: size))
+        }
+    }
+
+    static func isRangesUnavailable(_ error: StudIPError?) -> Bool {
+        if case .rangesUnavailable = error { true } else { false }
+    }
+
+    // MARK: sendfile.php with a web session
+
+    @Test(
+        "a web-login user: sendfile.php answers the ranges, one request each, the bytes of the document",
+        arguments: apis)
+    func webLoginUser(api: ClientConfiguration.API) async throws {
+        try await withSimulator { sim async throws in
+            let size = 16 << 20
+            let id = try sim.addDocument(size: size)
+            let expected = try sim.expectedBytes(of: id)
+            try await withSource(Self.webLogin(sim, api: api)) { source in
+                let downloader = try #require(source.downloader)
+                sim.resetStatistics()
+                let ranges: [Range<Int64>] = [Int64(size) - 4096..<Int64(size), 0..<2, 1_000_000..<1_065_536]
+                for range in ranges {
+                    let bytes = try await Self.bytes(downloader, id, range, size: Int64(size))
+                    #expect(bytes == Self.slice(expected, range), "\(range)")
+                }
+                let routes = Self.routes(sim)
+                #expect(routes[Self.sendfileRange] == ranges.count, "\(routes)")
+                #expect(routes[LoginFlowTests.loginPost] == nil, "the API's session, no second login: \(routes)")
+                let stats = sim.statistics.snapshot()
+                #expect(stats.bytesSent[Self.sendfileRange] == ranges.reduce(0) { $0 + $1.count })
+                if api == .jsonAPI {
+                    // The probe: the content route of 5.0.7 answers 200; its body is dropped, not downloaded.
+                    #expect(routes[Self.content] == 1, "\(routes)")
+                    #expect((stats.bytesSent[Self.content] ?? 0) < size / 2, "\(stats.bytesSent)")
+                } else {
+                    #expect(routes[Self.content] == nil && routes["rest GET file/{id}/download"] == nil, "\(routes)")
+                }
+            }
+        }
+    }
+
+    @Test("a Basic user: a session of its own through the login form, once, on the first range", arguments: apis)
+    func basicUser(api: ClientConfiguration.API) async throws {
+        try await withSimulator { sim async throws in
+            let id = DownloadTests.bigFixture
+            let expected = try sim.expectedBytes(of: id)
+            let size = Int64(expected.count)
+            try await withSource(Harness.configuration(sim, api: api)) { source in
+                let downloader = try #require(source.downloader)
+                #expect(Self.routes(sim)[LoginFlowTests.loginPost] == nil, "Basic lists without a session")
+                for range in [size - 100..<size, 10..<20, 500_000..<600_000] {
+                    #expect(try await Self.bytes(downloader, id, range, size: size) == Self.slice(expected, range))
+                }
+                let routes = Self.routes(sim)
+                #expect(routes[LoginFlowTests.loginPost] == 1, "one login for all ranges: \(routes)")
+                #expect(routes[Self.sendfileRange] == 3, "\(routes)")
+            }
+        }
+    }
+
+    @Test("Basic where no login form gives a session: ranges unavailable, never a login failure, not tried again")
+    func basicUserWithoutForm() async throws {
+        try await withSimulator { sim async throws in
+            // A front page without a login form (an installation that logs in through single sign-on only, say).
+            try await withSource(Harness.configuration(sim, api: .legacyREST)) { source in
+                let downloader = try #require(source.downloader)
+                sim.inject(
+                    Fault(action: .body("<html><form><input type=\"text\"></form></html>"), pathContains: "index.php"))
+                let id = DownloadTests.bigFixture
+                let first = await Self.failure(downloader, id, 0..<100, size: Self.bigSize)
+                #expect(Self.isRangesUnavailable(first), "\(String(describing: first))")
+                #expect(Self.routes(sim)["fault"] == 1, "the login page was asked once")
+                let second = await Self.failure(downloader, id, 0..<100, size: Self.bigSize)
+                #expect(Self.isRangesUnavailable(second))
+                #expect(Self.routes(sim)["fault"] == 1, "not asked again: \(Self.routes(sim))")
+                #expect(Self.routes(sim)[Self.sendfileRange] == nil)
+            }
+        }
+    }
+
+    // MARK: OAuth2 and the content route
+
+    @Test("OAuth2 on 5.0.7's behaviour: one probe, then no ranges and no requests")
+    func bearerWithoutContentRanges() async throws {
+        try await withSimulator(flavour: .v55) { sim async throws in
+            let credentials = try DownloadTests.credentials(sim)[1]
+            try await withSource(Harness.configuration(sim, api: .jsonAPI, credentials: credentials)) { source in
+                let downloader = try #require(source.downloader)
+                let id = DownloadTests.bigFixture
+                sim.resetStatistics()
+                let first = await Self.failure(downloader, id, 1000..<2000, size: Self.bigSize)
+                #expect(Self.isRangesUnavailable(first), "\(String(describing: first))")
+                #expect(Self.routes(sim) == [Self.content: 1], "the probe alone: \(Self.routes(sim))")
+                let second = await Self.failure(downloader, id, 3000..<4000, size: Self.bigSize)
+                #expect(Self.isRangesUnavailable(second))
+                #expect(sim.served == 1, "decided once per connection: \(Self.routes(sim))")
+            }
+        }
+    }
+
+    @Test("OAuth2 where the content route answers ranges: the probe decides, the ranges come from there")
+    func bearerWithContentRanges() async throws {
+        try await withSimulator(flavour: .v55, settings: SimulatorSettings(contentRanges: true)) { sim async throws in
+            let credentials = try DownloadTests.credentials(sim)[1]
+            let id = DownloadTests.bigFixture
+            let expected = try sim.expectedBytes(of: id)
+            let size = Int64(expected.count)
+            try await withSource(Harness.configuration(sim, api: .jsonAPI, credentials: credentials)) { source in
+                let downloader = try #require(source.downloader)
+                sim.resetStatistics()
+                for range in [size - 4096..<size, 100..<200] {
+                    let body = try await downloader.downloadRange(
+                        RangeRequest(documentID: id, range: range, documentSize: size))
+                    #expect(body.etag == JSONAPIEnvironment.etag(for: try #require(sim.university.fileRefs[id])))
+                    #expect(try await DownloadTests.readAll(body) == Self.slice(expected, range))
+                }
+                let routes = Self.routes(sim)
+                #expect(routes == [Self.content + " range": 3], "the probe and two ranges: \(routes)")
+            }
+        }
+    }
+
+    // MARK: Verification
+
+    @Test("sendfile_ranges off: a 200 is never content; ranges are unavailable for the connection")
+    func sendfileRangesOff() async throws {
+        try await withSimulator(settings: SimulatorSettings(sendfileRanges: false)) { sim async throws in
+            // Larger than socket buffers hold, so that a body read to its end would show.
+            let size = 16 << 20
+            let id = try sim.addDocument(size: size)
+            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
+                let downloader = try #require(source.downloader)
+                sim.resetStatistics()
+                #expect(Self.isRangesUnavailable(await Self.failure(downloader, id, 0..<100, size: Int64(size))))
+                #expect(Self.routes(sim) == [Self.sendfile: 1], "\(Self.routes(sim))")
+                #expect((sim.statistics.snapshot().bytesSent[Self.sendfile] ?? 0) < size / 2, "dropped unread")
+                #expect(Self.isRangesUnavailable(await Self.failure(downloader, id, 100..<200, size: Int64(size))))
+                #expect(sim.served == 1, "no second request")
+            }
+        }
+    }
+
+    @Test("a wrong Content-Range is refused; the next right one is taken")
+    func wrongContentRange() async throws {
+        try await withSimulator { sim async throws in
+            let id = DownloadTests.bigFixture
+            let expected = try sim.expectedBytes(of: id)
+            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
+                let downloader = try #require(source.downloader)
+                for wrong in [
+                    "bytes 0-99/5", "bytes 100-199/1572987", "bytes 0-99/1572988", "bytes -500000-99/1572987",
+                ] {
+                    sim.inject(
+                        Fault(action: .headers(["Content-Range": wrong]), pathContains: "sendfile.php", remaining: 1))
+                    let error = await Self.failure(downloader, id, 0..<100, size: Self.bigSize)
+                    #expect(Self.isRangesUnavailable(error), "\(wrong): \(String(describing: error))")
+                }
+                #expect(Self.routes(sim)[Self.sendfileRange] == 4)
+                #expect(
+                    try await Self.bytes(downloader, id, 0..<100, size: Self.bigSize) == Self.slice(expected, 0..<100))
+            }
+        }
+    }
+
+    @Test("a 200 HTML page that is not the login page: unavailable, no new login")
+    func htmlPage() async throws {
+        try await withSimulator { sim async throws in
+            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
+                let downloader = try #require(source.downloader)
+                let id = DownloadTests.bigFixture
+                let expected = try sim.expectedBytes(of: id)
+                sim.inject(
+                    Fault(
+                        action: .body("<html><body>Wartungsarbeiten</body></html>"), pathContains: "sendfile.php",
+                        remaining: 1))
+                sim.resetStatistics()
+                let error = await Self.failure(downloader, id, 0..<100, size: Self.bigSize)
+                #expect(Self.isRangesUnavailable(error), "\(String(describing: error))")
+                #expect(Self.routes(sim) == ["fault": 1], "\(Self.routes(sim))")
+                #expect(
+                    try await Self.bytes(downloader, id, 0..<100, size: Self.bigSize) == Self.slice(expected, 0..<100))
+            }
+        }
+    }
+
+    @Test("416 (a range past the end of a document whose size is not known) is unavailable; 404 is notFound")
+    func unsatisfiable() async throws {
+        try await withSimulator { sim async throws in
+            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
+                let downloader = try #require(source.downloader)
+                let past = await Self.failure(downloader, DownloadTests.bigFixture, 2_000_000..<2_000_100, size: 0)
+                #expect(Self.isRangesUnavailable(past), "\(String(describing: past))")
+                let missing = "0123456789abcdef0123456789abcdef"
+                let error = await Self.failure(downloader, missing, 0..<100, size: 0)
+                #expect(error == .notFound(what: "document \(missing)"))
+            }
+        }
+    }
+
+    @Test("a body cut short throws brokeOff")
+    func cutShort() async throws {
+        try await withSimulator { sim async throws in
+            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
+                let downloader = try #require(source.downloader)
+                sim.inject(Fault(action: .resetAfterBytes(1000), pathContains: "sendfile.php", remaining: 1))
+                let body = try await downloader.downloadRange(
+                    RangeRequest(documentID: DownloadTests.bigFixture, range: 0..<200_000, documentSize: Self.bigSize))
+                var received = 0
+                do {
+                    for try await chunk in body { received += chunk.count }
+                    Issue.record("the body ended normally after \(received) bytes")
+                } catch {
+                    guard case .brokeOff = error as? StudIPError else {
+                        Issue.record("expected brokeOff, got \(error)")
+                        return
+                    }
+                }
+                #expect(received <= 1000)
+            }
+        }
+    }
+
+    @Test("one-byte ranges are never asked; two bytes are")
+    func oneByte() async throws {
+        try await withSimulator { sim async throws in
+            let id = DownloadTests.bigFixture
+            let expected = try sim.expectedBytes(of: id)
+            #expect(Int64(expected.count) == Self.bigSize)
+            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
+                let downloader = try #require(source.downloader)
+                sim.resetStatistics()
+                #expect(
+                    Self.isRangesUnavailable(
+                        await Self.failure(downloader, id, Self.bigSize - 1..<Self.bigSize, size: Self.bigSize)))
+                #expect(
+                    Self.isRangesUnavailable(
+                        await Self.failure(downloader, id, Self.bigSize - 1..<Self.bigSize + 1, size: Self.bigSize)))
+                #expect(sim.served == 0)
+                let two: Range<Int64> = Self.bigSize - 2..<Self.bigSize
+                #expect(try await Self.bytes(downloader, id, two, size: Self.bigSize) == Self.slice(expected, two))
+            }
+        }
+    }
+
+    // MARK: An expired session
+
+    @Test("an expired session: one new login and the right bytes; expired again within the minute: unavailable")
+    func expiredSession() async throws {
+        try await withSimulator { sim async throws in
+            let id = DownloadTests.bigFixture
+            let expected = try sim.expectedBytes(of: id)
+            for credentials: Credentials in [
+                .webLogin(username: "test_autor", password: Harness.password),
+                .basic(username: "test_autor", password: Harness.password),
+            ] {
+                try await withSource(Harness.configuration(sim, api: .legacyREST, credentials: credentials)) { source in
+                    let downloader = try #require(source.downloader)
+                    _ = try await Self.bytes(downloader, id, 0..<100, size: Self.bigSize)
+                    sim.resetStatistics()
+                    try sim.control("POST", ["sessions", "expire"])
+                    let range: Range<Int64> = 700_000..<800_000
+                    #expect(
+                        try await Self.bytes(downloader, id, range, size: Self.bigSize) == Self.slice(expected, range))
+                    var routes = Self.routes(sim)
+                    #expect(routes[LoginFlowTests.loginPost] == 1, "\(credentials): \(routes)")
+                    #expect(
+                        routes[Self.sendfile] == 1 && routes[Self.sendfileRange] == 1, "the login page, then the range")
+
+                    sim.resetStatistics()
+                    try sim.control("POST", ["sessions", "expire"])
+                    let again = await Self.failure(downloader, id, range, size: Self.bigSize)
+                    #expect(Self.isRangesUnavailable(again), "\(String(describing: again))")
+                    let later = await Self.failure(downloader, id, range, size: Self.bigSize)
+                    #expect(Self.isRangesUnavailable(later))
+                    routes = Self.routes(sim)
+                    #expect(routes[LoginFlowTests.loginPost] == nil, "no second login within the minute: \(routes)")
+                    #expect(routes[Self.sendfile] == 1, "the expired session is not sent again: \(routes)")
+                }
+            }
+        }
+    }
+
+    @Test("after the renewal interval, an expired session is renewed again")
+    func renewalInterval() async throws {
+        try await withSimulator { sim async throws in
+            let id = DownloadTests.bigFixture
+            let expected = try sim.expectedBytes(of: id)
+            var configuration = Self.webLogin(sim, api: .legacyREST)
+            configuration.rangeSessionRenewalInterval = .zero
+            try await withSource(configuration) { source in
+                let downloader = try #require(source.downloader)
+                for round in 1...2 {
+                    try sim.control("POST", ["sessions", "expire"])
+                    let range: Range<Int64> = 0..<1000
+                    #expect(
+                        try await Self.bytes(downloader, id, range, size: Self.bigSize) == Self.slice(expected, range))
+                    #expect(Self.routes(sim)[LoginFlowTests.loginPost] == round + 1, "\(Self.routes(sim))")
+                }
+            }
+        }
+    }
+
+    // MARK: Documents hosted elsewhere
+
+    @Test("a document hosted elsewhere: the other host's range, without credentials", arguments: apis)
+    func hostedElsewhere(api: ClientConfiguration.API) async throws {
+        try await withSimulator { sim async throws in
+            let id = DownloadTests.bigFixture
+            try sim.relink(id, to: "/elsewhere/\(id)/daten.bin")
+            let expected = try sim.expectedBytes(of: id)
+            let size = Int64(expected.count)
+            try await withSource(Self.webLogin(sim, api: api)) { source in
+                let downloader = try #require(source.downloader)
+                // A first range of a document on Stud.IP decides the route (JSON:API's probe would otherwise meet the
+                // other host: docs/ranges.md).
+                _ = try await Self.bytes(downloader, DownloadTests.fixtureDocuments[0], 0..<10, size: 0)
+                sim.resetStatistics()
+                let range: Range<Int64> = size - 5000..<size
+                let body = try await downloader.downloadRange(
+                    RangeRequest(documentID: id, range: range, documentSize: 0))
+                #expect(body.wasRedirected)
+                #expect(try await DownloadTests.readAll(body) == Self.slice(expected, range))
+                let stats = sim.statistics.snapshot()
+                #expect(stats.externalRequestsWithCredentials == 0)
+                #expect(stats.bytesSent["external range"] == 5000, "\(stats.bytesSent)")
+
+                sim.change { $0.externalRanges = false }
+                let error = await Self.failure(downloader, id, range, size: 0)
+                #expect(Self.isRangesUnavailable(error), "\(String(describing: error))")
+            }
+        }
+    }
+
+    // MARK: Concurrency
+
+    @Test("a range does not wait behind four document streams")
+    func besideTheStreams() async throws {
+        try await withSimulator { sim async throws in
+            let id = DownloadTests.bigFixture
+            let expected = try sim.expectedBytes(of: id)
+            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
+                let downloader = try #require(source.downloader)
+                // Large enough that neither socket buffers nor the client's hold them: each stream keeps its slot and
+                // its connection.
+                let big = try sim.addDocument(size: 32 << 20)
+                var streams: [DownloadBody] = []
+                for _ in 0..<4 {
+                    streams.append(try await DownloadTests.content(downloader, DownloadRequest(documentID: big)))
+                }
+                let range: Range<Int64> = Self.bigSize - 100_000..<Self.bigSize
+                let bytes = try await withThrowingTaskGroup(of: Data?.self) { group in
+                    group.addTask { try await Self.bytes(downloader, id, range, size: Self.bigSize) }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(20))
+                        return nil
+                    }
+                    let first = try await group.next() ?? nil
+                    group.cancelAll()
+                    return first
+                }
+                #expect(bytes == Self.slice(expected, range), "the range waited for the streams")
+                #expect(streams.count == 4)
+            }
+        }
+    }
+}
