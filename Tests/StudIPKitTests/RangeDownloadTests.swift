@@ -102,6 +102,23 @@ struct RangeDownloadTests {
         }
     }
 
+    @Test("Basic that fell back to the login form: its session serves the ranges, no second login")
+    func basicFallback() async throws {
+        try await withSimulator(settings: SimulatorSettings(basicAuthReachesPHP: false)) { sim async throws in
+            let id = DownloadTests.bigFixture
+            let expected = try sim.expectedBytes(of: id)
+            var configuration = Harness.configuration(sim, api: .legacyREST)
+            configuration.basicFallsBackToWebLogin = true
+            try await withSource(configuration) { source in
+                let downloader = try #require(source.downloader)
+                #expect(Self.routes(sim)[LoginFlowTests.loginPost] == 1, "the fallback logged in")
+                let range: Range<Int64> = Self.bigSize - 1000..<Self.bigSize
+                #expect(try await Self.bytes(downloader, id, range, size: Self.bigSize) == Self.slice(expected, range))
+                #expect(Self.routes(sim)[LoginFlowTests.loginPost] == 1, "\(Self.routes(sim))")
+            }
+        }
+    }
+
     @Test("Basic where no login form gives a session: ranges unavailable, never a login failure, not tried again")
     func basicUserWithoutForm() async throws {
         try await withSimulator { sim async throws in
