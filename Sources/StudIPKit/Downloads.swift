@@ -353,20 +353,26 @@ actor DownloadStream {
         guard var current = iterator else { return nil }
         reading = true
         defer { reading = false }
+        var chunk: [UInt8]?
         do {
             while let buffer = try await current.next(isolation: self) {
                 guard buffer.readableBytes > 0 else { continue }
                 iterator = current
                 received += Int64(buffer.readableBytes)
-                if let expectedLength, received > expectedLength {
-                    throw fail(
-                        .malformedResponse(
-                            what: what, detail: "\(server) sent more than the \(expectedLength) bytes expected"))
-                }
-                return Array(buffer.readableBytesView)
+                chunk = Array(buffer.readableBytesView)
+                break
             }
         } catch {
             throw fail(classify(error))
+        }
+        if let chunk {
+            // A chunked body (no Content-Length) may run past the range it was announced as.
+            if let expectedLength, received > expectedLength {
+                throw fail(
+                    .malformedResponse(
+                        what: what, detail: "\(server) sent more than the \(expectedLength) bytes expected"))
+            }
+            return chunk
         }
         if let expectedLength, received != expectedLength {
             throw fail(

@@ -392,6 +392,37 @@ struct RangeDownloadTests {
         }
     }
 
+    @Test("a chunked 206 (no Content-Length) must hold exactly the range: fewer or more bytes throw")
+    func chunkedAnswers() async throws {
+        try await withSimulator { sim async throws in
+            let id = DownloadTests.bigFixture
+            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
+                let downloader = try #require(source.downloader)
+                for (sent, broke) in [(60, true), (150, false)] {
+                    let host = try RawHTTPHost(
+                        response: RawHTTPHost.chunked206(contentRange: "bytes 0-99/1000", bytes: sent))
+                    defer { host.stop() }
+                    try sim.relink(id, to: "http://127.0.0.1:\(host.port)/elsewhere.bin")
+                    let body = try await downloader.downloadRange(
+                        RangeRequest(documentID: id, range: 0..<100, documentSize: 0))
+                    #expect(body.expectedLength == 100)
+                    var received = 0
+                    do {
+                        for try await chunk in body { received += chunk.count }
+                        Issue.record("\(sent) bytes for 100 ended normally")
+                    } catch {
+                        switch error as? StudIPError {
+                        case .brokeOff?: #expect(broke, "\(sent) bytes: \(error)")
+                        case .malformedResponse?: #expect(!broke, "\(sent) bytes")
+                        default: Issue.record("\(sent) bytes: \(error)")
+                        }
+                    }
+                    #expect(received <= 100, "never more than the range")
+                }
+            }
+        }
+    }
+
     // MARK: Concurrency
 
     @Test("a range does not wait behind four document streams")
@@ -423,5 +454,59 @@ struct RangeDownloadTests {
                 #expect(streams.count == 4)
             }
         }
+    }
+}
+
+/// Another host as a bare socket: answers every request with `response`, byte for byte, and closes. For answers
+/// the simulator never sends (a chunked `206`, whose length only the `Content-Range` tells).
+final class RawHTTPHost: Sendable {
+    let port: Int
+    private let listener: Int32
+
+    init(response: Data) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(fd, socketAddress, length) == 0 && listen(fd, 4) == 0
+                    && getsockname(fd, socketAddress, &length) == 0
+            }
+        }
+        guard fd >= 0, bound else { throw DownloadTests.TestFailure(message: "no listening socket") }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = fd
+        // Blocking accept and I/O on a thread of its own, never on the cooperative pool.
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(listener, nil, nil)
+                guard connection >= 0 else { return }
+                var request: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+                    let count = read(connection, &buffer, buffer.count)
+                    guard count > 0 else { break }
+                    request += buffer[..<count]
+                }
+                _ = response.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                close(connection)
+            }
+        }
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// A `206` with `Content-Range` and a chunked body of `bytes` (no `Content-Length`).
+    static func chunked206(contentRange: String, bytes: Int) -> Data {
+        var text = "HTTP/1.1 206 Partial Content\r\nContent-Range: \(contentRange)\r\n"
+        text += "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        text += String(bytes, radix: 16) + "\r\n" + String(repeating: "x", count: bytes) + "\r\n0\r\n\r\n"
+        return Data(text.utf8)
     }
 }
