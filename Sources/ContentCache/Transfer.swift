@@ -269,14 +269,15 @@ final class Transfer: Sendable {
     }
 
     /// The stream is at `position`: whether to stop it. `.complete` when every byte from there on is present;
-    /// `.fetch` (nothing marked) when it reached a present run and ranges work, so the gaps are fetched instead.
+    /// `.fetch` (nothing marked) when ranges work and it reached bytes present or being fetched (a read's range, still
+    /// arriving: streaming on would fetch them twice), so the gaps are fetched instead.
     func streamShouldStop(at position: Int64) -> Gap? {
         state.withLock { state in
             let size = document.size
             guard size > 0, position < size else { return nil }
             if state.present.contains(position..<size) { return .complete }
             guard let fetcher, !state.rangesFailed, fetcher.support.isAvailable,
-                state.present.range(containing: position) != nil
+                state.present.range(containing: position) != nil || state.fetching.range(containing: position) != nil
             else { return nil }
             return .fetch(position..<size)
         }
