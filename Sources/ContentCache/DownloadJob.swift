@@ -46,24 +46,56 @@ struct DownloadJob: Sendable {
         }
         let resuming = !transfer.present.isEmpty
         // A download that has bytes already asks for the whole document: a 304 would say nothing about them.
-        await stream(resuming ? DownloadRequest(documentID: request.documentID) : request, restarted: false)
+        await stream(resuming ? DownloadRequest(documentID: request.documentID) : request)
     }
 
-    /// Streams the document from byte 0; `restarted`: again, after range fetches failed once the first stream stopped.
-    private func stream(_ request: DownloadRequest, restarted: Bool) async {
+    /// Streams the document from byte 0, then completes it: with the gaps fetched by ranges where the stream stopped at
+    /// bytes present, or by a second stream when those fail.
+    private func stream(_ request: DownloadRequest) async {
+        // The body is gone once `receive` returns: a stream stopped early no longer arrives while the gaps are
+        // fetched (dropping it cancels its transfer, ``DownloadBody``).
+        guard let streamed = await receive(request) else { return }
+        let (etag, lastModified) = (streamed.etag, streamed.lastModified)
+        switch streamed.end {
+        case .ended(let size):
+            await complete(size: size, etag: etag, lastModified: lastModified)
+        case .restPresent:
+            await complete(size: transfer.document.size, etag: etag, lastModified: lastModified)
+        case .gapsByRanges:
+            if await fillGaps() {
+                await complete(size: transfer.document.size, etag: etag, lastModified: lastModified)
+            } else if transfer.phase.isTerminal || Task.isCancelled {
+                await cache.abandon(transfer, error: .cancelled)
+            } else {
+                // Ranges failed after the stream stopped: stream again. Ranges are off for this download now, so
+                // the new stream runs to the end (or to bytes present up to the end).
+                await stream(DownloadRequest(documentID: request.documentID))
+            }
+        }
+    }
+
+    /// What a stream brought: how it ended, and its validators.
+    private struct Streamed {
+        var end: StreamEnd
+        var etag: String?
+        var lastModified: Date?
+    }
+
+    /// Asks for the stream and writes its body; nil when the job is over (a 304 handled, the transfer abandoned).
+    private func receive(_ request: DownloadRequest) async -> Streamed? {
         let response: DownloadResponse
         do {
             response = try await downloader.download(request)
         } catch {
             await cache.abandon(transfer, error: error == .cancelled ? .cancelled : failure(error))
-            return
+            return nil
         }
         let body: DownloadBody
         switch response {
         case .notModified:
-            guard transfer.respond(notModified: true) else { return }
+            guard transfer.respond(notModified: true) else { return nil }
             await cache.commitNotModified(transfer)
-            return
+            return nil
         case .content(let content):
             body = content
         }
@@ -71,42 +103,25 @@ struct DownloadJob: Sendable {
         // metadata and try again instead of failing.
         if let expected = expectedSize, let length = body.expectedLength, length != expected {
             await cache.abandon(transfer, error: mismatch(length))
-            return
+            return nil
         }
         if expectedSize == nil, let length = body.expectedLength, length > sizeCap {
             await cache.abandon(transfer, error: tooLarge(length))
-            return
+            return nil
         }
         // The bytes present must be this version's: a resumed partial or a first stream's ETag must match.
         if let known = transfer.checkpointState?.etag, let etag = body.etag, known != etag, !transfer.present.isEmpty {
             let detail = "its content changed on Stud.IP (ETag \(known), now \(etag)) while it downloaded"
             await cache.abandon(transfer, error: .interrupted(documentID: request.documentID, detail: detail))
-            return
+            return nil
         }
-        guard transfer.respond(notModified: false) else { return }
+        guard transfer.respond(notModified: false) else { return nil }
         transfer.streamAnswered(etag: body.etag ?? transfer.resumedETag)
-        let end: StreamEnd
         do throws(ContentCacheError) {
-            end = try await write(body)
+            return Streamed(end: try await write(body), etag: body.etag, lastModified: body.lastModified)
         } catch {
             await cache.abandon(transfer, error: error)
-            return
-        }
-        switch end {
-        case .ended(let size):
-            await complete(size: size, etag: body.etag, lastModified: body.lastModified)
-        case .restPresent:
-            await complete(size: transfer.document.size, etag: body.etag, lastModified: body.lastModified)
-        case .gapsByRanges:
-            if await fillGaps() {
-                await complete(size: transfer.document.size, etag: body.etag, lastModified: body.lastModified)
-            } else if transfer.phase.isTerminal || Task.isCancelled {
-                await cache.abandon(transfer, error: .cancelled)
-            } else {
-                // Ranges failed after the stream stopped: stream again. Ranges are off for this download now, so
-                // the new stream runs to the end (or to bytes present up to the end).
-                await stream(DownloadRequest(documentID: request.documentID), restarted: true)
-            }
+            return nil
         }
     }
 

@@ -113,6 +113,7 @@ final class FakeDownloader: DocumentDownloader {
         var requests: [DownloadRequest] = []
         var rangeRequests: [RangeRequest] = []
         var bodies = 0
+        var liveBodies = 0
         var bytesSent = 0
     }
 
@@ -128,6 +129,8 @@ final class FakeDownloader: DocumentDownloader {
     var bytesSent: Int { state.withLock { $0.bytesSent } }
     /// Bodies sent (304s and failures not counted).
     var bodies: Int { state.withLock { $0.bodies } }
+    /// Stream bodies the cache still holds: dropping one cancels its transfer (``DownloadBody``).
+    var liveBodies: Int { state.withLock { $0.liveBodies } }
 
     func set(_ id: String, _ bytes: [UInt8], etag: String? = nil, lastModified: Date? = nil) {
         state.withLock { $0.documents[id] = Document(bytes: bytes, etag: etag, lastModified: lastModified) }
@@ -158,7 +161,11 @@ final class FakeDownloader: DocumentDownloader {
         if let since = request.ifModifiedSince, let modified = document.lastModified, modified <= since {
             return .notModified
         }
-        state.withLock { $0.bodies += 1 }
+        state.withLock {
+            $0.bodies += 1
+            $0.liveBodies += 1
+        }
+        let life = Life { [weak self] in self?.state.withLock { $0.liveBodies -= 1 } }
         let cursor = Cursor()
         let gate = gate
         return .content(
@@ -166,6 +173,7 @@ final class FakeDownloader: DocumentDownloader {
                 expectedLength: settings.sendsLength ? Int64(document.bytes.count) : nil, etag: document.etag,
                 lastModified: document.lastModified
             ) {
+                _ = life
                 let position = cursor.position
                 if let pauseAt = settings.pauseAt, position >= pauseAt, !cursor.paused {
                     cursor.paused = true
@@ -225,6 +233,15 @@ final class FakeDownloader: DocumentDownloader {
             throw .cancelled
         }
     }
+}
+
+/// Calls `end` when the last reference goes: a body's closure holds it.
+private final class Life: Sendable {
+    let end: @Sendable () -> Void
+
+    init(end: @escaping @Sendable () -> Void) { self.end = end }
+
+    deinit { end() }
 }
 
 /// The body's position; the cache pulls chunks one at a time, so a plain lock suffices.

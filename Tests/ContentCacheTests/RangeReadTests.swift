@@ -206,6 +206,30 @@ import Testing
         cache.release(handle)
     }
 
+    /// A stream stopped at bytes present is dropped (which cancels it) before the gaps are fetched, not kept arriving
+    /// meanwhile.
+    @Test func aStoppedStreamIsDroppedWhileTheGapsAreFetched() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 4 << 20
+        let (document, bytes) = fixture.document("doc", size: size)
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        _ = try await within(.seconds(30)) { try await cache.read(handle, offset: 2 << 20, length: 4096) }
+        fixture.downloader.configure { $0.rangesWaitAtGate = true }
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) {
+            while fixture.downloader.rangeRequests.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(fixture.downloader.liveBodies == 0, "the stream's body is still held while the gaps are fetched")
+        fixture.downloader.rangeGate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        #expect(try await cache.readAll(handle) == bytes)
+        #expect(fixture.downloader.bytesSent == size)
+        cache.release(handle)
+    }
+
     /// The stream reaches bytes a range fetch is still getting: it stops there rather than fetch them twice, and the
     /// gaps after the fetch are fetched by ranges once it has ended.
     @Test func theStreamStopsAtBytesBeingFetched() async throws {
