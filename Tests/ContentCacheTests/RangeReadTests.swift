@@ -98,6 +98,29 @@ import Testing
         cache.release(handle)
     }
 
+    /// A read interrupted by a signal (FUSE's interrupt cancels its task) leaves the fetch it started running: the next
+    /// read of those bytes gets them from it, without a second request.
+    @Test func anInterruptedReadLeavesItsFetchRunning() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 4 << 20)
+        Self.heldStream(fixture)
+        fixture.downloader.configure { $0.rangesWaitAtGate = true }
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        let interrupted = Task { try await cache.read(handle, offset: 3 << 20, length: 4096) }
+        try await Self.waitUntil(handle, hasWaitingReads: 1)
+        interrupted.cancel()
+        await #expect(throws: ContentCacheError.cancelled) { try await interrupted.value }
+        fixture.downloader.rangeGate.open()
+        let again = try await within(.seconds(30)) { try await cache.read(handle, offset: 3 << 20, length: 4096) }
+        #expect(again == Array(bytes[(3 << 20)..<(3 << 20) + 4096]))
+        #expect(fixture.downloader.rangeRequests.count == 1)
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        cache.release(handle)
+    }
+
     @Test func aSequentialReaderFetchesMoreEachTime() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }
