@@ -5,14 +5,14 @@ import SystemSupport
 /// sparse file from the cache's pool, in batches rather than with a thread hop per network chunk (tens of KiB each),
 /// and records each batch in ``Transfer/add(_:)`` once it is on disk.
 ///
-/// A range fetch is for a reader that waits, so its chunks are written at once. For the stream, while nobody waits for the bytes (a prefetch, a pin, a copy read only once it is complete), chunks gather in
-/// memory and one job writes each mebibyte with one `pwrite`. Once a reader waits for bytes not on disk
-/// (``Transfer/whenBytesAwaited(_:)``), every chunk is written as soon as the writer is free, together with what
-/// arrived while it wrote: a waiting reader gets its bytes as soon as the network delivered them, and a busy disk
-/// still sees few large writes. At most one job per download is queued or running, so the pool's queue stays
-/// bounded by the downloads in flight; the download task waits (holding no thread) only while
-/// ``capacity`` bytes are still gathered — the batch being written is not counted, so a download holds at most
-/// about twice ``capacity`` in memory.
+/// A range fetch is for a reader that waits, so its chunks are written at once. For the stream, while nobody waits
+/// for the bytes (a prefetch, a pin, a copy read only once it is complete), chunks gather in memory and one job writes
+/// each mebibyte with one `pwrite`. Once a reader waits for bytes not on disk (``Transfer/whenBytesAwaited(_:)``),
+/// every chunk is written as soon as the writer is free, together with what arrived while it wrote: a waiting reader
+/// gets its bytes as soon as the network delivered them, and a busy disk still sees few large writes. At most one job
+/// per body is queued or running, so the pool's queue stays bounded by the bodies in flight; the task reading the
+/// body waits (holding no thread) only while ``capacity`` bytes are still gathered — the batch being written is not
+/// counted, so a body holds at most about twice ``capacity`` in memory.
 final class BodyWriter: Sendable {
     /// Bytes gathered before a write when no reader waits.
     static let batchBytes = 1 << 20
