@@ -29,7 +29,7 @@ struct DownloadJob: Sendable {
         case gapsByRanges
     }
 
-    /// The stream checkpoints the range map after this many bytes (``RangeFetcher/checkpoint(_:)``).
+    /// The stream checkpoints the range map after this many bytes (``RangeFetcher/checkpointBehind(_:)``).
     static let checkpointInterval: Int64 = 8 << 20
 
     func run() async {
@@ -183,7 +183,7 @@ struct DownloadJob: Sendable {
                 guard !Task.isCancelled else { throw .cancelled }
                 if let fetcher = transfer.fetcher, received - checkpointed >= Self.checkpointInterval {
                     checkpointed = received
-                    await fetcher.checkpoint(transfer)
+                    fetcher.checkpointBehind(transfer)
                 }
             }
             if let expected, received != expected { throw mismatch(received) }

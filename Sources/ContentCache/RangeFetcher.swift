@@ -89,19 +89,32 @@ struct RangeFetcher: Sendable {
     /// Records the bytes present in the range map beside the file (``CacheLayout/writePartialMap(_:)``), only after
     /// they were `fdatasync`ed: a kill -9 at any moment leaves a map that claims only bytes on disk, or none.
     func checkpoint(_ transfer: Transfer) async {
-        await pool.run { [layout] in
-            guard let (present, etag) = transfer.checkpointState, !present.isEmpty,
-                fdatasync(transfer.descriptor.fd) == 0
-            else { return }
-            let document = transfer.document
-            let map = PartialMap(
-                documentID: document.id, version: document.version, size: document.size, etag: etag,
-                file: transfer.blob, ranges: present.ranges)
-            do throws(ContentCacheError) {
-                try layout.writePartialMap(map)
-            } catch {
-                logger.warning("\(error)")
-            }
+        await pool.run { writeMap(transfer) }
+    }
+
+    /// ``checkpoint(_:)`` without waiting for it, for the stream: an `fdatasync` of megabytes can take a while on a
+    /// busy disk, and a stream that stops reading meanwhile lets the network buffer bytes that a stop at a present
+    /// run would then waste. At most one per transfer is queued or running (docs/threads.md).
+    func checkpointBehind(_ transfer: Transfer) {
+        guard transfer.startCheckpoint() else { return }
+        pool.submit {
+            writeMap(transfer)
+            transfer.checkpointEnded()
+        }
+    }
+
+    /// Blocks for an `fdatasync` and the map's atomic rename: on the pool.
+    private func writeMap(_ transfer: Transfer) {
+        guard let (present, etag) = transfer.checkpointState, !present.isEmpty, fdatasync(transfer.descriptor.fd) == 0
+        else { return }
+        let document = transfer.document
+        let map = PartialMap(
+            documentID: document.id, version: document.version, size: document.size, etag: etag, file: transfer.blob,
+            ranges: present.ranges)
+        do throws(ContentCacheError) {
+            try layout.writePartialMap(map)
+        } catch {
+            logger.warning("\(error)")
         }
     }
 }

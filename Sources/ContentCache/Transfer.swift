@@ -65,6 +65,8 @@ final class Transfer: Sendable {
         var rangesFailed = false
         /// The `ETag` of the bytes present: the stream's, or the one a resumed partial was recorded with.
         var etag: String?
+        /// A checkpoint of the stream is queued or running (``RangeFetcher/checkpointBehind(_:)``).
+        var checkpointing = false
         /// The last fetch a read started: a read that continues where it ended is sequential and fetches more.
         var lastFetch: Range<Int64>?
         var generation: UInt64 = 0
@@ -132,6 +134,18 @@ final class Transfer: Sendable {
     /// What a checkpoint records (``RangeFetcher/checkpoint(_:)``); nil once the transfer ended.
     var checkpointState: (present: ByteRanges, etag: String?)? {
         state.withLock { $0.phase.isTerminal ? nil : ($0.present, $0.etag) }
+    }
+
+    /// Claims the one queued checkpoint of the stream; false while one is queued or running.
+    func startCheckpoint() -> Bool {
+        state.withLock { state in
+            defer { state.checkpointing = true }
+            return !state.checkpointing
+        }
+    }
+
+    func checkpointEnded() {
+        state.withLock { $0.checkpointing = false }
     }
 
     /// The stream answered with `etag`: the bytes it brings are that version's, from byte 0 on.

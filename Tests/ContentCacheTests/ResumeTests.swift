@@ -86,6 +86,57 @@ import Testing
         #expect(restarted.files(in: "partial").isEmpty)
     }
 
+    /// A stream-only download records its progress every 8 MiB: a kill -9 after that leaves a map of the prefix on
+    /// disk, whose bytes the next run serves before its stream has sent anything.
+    @Test func theStreamCheckpointsItsRangeMap() async throws {
+        let size = 10 << 20
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: size)
+        fixture.downloader.configure {
+            $0.chunkSize = 64 << 10
+            $0.pauseAt = 9 << 20
+        }
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        let mapPath = fixture.directory + "/partial/" + (try CacheLayout.key(for: "doc")) + ".json"
+        let claimed = try await within(.seconds(30)) {
+            while true {
+                if let data = FileManager.default.contents(atPath: mapPath),
+                    let map = try? JSONDecoder().decode(PartialMap.self, from: data)
+                {
+                    return ByteRanges(map.ranges)
+                }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        let restarted = try Fixture(copyOf: fixture)
+        defer { restarted.remove() }
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        cache.release(handle)
+        #expect(claimed.ranges.count == 1 && claimed.ranges.first?.lowerBound == 0, "\(claimed.ranges)")
+        let prefix = Int(claimed.ranges.first?.upperBound ?? 0)
+        try #require(prefix >= 4096, "a map of what was written by the first 8 MiB received")
+
+        restarted.downloader.set("doc", bytes)
+        restarted.downloader.configure {
+            $0.chunkSize = 64 << 10
+            $0.pauseAt = 0
+        }
+        let resumed = try restarted.cache(pool: Self.pool)
+        #expect(await resumed.inventory().downloading["doc"]?.bytes == Int64(prefix))
+        let again = try await within(.seconds(30)) { try await resumed.open(document) }
+        let offset = prefix - 4096
+        let read = try await within(.seconds(30)) { try await resumed.read(again, offset: Int64(offset), length: 4096) }
+        #expect(read == Array(bytes[offset..<prefix]))
+        #expect(restarted.downloader.bytesSent == 0, "served before the stream sent anything")
+        restarted.downloader.gate.open()
+        try await within(.seconds(30)) { try await resumed.prefetch(document) }
+        #expect(try await resumed.readAll(again) == bytes)
+        resumed.release(again)
+    }
+
     /// A map that claims more than its file holds is clipped to the file; a torn map, a file without a map and a
     /// map of another version are deleted. Nothing wrong is served.
     @Test func aMapIsBelievedOnlyForWhatItsFileHolds() async throws {
