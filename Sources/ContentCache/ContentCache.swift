@@ -263,6 +263,7 @@ public actor ContentCache {
         var entries: [CacheEntry] = []
         var partials: [String] = []
         var kept: [PartialMap] = []
+        var ended: [Transfer] = []
         for documentID in documentIDs {
             if let active = transfers.removeValue(forKey: documentID) {
                 active.task.cancel()
@@ -270,6 +271,7 @@ public actor ContentCache {
                 // Cancels its range fetches too.
                 active.transfer.finish(.failed(.cancelled))
                 partials += partialPaths(active.transfer)
+                ended.append(active.transfer)
             }
             if let partial = keptPartials.removeValue(forKey: documentID) { kept.append(partial) }
             let removed = book.withLock { book in
@@ -278,6 +280,7 @@ public actor ContentCache {
             }
             if let removed { entries.append(removed.entry) }
         }
+        for transfer in ended { await transfer.closeCheckpoints() }
         await delete(entries: entries, partials: kept, paths: partials)
     }
 
@@ -565,6 +568,7 @@ public actor ContentCache {
         logger.info("download did not start in time", metadata: ["document": "\(id)"])
         if transfers[id]?.transfer === transfer { transfers[id]?.task.cancel() }
         detach(transfer)
+        await transfer.closeCheckpoints()
         await delete(paths: partialPaths(transfer))
     }
 
@@ -660,6 +664,7 @@ public actor ContentCache {
 
     /// The job failed: delete the partial file and its range map, then fail its waiters (who may look for it).
     func abandon(_ transfer: Transfer, error: ContentCacheError) async {
+        await transfer.closeCheckpoints()
         await delete(paths: partialPaths(transfer))
         transfer.finish(.failed(error))
         detach(transfer)

@@ -29,7 +29,7 @@ struct DownloadJob: Sendable {
         case gapsByRanges
     }
 
-    /// The stream checkpoints the range map after this many bytes (``RangeFetcher/checkpointBehind(_:)``).
+    /// The stream checkpoints the range map after this many bytes (``RangeFetcher/checkpoint(_:)``).
     static let checkpointInterval: Int64 = 8 << 20
 
     func run() async {
@@ -142,6 +142,7 @@ struct DownloadJob: Sendable {
 
     /// Fsyncs the complete file, renames it into `blobs/` and lets the cache commit it.
     private func complete(size: Int64, etag: String?, lastModified: Date?) async {
+        await transfer.closeCheckpoints()
         do throws(ContentCacheError) {
             try await cache.pool.run { [transfer, blobPath] () throws(ContentCacheError) in
                 try transfer.descriptor.sync()
@@ -183,7 +184,7 @@ struct DownloadJob: Sendable {
                 guard !Task.isCancelled else { throw .cancelled }
                 if let fetcher = transfer.fetcher, received - checkpointed >= Self.checkpointInterval {
                     checkpointed = received
-                    fetcher.checkpointBehind(transfer)
+                    fetcher.checkpoint(transfer)
                 }
             }
             if let expected, received != expected { throw mismatch(received) }

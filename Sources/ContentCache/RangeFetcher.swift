@@ -81,25 +81,21 @@ struct RangeFetcher: Sendable {
             }
             return false
         }
-        await checkpoint(transfer)
+        checkpoint(transfer)
         failed = false
         return true
     }
 
     /// Records the bytes present in the range map beside the file (``CacheLayout/writePartialMap(_:)``), only after
-    /// they were `fdatasync`ed: a kill -9 at any moment leaves a map that claims only bytes on disk, or none.
-    func checkpoint(_ transfer: Transfer) async {
-        await pool.run { writeMap(transfer) }
-    }
-
-    /// ``checkpoint(_:)`` without waiting for it, for the stream: an `fdatasync` of megabytes can take a while on a
-    /// busy disk, and a stream that stops reading meanwhile lets the network buffer bytes that a stop at a present
-    /// run would then waste. At most one per transfer is queued or running (docs/threads.md).
-    func checkpointBehind(_ transfer: Transfer) {
-        guard transfer.startCheckpoint() else { return }
+    /// they were `fdatasync`ed, so a kill -9 at any moment leaves a map that claims only bytes on disk, or none. It
+    /// runs behind the caller on the pool: an `fdatasync` of megabytes can take a while on a busy disk, and a stream
+    /// that stops reading meanwhile lets the network buffer bytes that a stop at a present run would then waste. One
+    /// job per transfer at a time (docs/threads.md), which writes again when asked meanwhile: maps are written in
+    /// order, so the last one holds everything checkpointed.
+    func checkpoint(_ transfer: Transfer) {
+        guard transfer.requestCheckpoint() else { return }
         pool.submit {
-            writeMap(transfer)
-            transfer.checkpointEnded()
+            repeat { writeMap(transfer) } while transfer.checkpointAgain()
         }
     }
 

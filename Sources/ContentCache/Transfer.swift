@@ -43,6 +43,8 @@ final class Transfer: Sendable {
         case started
         case range(Range<Int64>)
         case finished
+        /// No checkpoint job is queued or running.
+        case checkpointsIdle
         /// Anything changed since this generation (bytes present, a fetch ended).
         case changed(UInt64)
     }
@@ -65,8 +67,9 @@ final class Transfer: Sendable {
         var rangesFailed = false
         /// The `ETag` of the bytes present: the stream's, or the one a resumed partial was recorded with.
         var etag: String?
-        /// A checkpoint of the stream is queued or running (``RangeFetcher/checkpointBehind(_:)``).
-        var checkpointing = false
+        /// Whether a checkpoint job is queued or running (``RangeFetcher/checkpoint(_:)``), asked to write again, and
+        /// whether checkpoints are over (the file is committed or deleted: a map written now would be stale).
+        var checkpoint = (running: false, again: false, closed: false)
         /// The last fetch a read started: a read that continues where it ended is sequential and fetches more.
         var lastFetch: Range<Int64>?
         var generation: UInt64 = 0
@@ -84,6 +87,7 @@ final class Transfer: Sendable {
             case (.started, _): true
             case (.range(let range), _): present.contains(range) || phase.isTerminal
             case (.finished, _): phase.isTerminal
+            case (.checkpointsIdle, _): !checkpoint.running
             case (.changed(let since), _): generation > since || phase.isTerminal
             }
         }
@@ -136,16 +140,36 @@ final class Transfer: Sendable {
         state.withLock { $0.phase.isTerminal ? nil : ($0.present, $0.etag) }
     }
 
-    /// Claims the one queued checkpoint of the stream; false while one is queued or running.
-    func startCheckpoint() -> Bool {
+    /// Asks for a checkpoint: true when the caller starts the job, false when the running one writes again.
+    func requestCheckpoint() -> Bool {
         state.withLock { state in
-            defer { state.checkpointing = true }
-            return !state.checkpointing
+            if state.checkpoint.closed { return false }
+            if state.checkpoint.running {
+                state.checkpoint.again = true
+                return false
+            }
+            state.checkpoint.running = true
+            return true
         }
     }
 
-    func checkpointEnded() {
-        state.withLock { $0.checkpointing = false }
+    /// The job wrote a map: whether it writes another (asked meanwhile), else it ends.
+    func checkpointAgain() -> Bool {
+        var again = false
+        _ = update { state in
+            state.checkpoint.running = state.checkpoint.again && !state.checkpoint.closed
+            state.checkpoint.again = false
+            again = state.checkpoint.running
+            return true
+        }
+        return again
+    }
+
+    /// Ends checkpoints and waits for a job under way, before the file is renamed into `blobs/` or deleted and its map
+    /// with it: no map is written after.
+    func closeCheckpoints() async {
+        state.withLock { $0.checkpoint.closed = true }
+        await wait(for: .checkpointsIdle)
     }
 
     /// The stream answered with `etag`: the bytes it brings are that version's, from byte 0 on.
