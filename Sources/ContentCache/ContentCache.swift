@@ -487,22 +487,27 @@ public actor ContentCache {
     /// is deleted.
     private func startTransfer(_ document: CacheDocument) async throws(ContentCacheError) {
         let key = try CacheLayout.key(for: document.id)
-        if let partial = keptPartials.removeValue(forKey: document.id) {
+        // The partial stays in keptPartials until its transfer is registered, so a job that ends meanwhile (one the
+        // start deadline failed) leaves its file alone; the loop in acquire asks again when this returns without one.
+        if let partial = keptPartials[document.id] {
             if partial.version == document.version, partial.size == document.size,
                 let descriptor = try? await pool.run({ [layout] () throws(ContentCacheError) in
                     try Descriptor.open(layout.partialPath(partial.file), flags: O_RDWR)
                 })
             {
-                guard activeTransfer(document.id) == nil else {
-                    await delete(partials: [partial])
+                guard activeTransfer(document.id) == nil, keptPartials[document.id]?.file == partial.file else {
                     return
                 }
+                keptPartials[document.id] = nil
                 return begin(
                     Transfer(
                         document: document, blob: partial.file, temporaryPath: layout.partialPath(partial.file),
                         descriptor: descriptor, fetcher: fetcher, present: ByteRanges(partial.ranges),
                         resumedETag: partial.etag))
             }
+            // Another version's, or its file is gone.
+            guard keptPartials[document.id]?.file == partial.file else { return }
+            keptPartials[document.id] = nil
             await delete(partials: [partial])
         }
         let (blob, temporaryPath) = layout.newDownload(key: key)
@@ -568,8 +573,27 @@ public actor ContentCache {
         logger.info("download did not start in time", metadata: ["document": "\(id)"])
         if transfers[id]?.transfer === transfer { transfers[id]?.task.cancel() }
         detach(transfer)
+        await discardPartial(of: transfer, after: .startTimedOut(documentID: id, after: configuration.startDeadline))
+    }
+
+    /// Deletes a failed transfer's sparse file and range map; a resumed partial that failed because the server could
+    /// not be reached is kept for the next open instead: being offline says nothing about the bytes it holds.
+    private func discardPartial(of transfer: Transfer, after error: ContentCacheError) async {
         await transfer.closeCheckpoints()
-        await delete(paths: partialPaths(transfer))
+        let id = transfer.document.id
+        // Kept already (the start deadline failed it, and its job ends later), or resumed by an open since.
+        let resumedSince = transfers[id].map { $0.transfer !== transfer && $0.transfer.blob == transfer.blob } ?? false
+        if keptPartials[id]?.file == transfer.blob || resumedSince { return }
+        guard error.isOffline, transfer.isResumed, keptPartials[id] == nil,
+            transfers[id] == nil || transfers[id]?.transfer === transfer
+        else {
+            await delete(paths: partialPaths(transfer))
+            return
+        }
+        let document = transfer.document
+        keptPartials[id] = PartialMap(
+            documentID: id, version: document.version, size: document.size, etag: transfer.resumedETag,
+            file: transfer.blob, ranges: transfer.present.ranges)
     }
 
     /// The job finished a body of `size` bytes (the metadata's, unless that was 0: unknown): record the blob
@@ -664,8 +688,7 @@ public actor ContentCache {
 
     /// The job failed: delete the partial file and its range map, then fail its waiters (who may look for it).
     func abandon(_ transfer: Transfer, error: ContentCacheError) async {
-        await transfer.closeCheckpoints()
-        await delete(paths: partialPaths(transfer))
+        await discardPartial(of: transfer, after: error)
         transfer.finish(.failed(error))
         detach(transfer)
         logger.warning("\(error)")

@@ -115,6 +115,8 @@ final class Transfer: Sendable {
     let fetcher: RangeFetcher?
     /// The `ETag` the bytes already present came with (a resumed partial), nil for a fresh download.
     let resumedETag: String?
+    /// Whether it resumed a partial download a previous run left.
+    let isResumed: Bool
     private let state: Mutex<State>
 
     init(
@@ -127,6 +129,7 @@ final class Transfer: Sendable {
         self.descriptor = descriptor
         self.fetcher = document.size >= 2 ? fetcher : nil
         self.resumedETag = resumedETag
+        isResumed = !present.isEmpty
         state = Mutex(State(present: present, etag: resumedETag))
     }
 

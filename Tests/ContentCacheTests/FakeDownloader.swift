@@ -97,7 +97,8 @@ final class FakeDownloader: DocumentDownloader {
         var failAfter: Int?
         /// What ``isKnownUnavailable`` answers.
         var knownUnavailable = false
-        /// Documents whose answer waits at the gate, as a request waits for a download slot others hold.
+        /// Documents whose answer (whole or range) waits at the gate, as a request waits for a download slot others
+        /// hold.
         var queuedAtTheGate: Set<String> = []
         /// Answers ``downloadRange(_:)``; otherwise it throws `.rangesUnavailable`, as a stream-only installation.
         var servesRanges = false
@@ -196,6 +197,7 @@ final class FakeDownloader: DocumentDownloader {
             state.rangeRequests.append(request)
             return (state.settings, state.documents[request.documentID])
         }
+        if settings.queuedAtTheGate.contains(request.documentID) { await gate.wait() }
         guard settings.servesRanges else {
             throw .rangesUnavailable(what: "document \(request.documentID)", detail: "the fake serves no ranges")
         }

@@ -174,6 +174,61 @@ import Testing
         #expect(fixture.files(in: "partial").isEmpty)
     }
 
+    /// An open of a resumed partial while the server cannot be reached fails as any uncached open does, and keeps the
+    /// partial: the next open, online, fetches only its gaps.
+    @Test func anOfflineOpenKeepsThePartial() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 5000)
+        let key = try CacheLayout.key(for: "doc")
+        let partial = fixture.directory + "/partial/"
+        _ = try fixture.cache()
+        try Self.write(Array(bytes[0..<3000]), to: partial + key + ".1.partial")
+        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".json")
+        fixture.downloader.configure {
+            $0.servesRanges = true
+            $0.behavior = .fail(.unreachable(server: "fake", detail: "down"))
+            $0.rangeFailure = .unreachable(server: "fake", detail: "down")
+        }
+        let cache = try fixture.cache()
+        await #expect(throws: ContentCacheError.self) { try await cache.open(document) }
+        #expect(fixture.files(in: "partial") == [key + ".1.partial", key + ".json"])
+        #expect(await cache.inventory().downloading["doc"]?.bytes == 3000)
+        fixture.downloader.configure {
+            $0.behavior = .serve
+            $0.rangeFailure = nil
+        }
+        #expect(try await cache.load(document) == bytes)
+        #expect(fixture.downloader.rangeRequests.last?.range == 3000..<5000)
+        #expect(fixture.downloader.bodies == 0, "no stream")
+    }
+
+    /// The same when the server does not answer within the start deadline: the job that outlives the open leaves the
+    /// kept partial alone.
+    @Test func anOpenPastTheStartDeadlineKeepsThePartial() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 5000)
+        let key = try CacheLayout.key(for: "doc")
+        let partial = fixture.directory + "/partial/"
+        _ = try fixture.cache()
+        try Self.write(Array(bytes[0..<3000]), to: partial + key + ".1.partial")
+        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".json")
+        fixture.downloader.configure {
+            $0.servesRanges = true
+            $0.queuedAtTheGate = ["doc"]
+        }
+        let cache = try fixture.cache(startDeadline: .milliseconds(200))
+        await #expect(throws: ContentCacheError.startTimedOut(documentID: "doc", after: .milliseconds(200))) {
+            try await cache.open(document)
+        }
+        fixture.downloader.configure { $0.queuedAtTheGate = [] }
+        fixture.downloader.gate.open()
+        #expect(try await within(.seconds(30)) { try await cache.load(document) } == bytes)
+        #expect(fixture.downloader.rangeRequests.map(\.range) == [3000..<5000, 3000..<5000])
+        #expect(fixture.downloader.bodies == 0, "no stream")
+    }
+
     /// `campusfs cache clean` (with and without a daemon) and eviction delete a partial a previous run left.
     @Test func cleanAndEvictionDeleteKeptPartials() async throws {
         let fixture = Fixture()
