@@ -86,6 +86,10 @@ import Testing
             Task { try await cache.read(handle, offset: Int64(base + index * 15_000), length: 10_000) }
         }
         try await Self.waitUntil(handle, hasWaitingReads: 8)
+        // The fetch runs in a task of its own: wait for it to ask.
+        try await within(.seconds(30)) {
+            while fixture.downloader.rangeRequests.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        }
         #expect(fixture.downloader.rangeRequests.count == 1)
         // A read that is interrupted (FUSE) does not cancel the fetch the others wait for.
         reads[0].cancel()
@@ -295,6 +299,7 @@ import Testing
         let other = try await cache.open(second)
         let end = Task { try await cache.read(handle, offset: Int64(size - 4096), length: 4096) }
         try await Self.waitUntil(handle, hasWaitingReads: 1)
+        try await Self.waitUntilRangesFailed(handle)
         #expect(fixture.downloader.rangeRequests.count == 1)
         #expect(cache.withAvailableRange(handle, offset: Int64(size - 4096), length: 4096) { _, _ in true } == nil)
         let otherEnd = Task { try await cache.read(other, offset: Int64(size - 4096), length: 4096) }
@@ -322,6 +327,7 @@ import Testing
         let otherHandle = try await cache.open(other)
         let end = Task { try await cache.read(handle, offset: Int64(size - 4096), length: 4096) }
         try await Self.waitUntil(handle, hasWaitingReads: 1)
+        try await Self.waitUntilRangesFailed(handle)
         // This document reads its stream only now.
         let middle = Task { try await cache.read(handle, offset: 2 << 20, length: 4096) }
         try await Self.waitUntil(handle, hasWaitingReads: 2)
@@ -338,6 +344,13 @@ import Testing
         #expect(await cache.state(of: "doc", currentVersion: "v1") == .cached)
         cache.release(handle)
         cache.release(otherHandle)
+    }
+
+    /// Waits (bounded) until a range fetch of `handle`'s download has failed and it reads its stream only.
+    private static func waitUntilRangesFailed(_ handle: ContentHandle) async throws {
+        try await within(.seconds(30)) {
+            while handle.transfer?.rangesWork != false { try await Task.sleep(for: .milliseconds(5)) }
+        }
     }
 
     /// Waits (bounded) until `count` reads of `handle` wait for bytes: they have decided what to fetch.
