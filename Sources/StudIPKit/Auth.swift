@@ -26,18 +26,14 @@ func makeAuthenticator(
         guard basicFallsBackToWebLogin else { return basic }
         return BasicOrFormAuthenticator(
             basic: basic,
-            form: SessionAuthenticator { transport async throws(StudIPError) in
-                try await WebLogin.logIn(username: username, password: password, transport: transport)
-            })
+            form: .webForm(username: username, password: password))
     case .sessionCookie(let value):
         // A bare value is Stud.IP 5's `Seminar_Session`; `name=value` names the cookie (6.0: `Studip_Session`).
         return FixedAuthenticator(headers: ["Cookie": value.contains("=") ? value : "Seminar_Session=\(value)"])
     case .bearer(let tokens, let storage):
         return BearerAuthenticator(tokens: tokens, storage: storage, clientID: clientID)
     case .webLogin(let username, let password):
-        return SessionAuthenticator { transport async throws(StudIPError) in
-            try await WebLogin.logIn(username: username, password: password, transport: transport)
-        }
+        return SessionAuthenticator.webForm(username: username, password: password)
     case .singleSignOn(let username, let password, let entry, let acceptsConsent):
         return SessionAuthenticator { transport async throws(StudIPError) in
             try await SingleSignOn.logIn(
@@ -63,10 +59,7 @@ struct WebSession: Sendable {
             isOwn = false
         case .basic(let username, let password):
             authenticator =
-                (api as? BasicOrFormAuthenticator)?.form
-                ?? SessionAuthenticator { transport async throws(StudIPError) in
-                    try await WebLogin.logIn(username: username, password: password, transport: transport)
-                }
+                (api as? BasicOrFormAuthenticator)?.form ?? .webForm(username: username, password: password)
             isOwn = true
         case .bearer:
             return nil

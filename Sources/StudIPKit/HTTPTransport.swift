@@ -59,7 +59,7 @@ final class HTTPTransport: Sendable {
     let downloadLimiter: ConcurrencyLimiter
     let downloadTimeouts: DownloadTimeouts
     /// How this connection fetches byte ranges (RangeDownloads.swift).
-    let ranges: RangeSupport
+    let ranges: RangeRoutes
 
     private struct Counters {
         /// Requests charged to the budget.
@@ -102,7 +102,7 @@ final class HTTPTransport: Sendable {
         var downloadConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: TimeAmount(downloadTimeouts.connect), read: TimeAmount(downloadTimeouts.idle)))
-        ranges = RangeSupport(configuration, api: authenticator)
+        ranges = RangeRoutes(configuration, api: authenticator)
         // Room for the range requests beside the streams: neither waits for the other's connections.
         downloadConfiguration.connectionPool = .init(
             idleTimeout: .seconds(60),

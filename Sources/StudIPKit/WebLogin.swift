@@ -172,6 +172,13 @@ actor SessionAuthenticator: Authenticator {
 
     init(logIn: @escaping LogIn) { logInOnce = logIn }
 
+    /// A session from Stud.IP's login form with this username and password.
+    static func webForm(username: String, password: String) -> SessionAuthenticator {
+        SessionAuthenticator { transport async throws(StudIPError) in
+            try await WebLogin.logIn(username: username, password: password, transport: transport)
+        }
+    }
+
     func headers(transport: HTTPTransport) async throws(StudIPError) -> [String: String] {
         if let cookie { return Self.headers(cookie) }
         return Self.headers(try await logIn(replacing: nil, transport: transport))
