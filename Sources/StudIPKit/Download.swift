@@ -17,9 +17,10 @@ public protocol DocumentDownloader: Sendable {
     /// Starts a download of part of a document (docs/ranges.md), streamed like ``download(_:)``: a body of exactly
     /// `request.range.count` bytes (``DownloadBody/expectedLength``) that throws when fewer arrive. The answer is
     /// verified before it returns: a `206` whose `Content-Range` names exactly the range asked for and the size the
-    /// listing promised. Throws ``StudIPError/rangesUnavailable(what:detail:)`` when this installation or login
-    /// cannot answer ranges or an answer failed verification — the caller then reads the document's stream — and
-    /// what ``download(_:)`` throws otherwise.
+    /// listing promised. Throws ``StudIPError/rangesUnavailable(what:detail:)`` only when this connection (installation
+    /// and login) answers no ranges at all; an answer that fails verification throws
+    /// ``StudIPError/malformedResponse(what:detail:)`` for this range alone; otherwise what ``download(_:)`` throws.
+    /// Either way the caller reads the document's stream.
     func downloadRange(_ request: RangeRequest) async throws(StudIPError) -> DownloadBody
 }
 
@@ -44,11 +45,15 @@ public struct RangeRequest: Sendable, Hashable {
     /// The size the listing promised, which the answer's `Content-Range` must name; 0 when unknown (a document hosted
     /// elsewhere), then any total is taken.
     public var documentSize: Int64
+    /// The `ETag` of the document's bytes already present, sent as `If-Range` on the JSON:API content route so that
+    /// a changed document cannot mix into them (docs/ranges.md); `sendfile.php` has no validators. nil: none known.
+    public var ifRange: String?
 
-    public init(documentID: String, range: Range<Int64>, documentSize: Int64) {
+    public init(documentID: String, range: Range<Int64>, documentSize: Int64, ifRange: String? = nil) {
         self.documentID = documentID
         self.range = range
         self.documentSize = documentSize
+        self.ifRange = ifRange
     }
 }
 

@@ -34,8 +34,11 @@ extension JSONAPIEnvironment {
         let headers = [
             ("Content-Type", Self.contentType(ref.mimeType)), ("ETag", etag), ("Content-Disposition", disposition),
         ]
-        // 5.0.7 ignores `Range` here (captured); `content_ranges` answers one as a newer Stud.IP may.
-        if context.contentRanges, let header = request.header("range"), let part = FileIndex.part(header, of: ref.size)
+        // 5.0.7 ignores `Range` here (captured); `content_ranges` answers one as a newer Stud.IP may, and only while
+        // an `If-Range` names the current ETag (RFC 9110 §13.1.5: else the whole document).
+        let unchanged = request.header("if-range").map { $0 == etag } ?? true
+        if context.contentRanges, unchanged, let header = request.header("range"),
+            let part = FileIndex.part(header, of: ref.size)
         {
             guard let part else {
                 return SimResponse(status: 416, headers: [("Content-Range", "bytes */\(ref.size)")], route: route)
