@@ -31,9 +31,9 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A download's body broke off after the server had answered: the connection was reset, or (`stalled`) no
     /// data came for the idle timeout. The server was there, so this is not "offline".
     case brokeOff(what: String, detail: String, stalled: Bool)
-    /// A part of a document (a byte range) cannot be fetched here: the installation answers no ranges, the login has
-    /// no web session for `sendfile.php`, or an answer failed verification (docs/ranges.md). Never shown for a read:
-    /// the content cache reads the document's stream instead.
+    /// No part of any document (a byte range) can be fetched on this connection: the installation answers no ranges,
+    /// or the login has no web session for `sendfile.php` (docs/ranges.md); an answer that fails for one range is
+    /// another error. Never shown for a read: the content cache reads the document's stream instead.
     case rangesUnavailable(what: String, detail: String)
     /// The task asking was cancelled (shutdown, unmount); nothing is wrong with the server.
     case cancelled
