@@ -62,10 +62,15 @@ public final class CampusMount: Sendable {
         store: MetadataStore, cacheDirectory: String, downloader: any DocumentDownloader,
         cacheConfiguration: ContentCacheConfiguration = ContentCacheConfiguration()
     ) throws(MountError) {
+        // The kernel's readahead reads past a reader that follows a download's stream: those reads wait for the
+        // stream rather than fetch ranges (docs/ranges.md, "In the cache").
+        var configuration = cacheConfiguration
+        configuration.streamWindow = max(
+            configuration.streamWindow,
+            ContentCacheConfiguration.streamWindow(readahead: Int64(Self.readaheadKiB) << 10))
         let cache: ContentCache
         do throws(ContentCacheError) {
-            cache = try ContentCache(
-                directory: cacheDirectory, downloader: downloader, configuration: cacheConfiguration)
+            cache = try ContentCache(directory: cacheDirectory, downloader: downloader, configuration: configuration)
         } catch {
             throw .cache(error)
         }

@@ -526,7 +526,7 @@ public actor ContentCache {
     private var fetcher: RangeFetcher {
         RangeFetcher(
             downloader: downloader, pool: pool, writes: bodyWrites, support: rangeSupport, layout: layout,
-            logger: logger)
+            streamWindow: configuration.streamWindow, logger: logger)
     }
 
     /// Runs `transfer`'s job.

@@ -109,14 +109,16 @@ struct DownloadJob: Sendable {
             await cache.abandon(transfer, error: tooLarge(length))
             return nil
         }
-        // The bytes present must be this version's: a resumed partial or a first stream's ETag must match.
-        if let known = transfer.checkpointState?.etag, let etag = body.etag, known != etag, !transfer.present.isEmpty {
-            let detail = "its content changed on Stud.IP (ETag \(known), now \(etag)) while it downloaded"
+        // The bytes present must be this version's: a resumed partial's, a range's or a first stream's ETag must match.
+        switch transfer.streamAnswered(etag: body.etag) {
+        case .streaming: break
+        case .ended: return nil
+        case .otherVersion(let known):
+            let detail =
+                "its content changed on Stud.IP (ETag \(known), now \(body.etag ?? "none")) while it downloaded"
             await cache.abandon(transfer, error: .interrupted(documentID: request.documentID, detail: detail))
             return nil
         }
-        guard transfer.respond(notModified: false) else { return nil }
-        transfer.streamAnswered(etag: body.etag ?? transfer.resumedETag)
         do throws(ContentCacheError) {
             return Streamed(end: try await write(body), etag: body.etag, lastModified: body.lastModified)
         } catch {

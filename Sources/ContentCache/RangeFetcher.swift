@@ -23,9 +23,6 @@ struct RangeFetcher: Sendable {
     static let chunk: Int64 = 256 << 10
     /// A sequential reader's fetches double up to this size.
     static let readAheadLimit: Int64 = 4 << 20
-    /// Missing bytes less than this far ahead of what the stream has received wait for the stream: at the 5 MB/s of
-    /// issue 30 it gets there in about 0.2 s, about what a range request costs.
-    static let streamWindow: Int64 = 1 << 20
     /// The largest range the gap filler asks at once, so that a failure costs little and memory stays bounded.
     static let fillLimit: Int64 = 8 << 20
 
@@ -34,6 +31,10 @@ struct RangeFetcher: Sendable {
     let writes: Counter
     let support: RangeSupport
     let layout: CacheLayout
+    /// Missing bytes less than this far ahead of what the stream has received wait for the stream
+    /// (``ContentCacheConfiguration/streamWindow``): at the 5 MB/s of issue 30 it covers 1 MiB in about 0.2 s, about
+    /// what a range request costs.
+    let streamWindow: Int64
     let logger: Logger
 
     /// Fetches `piece` into `transfer`'s file, then records it in the range map; false when the fetch failed, after
@@ -45,8 +46,10 @@ struct RangeFetcher: Sendable {
         defer { transfer.fetchEnded(piece, failed: failed) }
         let body: DownloadBody
         do {
+            // `If-Range`: the bytes must be the version of those present (docs/ranges.md, "In the cache").
             body = try await downloader.downloadRange(
-                RangeRequest(documentID: document.id, range: piece, documentSize: document.size))
+                RangeRequest(
+                    documentID: document.id, range: piece, documentSize: document.size, ifRange: transfer.etag))
         } catch {
             if case .rangesUnavailable = error {
                 if support.isAvailable { logger.info("reading whole documents only: \(error)") }
@@ -55,6 +58,12 @@ struct RangeFetcher: Sendable {
                 logger.info(
                     "range fetch failed, reading the stream: \(error)", metadata: ["document": "\(document.id)"])
             }
+            return false
+        }
+        guard transfer.adopt(etag: body.etag) else {
+            logger.info(
+                "a range of another version (ETag \(body.etag ?? "none")), reading the stream",
+                metadata: ["document": "\(document.id)"])
             return false
         }
         _ = transfer.respond(notModified: false)

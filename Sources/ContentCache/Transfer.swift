@@ -175,11 +175,52 @@ final class Transfer: Sendable {
         await wait(for: .checkpointsIdle)
     }
 
-    /// The stream answered with `etag`: the bytes it brings are that version's, from byte 0 on.
-    func streamAnswered(etag: String?) {
-        state.withLock { state in
-            state.etag = etag
+    /// What the transfer made of the stream's answer (``streamAnswered(etag:)``).
+    enum StreamStart: Sendable {
+        case streaming
+        /// It ended already (deadline, removal): the answer is moot.
+        case ended
+        /// The bytes present, or a range under way, are of this other `ETag`: mixing would corrupt the document.
+        case otherVersion(String)
+    }
+
+    /// The stream answered with `etag`: the bytes it brings are that version's, from byte 0 on. One step with the
+    /// start, which wakes the openers: a read between the two would not see the stream and fetch its first bytes by
+    /// a range, where the stream then stops (docs/ranges.md, "In the cache").
+    func streamAnswered(etag: String?) -> StreamStart {
+        var start = StreamStart.ended
+        _ = update { state in
+            switch state.phase {
+            case .starting, .streaming: break
+            default: return false
+            }
+            if let known = state.etag, let etag, known != etag {
+                start = .otherVersion(known)
+                return false
+            }
+            state.phase = .streaming
+            state.etag = etag ?? state.etag
             state.streamPosition = 0
+            start = .streaming
+            return true
+        }
+        return start
+    }
+
+    /// The `ETag` of the bytes present, which range fetches send as `If-Range`.
+    var etag: String? { state.withLock { $0.etag } }
+
+    /// A range answered with `etag`: false when it is another version than the bytes present (a range asked before
+    /// the stream or a resumed partial named one); the first `ETag` known becomes the download's, which the stream
+    /// must then have too.
+    func adopt(etag: String?) -> Bool {
+        state.withLock { state in
+            guard let etag else { return true }
+            guard let known = state.etag else {
+                state.etag = etag
+                return true
+            }
+            return known == etag
         }
     }
 
@@ -353,7 +394,7 @@ final class Transfer: Sendable {
             for fetching in state.fetching.ranges { claimed.insert(fetching) }
             let wanted: Range<Int64>
             if let first = claimed.gaps(in: range).first?.lowerBound {
-                if let stream = state.streamPosition, first < stream + RangeFetcher.streamWindow { return [] }
+                if let stream = state.streamPosition, first < stream + fetcher.streamWindow { return [] }
                 if let last = state.lastFetch, first >= last.upperBound, first < last.upperBound + RangeFetcher.chunk {
                     wanted = last.upperBound..<min(last.upperBound + Self.grown(last), size)
                 } else {
@@ -364,7 +405,7 @@ final class Transfer: Sendable {
                 range.upperBound > last.lowerBound + Int64(last.count) / 2, range.upperBound <= last.upperBound
             {
                 // Read-ahead: a read in the second half of the last fetch starts the next one, twice as large.
-                if let stream = state.streamPosition, last.upperBound < stream + RangeFetcher.streamWindow { return [] }
+                if let stream = state.streamPosition, last.upperBound < stream + fetcher.streamWindow { return [] }
                 wanted = last.upperBound..<min(last.upperBound + Self.grown(last), size)
             } else {
                 return []

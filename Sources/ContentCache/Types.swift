@@ -47,13 +47,28 @@ public struct ContentCacheConfiguration: Sendable {
     /// Runs the cache's system calls (docs/threads.md). A test gives its cache a pool of its own, so that its time
     /// bounds do not wait behind other tests' disk writes on ``BlockingPool/shared``.
     public var pool: BlockingPool
+    /// Missing bytes less than this far ahead of what a download's stream has received wait for the stream instead
+    /// of being fetched by a range (docs/ranges.md, "In the cache"). A reader that follows the stream must stay
+    /// within it, or the reads the kernel's readahead makes ahead of it start range fetches and the whole document
+    /// goes by ranges: the mount sets ``streamWindow(readahead:)`` of its readahead. The default, 1 MiB, is for
+    /// readers without readahead.
+    public var streamWindow: Int64
+
+    /// The window that covers what a kernel readahead of `readahead` bytes asks ahead of a reader that waits at the
+    /// stream: the read that holds the stream's position reaches one window past it, and with async reads the
+    /// kernel has the next two windows out meanwhile, so reads start up to three windows past the stream (measured
+    /// at 1 MiB: 2.98 MiB, MountLargeTests) and end at four; one chunk more of margin.
+    public static func streamWindow(readahead: Int64) -> Int64 {
+        4 * readahead + RangeFetcher.chunk
+    }
 
     public init(
         sizeLimit: Int64 = 10 << 30, minimumFreeSpace: Int64 = 1 << 30, startDeadline: Duration = .seconds(3),
         revalidationInterval: Duration? = .seconds(600), committed: (@Sendable (CommittedCopy) -> Void)? = nil,
-        pool: BlockingPool = .shared
+        pool: BlockingPool = .shared, streamWindow: Int64 = 1 << 20
     ) {
         self.pool = pool
+        self.streamWindow = streamWindow
         self.sizeLimit = sizeLimit
         self.minimumFreeSpace = minimumFreeSpace
         self.startDeadline = startDeadline

@@ -206,11 +206,15 @@ final class FakeDownloader: DocumentDownloader {
         guard request.range.count >= 2, request.range.upperBound <= document.bytes.count,
             request.documentSize == Int64(document.bytes.count)
         else { throw .rangesUnavailable(what: "document \(request.documentID)", detail: "bad range \(request.range)") }
+        // As StudIPKit: a range whose If-Range is not the document's ETag (it changed) fails.
+        if let ifRange = request.ifRange, ifRange != document.etag {
+            throw .malformedResponse(what: "document \(request.documentID)", detail: "ETag \(document.etag ?? "none")")
+        }
         let cursor = Cursor()
         cursor.position = Int(request.range.lowerBound)
         let end = Int(request.range.upperBound)
         let gate = rangeGate
-        return DownloadBody(expectedLength: Int64(request.range.count)) {
+        return DownloadBody(expectedLength: Int64(request.range.count), etag: document.etag) {
             if settings.rangesWaitAtGate, !cursor.paused {
                 cursor.paused = true
                 await gate.wait()

@@ -150,6 +150,73 @@ import Testing
         cache.release(handle)
     }
 
+    /// A reader that follows the stream behind a mount: the kernel's readahead (1 MiB, async) reads up to three
+    /// windows past the stream while the reader waits at it. Those reads wait for the stream with the window the
+    /// mount sets; with a window of 1 MiB they fetched ranges and the whole document went by ranges (MountLargeTests).
+    @Test func readsThatFollowTheStreamThreeMiBAheadFetchNoRange() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 8 << 20
+        let held = 2 << 20
+        let (document, bytes) = fixture.document("video", size: size)
+        fixture.downloader.configure {
+            $0.servesRanges = true
+            $0.chunkSize = 64 << 10
+            $0.pauseAt = held
+        }
+        let cache = try fixture.cache(
+            pool: Self.pool, streamWindow: ContentCacheConfiguration.streamWindow(readahead: 1 << 20))
+        let handle = try await cache.open(document)
+        try await within(.seconds(30)) {
+            while handle.transfer?.present.contains(0..<Int64(held)) != true {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        // The kernel's next two readahead windows while the reader waits at the stream.
+        let ahead = [held + (1 << 20), held + (2 << 20), held + (3 << 20)].map { offset in
+            Task { try await cache.read(handle, offset: Int64(offset), length: 1 << 20) }
+        }
+        try await Self.waitUntil(handle, hasWaitingReads: 3)
+        #expect(fixture.downloader.rangeRequests.isEmpty)
+        fixture.downloader.gate.open()
+        for (index, read) in ahead.enumerated() {
+            let offset = held + (index + 1) << 20
+            #expect(
+                try await within(.seconds(30)) { try await read.value } == Array(bytes[offset..<offset + (1 << 20)]))
+        }
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        cache.release(handle)
+        #expect(fixture.downloader.rangeRequests.isEmpty, "\(fixture.downloader.rangeRequests.map(\.range))")
+        #expect(fixture.downloader.bodies == 1 && fixture.downloader.bytesSent == size)
+    }
+
+    /// Ranges ask for the stream's version (`If-Range` with its ETag): when the document changes on the server while
+    /// it downloads, a range fails rather than bring the new version's bytes, and the read gets the stream's.
+    @Test func rangesAskForTheStreamsVersion() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 4 << 20
+        let (document, bytes) = fixture.document("doc", size: size, etag: "\"e1\"")
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        let end = try await within(.seconds(30)) {
+            try await cache.read(handle, offset: Int64(size - 4096), length: 4096)
+        }
+        #expect(end == Array(bytes[(size - 4096)...]))
+        #expect(fixture.downloader.rangeRequests.map(\.ifRange) == ["\"e1\""])
+        // Replaced on the server: the stream under way still sends the old version.
+        fixture.downloader.set("doc", content("changed", size: size), etag: "\"e2\"")
+        let middle = Task { try await cache.read(handle, offset: 2 << 20, length: 4096) }
+        try await Self.waitUntilRangesFailed(handle)
+        #expect(fixture.downloader.rangeRequests.map(\.ifRange) == ["\"e1\"", "\"e1\""])
+        fixture.downloader.gate.open()
+        #expect(try await within(.seconds(30)) { try await middle.value } == Array(bytes[(2 << 20)..<(2 << 20) + 4096]))
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        #expect(try await cache.readAll(handle) == bytes)
+        cache.release(handle)
+    }
+
     /// What evince and mupdf do (issue 30): the end first, then the first pages, then on to the end. One stream, one
     /// range, and the stream stops where the range begins.
     @Test func theViewerPatternFetchesAtMostFivePercentMore() async throws {

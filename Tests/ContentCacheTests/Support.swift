@@ -44,13 +44,13 @@ struct Fixture {
     /// Revalidation on open is off unless a test asks for it, so request counts stay those of the test.
     func cache(
         sizeLimit: Int64 = 1 << 40, minimumFreeSpace: Int64 = 0, startDeadline: Duration = .seconds(3),
-        revalidationInterval: Duration? = nil, pool: BlockingPool = .shared
+        revalidationInterval: Duration? = nil, pool: BlockingPool = .shared, streamWindow: Int64 = 1 << 20
     ) throws -> ContentCache {
         try ContentCache(
             directory: directory, downloader: downloader,
             configuration: ContentCacheConfiguration(
                 sizeLimit: sizeLimit, minimumFreeSpace: minimumFreeSpace, startDeadline: startDeadline,
-                revalidationInterval: revalidationInterval, pool: pool))
+                revalidationInterval: revalidationInterval, pool: pool, streamWindow: streamWindow))
     }
 
     /// Registers a document with the fake and returns its metadata.
