@@ -136,7 +136,7 @@ struct DownloadJob: Sendable {
             case .complete: return true
             case .unavailable: return false
             case .wait(let generation): await transfer.awaitChange(since: generation)
-            case .fetch(let piece): _ = await fetcher.fetch(piece, into: transfer)
+            case .fetch(let piece, let claim): _ = await fetcher.fetch(piece, claim: claim, into: transfer)
             }
         }
         return false
@@ -144,6 +144,7 @@ struct DownloadJob: Sendable {
 
     /// Fsyncs the complete file, renames it into `blobs/` and lets the cache commit it.
     private func complete(size: Int64, etag: String?, lastModified: Date?) async {
+        await transfer.endFetches()
         await transfer.closeCheckpoints()
         do throws(ContentCacheError) {
             try await cache.pool.run { [transfer, blobPath] () throws(ContentCacheError) in

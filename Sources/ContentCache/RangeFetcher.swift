@@ -39,11 +39,11 @@ struct RangeFetcher: Sendable {
 
     /// Fetches `piece` into `transfer`'s file, then records it in the range map; false when the fetch failed, after
     /// which the transfer reads its stream only. The first answer counts as the transfer's start (a resumed
-    /// partial's gap filler starts with a range).
-    func fetch(_ piece: Range<Int64>, into transfer: Transfer) async -> Bool {
+    /// partial's gap filler starts with a range). `claim`: the part of `piece` this fetch marked as being fetched.
+    func fetch(_ piece: Range<Int64>, claim: Range<Int64>, into transfer: Transfer) async -> Bool {
         let document = transfer.document
         var failed = true
-        defer { transfer.fetchEnded(piece, failed: failed) }
+        defer { transfer.fetchEnded(claim, failed: failed) }
         let body: DownloadBody
         do {
             // `If-Range`: the bytes must be the version of those present (docs/ranges.md, "In the cache").

@@ -31,8 +31,9 @@ final class Transfer: Sendable {
     enum Gap: Sendable {
         /// Every byte is present.
         case complete
-        /// Fetch these bytes (marked as being fetched).
-        case fetch(Range<Int64>)
+        /// Fetch these bytes; `claim`: the part marked as being fetched (``atLeastTwo(_:size:)`` may add a byte
+        /// present or another fetch's).
+        case fetch(Range<Int64>, claim: Range<Int64>)
         /// The missing bytes are all being fetched: wait for a change after this generation.
         case wait(UInt64)
         /// Ranges do not work for this download (or it ended): read the stream.
@@ -338,7 +339,7 @@ final class Transfer: Sendable {
     /// download fails before it gets there.
     func awaitBytes(_ range: Range<Int64>) async throws(ContentCacheError) {
         if let fetcher {
-            for piece in plan(range, fetcher) { startFetch(piece, fetcher) }
+            for (piece, claim) in plan(range, fetcher) { startFetch(piece, claim: claim, fetcher) }
         }
         await wait(for: .range(range))
         let (phase, present) = state.withLock { ($0.phase, $0.present) }
@@ -361,7 +362,7 @@ final class Transfer: Sendable {
             guard let fetcher, !state.rangesFailed, fetcher.support.isAvailable,
                 state.present.range(containing: position) != nil || state.fetching.range(containing: position) != nil
             else { return nil }
-            return .fetch(position..<size)
+            return .fetch(position..<size, claim: position..<position)
         }
     }
 
@@ -376,9 +377,9 @@ final class Transfer: Sendable {
             var claimed = state.present
             for range in state.fetching.ranges { claimed.insert(range) }
             guard let gap = claimed.gaps(in: 0..<size).first else { return .wait(state.generation) }
-            let piece = Self.atLeastTwo(gap.lowerBound..<min(gap.upperBound, gap.lowerBound + limit), size: size)
-            state.fetching.insert(piece)
-            return .fetch(piece)
+            let claim = gap.lowerBound..<min(gap.upperBound, gap.lowerBound + limit)
+            state.fetching.insert(claim)
+            return .fetch(Self.atLeastTwo(claim, size: size), claim: claim)
         }
     }
 
@@ -386,7 +387,7 @@ final class Transfer: Sendable {
     /// cache"): none when the bytes are present or coming (fetched, or within ``RangeFetcher/streamWindow`` of the
     /// stream); else the chunk around the first missing byte, larger for a read that continues the last fetch,
     /// minus what is present or being fetched.
-    private func plan(_ range: Range<Int64>, _ fetcher: RangeFetcher) -> [Range<Int64>] {
+    private func plan(_ range: Range<Int64>, _ fetcher: RangeFetcher) -> [(Range<Int64>, claim: Range<Int64>)] {
         state.withLock { state in
             guard !state.phase.isTerminal, !state.rangesFailed, fetcher.support.isAvailable else { return [] }
             let size = document.size
@@ -411,9 +412,9 @@ final class Transfer: Sendable {
                 return []
             }
             state.lastFetch = wanted
-            let pieces = claimed.gaps(in: wanted).map { Self.atLeastTwo($0, size: size) }
-            for piece in pieces { state.fetching.insert(piece) }
-            return pieces
+            let claims = claimed.gaps(in: wanted)
+            for claim in claims { state.fetching.insert(claim) }
+            return claims.map { (Self.atLeastTwo($0, size: size), $0) }
         }
     }
 
@@ -422,31 +423,36 @@ final class Transfer: Sendable {
         min(max(Int64(last.count), RangeFetcher.chunk) * 2, RangeFetcher.readAheadLimit)
     }
 
-    /// `range` grown by a byte present before or after it when it holds only one.
+    /// `range` grown by a byte before or after it when it holds only one. Only `range` is claimed: the byte added
+    /// may be another fetch's, which must stay claimed when this one ends.
     private static func atLeastTwo(_ range: Range<Int64>, size: Int64) -> Range<Int64> {
         guard range.count < 2 else { return range }
         return range.lowerBound > 0 ? range.lowerBound - 1..<range.upperBound : range.lowerBound..<range.upperBound + 1
     }
 
-    /// Runs a range fetch in a task of its own: a cancelled read does not cancel a fetch others may wait for.
-    private func startFetch(_ piece: Range<Int64>, _ fetcher: RangeFetcher) {
-        let id = state.withLock { $0.newID() }
-        let task = Task.detached { [self] in
-            _ = await fetcher.fetch(piece, into: self)
-            _ = state.withLock { $0.fetchTasks.removeValue(forKey: id) }
-        }
+    /// Runs a range fetch in a task of its own: a cancelled read does not cancel a fetch others may wait for. The task
+    /// is registered in the same lock step as it is made, so one that ends at once finds its entry to remove.
+    private func startFetch(_ piece: Range<Int64>, claim: Range<Int64>, _ fetcher: RangeFetcher) {
         let ended = state.withLock { state in
             guard !state.phase.isTerminal else { return true }
-            state.fetchTasks[id] = task
+            let id = state.newID()
+            state.fetchTasks[id] = Task.detached { [self] in
+                _ = await fetcher.fetch(piece, claim: claim, into: self)
+                self.fetchTaskEnded(id)
+            }
             return false
         }
-        if ended { task.cancel() }
+        if ended { fetchEnded(claim, failed: false) }
     }
 
-    /// A range fetch of `piece` ended; `failed`: from now on this download reads its stream only.
-    func fetchEnded(_ piece: Range<Int64>, failed: Bool) {
+    private func fetchTaskEnded(_ id: UInt64) {
+        _ = state.withLock { $0.fetchTasks.removeValue(forKey: id) }
+    }
+
+    /// A range fetch that claimed `claim` ended; `failed`: from now on this download reads its stream only.
+    func fetchEnded(_ claim: Range<Int64>, failed: Bool) {
         _ = update { state in
-            state.fetching.remove(piece)
+            state.fetching.remove(claim)
             if failed { state.rangesFailed = true }
             state.generation += 1
             return true
@@ -457,6 +463,18 @@ final class Transfer: Sendable {
     var rangesWork: Bool {
         guard let fetcher else { return false }
         return !state.withLock { $0.rangesFailed } && fetcher.support.isAvailable
+    }
+
+    /// Cancels the range fetches under way and waits for them to end, before the complete file is fsynced and
+    /// renamed: a fetch of bytes the stream brought meanwhile (after another fetch failed) must not write into the
+    /// blob after that.
+    func endFetches() async {
+        let tasks = state.withLock { state in
+            defer { state.fetchTasks = [:] }
+            return Array(state.fetchTasks.values)
+        }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
     }
 
     private func cancelFetches() {

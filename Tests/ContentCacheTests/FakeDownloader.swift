@@ -40,7 +40,8 @@ struct SeededGenerator: RandomNumberGenerator {
 final class Gate: Sendable {
     private struct State {
         var isOpen = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextID: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -48,21 +49,45 @@ final class Gate: Sendable {
     var hasWaiter: Bool { state.withLock { !$0.waiters.isEmpty } }
 
     func wait() async {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state in
                 if state.isOpen { return true }
-                state.waiters.append(continuation)
+                state.waiters[id] = continuation
                 return false
             }
             if resumeNow { continuation.resume() }
         }
     }
 
+    /// Waits like ``wait()``, or until the task is cancelled, as a network read does.
+    func waitUnlessCancelled() async {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.isOpen || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
     func open() {
         let waiters = state.withLock { state in
             state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
+            defer { state.waiters = [:] }
+            return state.waiters.values
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -115,6 +140,7 @@ final class FakeDownloader: DocumentDownloader {
         var rangeRequests: [RangeRequest] = []
         var bodies = 0
         var liveBodies = 0
+        var liveRangeBodies = 0
         var bytesSent = 0
     }
 
@@ -132,6 +158,8 @@ final class FakeDownloader: DocumentDownloader {
     var bodies: Int { state.withLock { $0.bodies } }
     /// Stream bodies the cache still holds: dropping one cancels its transfer (``DownloadBody``).
     var liveBodies: Int { state.withLock { $0.liveBodies } }
+    /// Range bodies the cache still holds (a fetch under way).
+    var liveRangeBodies: Int { state.withLock { $0.liveRangeBodies } }
 
     func set(_ id: String, _ bytes: [UInt8], etag: String? = nil, lastModified: Date? = nil) {
         state.withLock { $0.documents[id] = Document(bytes: bytes, etag: etag, lastModified: lastModified) }
@@ -214,10 +242,14 @@ final class FakeDownloader: DocumentDownloader {
         cursor.position = Int(request.range.lowerBound)
         let end = Int(request.range.upperBound)
         let gate = rangeGate
+        state.withLock { $0.liveRangeBodies += 1 }
+        let life = Life { [weak self] in self?.state.withLock { $0.liveRangeBodies -= 1 } }
         return DownloadBody(expectedLength: Int64(request.range.count), etag: document.etag) {
+            _ = life
             if settings.rangesWaitAtGate, !cursor.paused {
                 cursor.paused = true
-                await gate.wait()
+                await gate.waitUnlessCancelled()
+                if Task.isCancelled { throw CancellationError() }
             }
             let position = cursor.position
             guard position < end else { return nil }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import StudIPModel
+import Synchronization
 import SystemSupport
 import Testing
 
@@ -167,10 +168,9 @@ import Testing
         let cache = try fixture.cache(
             pool: Self.pool, streamWindow: ContentCacheConfiguration.streamWindow(readahead: 1 << 20))
         let handle = try await cache.open(document)
+        // The stream has received this far (its writer may still hold the last chunks: nobody waits yet).
         try await within(.seconds(30)) {
-            while handle.transfer?.present.contains(0..<Int64(held)) != true {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            while handle.transfer?.received != Int64(held) { try await Task.sleep(for: .milliseconds(5)) }
         }
         // The kernel's next two readahead windows while the reader waits at the stream.
         let ahead = [held + (1 << 20), held + (2 << 20), held + (3 << 20)].map { offset in
@@ -411,6 +411,41 @@ import Testing
         #expect(await cache.state(of: "doc", currentVersion: "v1") == .cached)
         cache.release(handle)
         cache.release(otherHandle)
+    }
+
+    /// One range fails, so the stream runs to the end through the bytes another range is still getting: the
+    /// download ends that fetch before it fsyncs and renames the file, so nothing writes into the blob after.
+    @Test func aFetchStillRunningIsEndedBeforeTheFileIsCommitted() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 4 << 20
+        let (document, bytes) = fixture.document("doc", size: size)
+        Self.heldStream(fixture)
+        fixture.downloader.configure { $0.rangesWaitAtGate = true }
+        // Range bodies alive when the blob is committed: the held fetch must have ended before.
+        let atCommit = Mutex<Int?>(nil)
+        let downloader = fixture.downloader
+        let cache = try ContentCache(
+            directory: fixture.directory, downloader: downloader,
+            configuration: ContentCacheConfiguration(
+                minimumFreeSpace: 0, revalidationInterval: nil,
+                committed: { _ in atCommit.withLock { $0 = downloader.liveRangeBodies } }, pool: Self.pool))
+        let handle = try await cache.open(document)
+        let held = Task { try await cache.read(handle, offset: 3 << 20, length: 4096) }
+        try await Self.waitUntil(handle, hasWaitingReads: 1)
+        #expect(fixture.downloader.rangeRequests.count == 1)
+        fixture.downloader.configure { $0.rangeFailure = .serverError(status: 500, what: "sendfile.php") }
+        let failed = Task { try await cache.read(handle, offset: 2 << 20, length: 4096) }
+        try await Self.waitUntilRangesFailed(handle)
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        #expect(atCommit.withLock { $0 } == 0, "the held range still ran when the blob was committed")
+        fixture.downloader.rangeGate.open()
+        #expect(try await within(.seconds(30)) { try await held.value } == Array(bytes[(3 << 20)..<(3 << 20) + 4096]))
+        #expect(try await within(.seconds(30)) { try await failed.value } == Array(bytes[(2 << 20)..<(2 << 20) + 4096]))
+        #expect(await cache.state(of: "doc", currentVersion: "v1") == .cached)
+        #expect(try await cache.readAll(handle) == bytes)
+        cache.release(handle)
     }
 
     /// Waits (bounded) until a range fetch of `handle`'s download has failed and it reads its stream only.
