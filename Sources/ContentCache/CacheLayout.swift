@@ -14,7 +14,7 @@ struct CacheEntry: Sendable, Codable {
     var blob: String
 }
 
-/// A partial (sparse) download as recorded on disk: the range map `partial/<key>.json` beside its file
+/// A partial (sparse) download as recorded on disk: the range map `partial/<file>.json` beside its file
 /// `partial/<file>.partial` (docs/ranges.md, "In the cache").
 struct PartialMap: Sendable, Codable {
     var documentID: String
@@ -41,9 +41,10 @@ extension CacheInventory.Partial {
 ///       tmp/                     0700  sidecars and range maps being written; emptied at startup
 ///       partial/                 0700  downloads in progress, sparse (docs/ranges.md, "In the cache"):
 ///         <key>.<random>.partial 0600  the bytes fetched so far, at their offsets
-///         <key>.json             0600  its range map: the bytes present, fdatasynced before the map was written to
+///         <key>.<random>.json    0600  its range map: the bytes present, fdatasynced before the map was written to
 ///                                      tmp/, fsynced and renamed here. Kept at startup (clipped to the file's
-///                                      size) and resumed by the next open of that version
+///                                      size) and resumed by the next open of that version. Named per file, not
+///                                      per document: a download that ends late never touches a newer one's map
 ///       blobs/                   0700
 ///         <key>.<random>         0600  a completed document version, fsynced before it was renamed here
 ///         <key>.json             0600  its sidecar, written to tmp/, fsynced and renamed here: the commit point
@@ -96,7 +97,8 @@ struct CacheLayout: Sendable {
     /// The sparse file of the download that becomes blob `blob`.
     func partialPath(_ blob: String) -> String { partials + "/" + blob + ".partial" }
 
-    func partialMapPath(key: String) -> String { partials + "/" + key + ".json" }
+    /// The range map of the sparse file that becomes blob `blob`.
+    func partialMapPath(_ blob: String) -> String { partials + "/" + blob + ".json" }
 
     /// Writes the sidecar atomically (temporary file, fsync, rename, fsync of the directory). Blocks for two
     /// `fsync`s: off the cooperative pool.
@@ -111,7 +113,7 @@ struct CacheLayout: Sendable {
     func writePartialMap(_ map: PartialMap) throws(ContentCacheError) {
         BlockingPool.checkBlockingAllowed("writing the range map of document \(map.documentID)")
         let key = try Self.key(for: map.documentID)
-        try writeAtomically(map, to: partialMapPath(key: key), key: key, directory: partials)
+        try writeAtomically(map, to: partialMapPath(map.file), key: key, directory: partials)
     }
 
     private func writeAtomically(
@@ -146,7 +148,7 @@ struct CacheLayout: Sendable {
     /// the next start deletes) and its file.
     func removePartial(_ map: PartialMap) {
         BlockingPool.checkBlockingAllowed("removing the partial download of document \(map.documentID)")
-        if let key = try? Self.key(for: map.documentID) { unlink(partialMapPath(key: key)) }
+        unlink(partialMapPath(map.file))
         unlink(partialPath(map.file))
     }
 
@@ -167,12 +169,11 @@ struct CacheLayout: Sendable {
     func scanPartials() -> (maps: [PartialMap], garbage: [String]) {
         var maps: [PartialMap] = []
         var garbage: [String] = []
-        var referenced: Set<String> = []
         let names = Self.contents(of: partials)
         for name in names where name.hasSuffix(".json") {
             guard let data = FileManager.default.contents(atPath: partials + "/" + name),
                 var map = try? JSONDecoder().decode(PartialMap.self, from: data),
-                let key = try? Self.key(for: map.documentID), name == key + ".json",
+                let key = try? Self.key(for: map.documentID), name == map.file + ".json",
                 map.file.hasPrefix(key + "."), !map.file.contains("/"), map.size > 0
             else {
                 garbage.append(name)
@@ -189,8 +190,15 @@ struct CacheLayout: Sendable {
                 continue
             }
             maps.append(map)
-            referenced.insert(map.file + ".partial")
         }
+        // One partial per document (a crash can leave a superseded download's beside the newer one): the one with
+        // the most bytes.
+        let kept = Dictionary(maps.map { ($0.documentID, $0) }) { first, second in
+            ByteRanges(first.ranges).count >= ByteRanges(second.ranges).count ? first : second
+        }
+        for map in maps where kept[map.documentID]?.file != map.file { garbage.append(map.file + ".json") }
+        maps = maps.filter { kept[$0.documentID]?.file == $0.file }
+        let referenced = Set(maps.map { $0.file + ".partial" })
         garbage += names.filter { !$0.hasSuffix(".json") && !referenced.contains($0) }
         return (maps, garbage)
     }

@@ -717,10 +717,8 @@ public actor ContentCache {
         [mapPath(of: transfer), transfer.temporaryPath]
     }
 
-    /// The range map of `transfer`'s document (its id was checked when the transfer started).
-    private func mapPath(of transfer: Transfer) -> String {
-        layout.partialMapPath(key: (try? CacheLayout.key(for: transfer.document.id)) ?? "")
-    }
+    /// The range map of `transfer`'s file.
+    private func mapPath(of transfer: Transfer) -> String { layout.partialMapPath(transfer.blob) }
 
     private func detach(_ transfer: Transfer) {
         let id = transfer.document.id

@@ -170,10 +170,16 @@ final class Transfer: Sendable {
     }
 
     /// Ends checkpoints and waits for a job under way, before the file is renamed into `blobs/` or deleted and its map
-    /// with it: no map is written after.
+    /// with it: no map is written after. It waits also when the caller's task is cancelled (a removal, a superseded
+    /// job), in a task of its own: a job is one `fdatasync` and a rename on the pool, and a map that lands after its
+    /// deletion would name a file that is gone.
     func closeCheckpoints() async {
-        state.withLock { $0.checkpoint.closed = true }
-        await wait(for: .checkpointsIdle)
+        let running = state.withLock { state in
+            state.checkpoint.closed = true
+            return state.checkpoint.running
+        }
+        guard running else { return }
+        await Task.detached { [self] in await wait(for: .checkpointsIdle) }.value
     }
 
     /// What the transfer made of the stream's answer (``streamAnswered(etag:)``).

@@ -31,7 +31,7 @@ import Testing
             _ = try await within(.seconds(30)) { try await cache.read(handle, offset: Int64(offset), length: 4096) }
         }
         let present = ByteRanges([(4 << 20)..<(4 << 20) + Int64(chunk), Int64(size - chunk)..<Int64(size)])
-        let mapPath = fixture.directory + "/partial/" + (try CacheLayout.key(for: "doc")) + ".json"
+        let mapPath = fixture.directory + "/partial/" + (try #require(handle.transfer?.blob)) + ".json"
         try await within(.seconds(30)) {
             while (try? JSONDecoder().decode(PartialMap.self, from: Data(contentsOf: URL(fileURLWithPath: mapPath))))
                 .map({ ByteRanges($0.ranges) }) != present
@@ -99,7 +99,7 @@ import Testing
         }
         let cache = try fixture.cache(pool: Self.pool)
         let handle = try await cache.open(document)
-        let mapPath = fixture.directory + "/partial/" + (try CacheLayout.key(for: "doc")) + ".json"
+        let mapPath = fixture.directory + "/partial/" + (try #require(handle.transfer?.blob)) + ".json"
         let claimed = try await within(.seconds(30)) {
             while true {
                 if let data = FileManager.default.contents(atPath: mapPath),
@@ -151,18 +151,21 @@ import Testing
         let tornKey = try CacheLayout.key(for: "torn")
         let newerKey = try CacheLayout.key(for: "newer")
         try Self.write(Array(shortBytes[0..<1000]), to: partial + shortKey + ".1.partial")
-        try Self.write(Self.map("short", file: shortKey + ".1", ranges: "[[0,5000]]"), to: partial + shortKey + ".json")
+        try Self.write(
+            Self.map("short", file: shortKey + ".1", ranges: "[[0,5000]]"), to: partial + shortKey + ".1.json")
         try Self.write(Array(repeating: 0xEE, count: 5000), to: partial + tornKey + ".2.partial")
-        try Self.write(Array(#"{"documentID":"torn","version":"v1","size":50"#.utf8), to: partial + tornKey + ".json")
+        try Self.write(Array(#"{"documentID":"torn","version":"v1","size":50"#.utf8), to: partial + tornKey + ".2.json")
         try Self.write(Array(repeating: 0xEE, count: 5000), to: partial + newerKey + ".3.partial")
-        try Self.write(Self.map("newer", file: newerKey + ".3", ranges: "[[0,5000]]"), to: partial + newerKey + ".json")
+        try Self.write(
+            Self.map("newer", file: newerKey + ".3", ranges: "[[0,5000]]"), to: partial + newerKey + ".3.json")
         try Self.write([1, 2, 3], to: partial + shortKey + ".4.partial")
         fixture.downloader.configure { $0.servesRanges = true }
 
         let cache = try fixture.cache()
         #expect(
             fixture.files(in: "partial")
-                == [newerKey + ".3.partial", newerKey + ".json", shortKey + ".1.partial", shortKey + ".json"].sorted())
+                == [newerKey + ".3.partial", newerKey + ".3.json", shortKey + ".1.partial", shortKey + ".1.json"]
+                .sorted())
         let inventory = await cache.inventory()
         #expect(inventory.downloading["short"]?.bytes == 1000, "clipped to the file's 1000 bytes")
         #expect(inventory.downloading["torn"] == nil)
@@ -172,6 +175,26 @@ import Testing
         #expect(try await cache.load(newer) == newerBytes, "v1's partial is not v2's")
         #expect(fixture.downloader.rangeRequests.count == 1 && fixture.downloader.requests.count == 2)
         #expect(fixture.files(in: "partial").isEmpty)
+    }
+
+    /// Range maps are named per file: a crash can leave a superseded download's map beside the newer one's. The start
+    /// keeps the one with more bytes and deletes the other with its file; the open resumes the one kept.
+    @Test func ofTwoMapsOfOneDocumentTheLargerIsKept() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 5000)
+        let key = try CacheLayout.key(for: "doc")
+        let partial = fixture.directory + "/partial/"
+        _ = try fixture.cache()
+        try Self.write(Array(bytes[0..<1000]), to: partial + key + ".1.partial")
+        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,1000]]"), to: partial + key + ".1.json")
+        try Self.write(Array(bytes[0..<3000]), to: partial + key + ".2.partial")
+        try Self.write(Self.map("doc", file: key + ".2", ranges: "[[0,3000]]"), to: partial + key + ".2.json")
+        fixture.downloader.configure { $0.servesRanges = true }
+        let cache = try fixture.cache()
+        #expect(fixture.files(in: "partial") == [key + ".2.json", key + ".2.partial"])
+        #expect(try await within(.seconds(30)) { try await cache.load(document) } == bytes)
+        #expect(fixture.downloader.rangeRequests.map(\.range) == [3000..<5000])
     }
 
     /// An open of a resumed partial while the server cannot be reached fails as any uncached open does, and keeps the
@@ -184,7 +207,7 @@ import Testing
         let partial = fixture.directory + "/partial/"
         _ = try fixture.cache()
         try Self.write(Array(bytes[0..<3000]), to: partial + key + ".1.partial")
-        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".json")
+        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".1.json")
         fixture.downloader.configure {
             $0.servesRanges = true
             $0.behavior = .fail(.unreachable(server: "fake", detail: "down"))
@@ -192,7 +215,7 @@ import Testing
         }
         let cache = try fixture.cache()
         await #expect(throws: ContentCacheError.self) { try await cache.open(document) }
-        #expect(fixture.files(in: "partial") == [key + ".1.partial", key + ".json"])
+        #expect(fixture.files(in: "partial") == [key + ".1.json", key + ".1.partial"])
         #expect(await cache.inventory().downloading["doc"]?.bytes == 3000)
         fixture.downloader.configure {
             $0.behavior = .serve
@@ -213,7 +236,7 @@ import Testing
         let partial = fixture.directory + "/partial/"
         _ = try fixture.cache()
         try Self.write(Array(bytes[0..<3000]), to: partial + key + ".1.partial")
-        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".json")
+        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".1.json")
         fixture.downloader.configure {
             $0.servesRanges = true
             $0.queuedAtTheGate = ["doc"]
@@ -238,7 +261,7 @@ import Testing
         let partial = fixture.directory + "/partial/"
         func leave() throws {
             try Self.write(Array(bytes[0..<3000]), to: partial + key + ".1.partial")
-            try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".json")
+            try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".1.json")
         }
         _ = try fixture.cache()
         try leave()
