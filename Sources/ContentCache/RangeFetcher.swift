@@ -69,6 +69,8 @@ struct RangeFetcher: Sendable {
         _ = transfer.respond(notModified: false)
         let writer = BodyWriter(transfer: transfer, offset: piece.lowerBound, stream: false, writes: writes, pool: pool)
         do throws(ContentCacheError) {
+            // Checked again although `downloadRange` promises exactly the range: any `DocumentDownloader` may answer,
+            // and a longer body would overwrite other bytes and mark them present, a shorter one leave a hole.
             var received: Int64 = 0
             while let chunk = try await body.nextChunk(of: document.id) {
                 received += Int64(chunk.count)

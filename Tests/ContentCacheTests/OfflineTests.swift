@@ -50,6 +50,9 @@ import Testing
         try await Task.sleep(for: .milliseconds(700))
         fixture.downloader.gate.open()
         #expect(try await waiting.value == queuedBytes)
+        // Both downloads end before the fixture goes.
+        try await within(.seconds(30)) { try await cache.prefetch(big) }
+        try await within(.seconds(30)) { try await cache.prefetch(queued) }
         cache.release(streaming)
     }
 

@@ -377,6 +377,9 @@ import Testing
         #expect(try await within(.seconds(30)) { try await otherEnd.value } == Array(secondBytes[(size - 4096)...]))
         #expect(fixture.downloader.rangeRequests.count == 1)
         #expect(fixture.downloader.bodies == 2)
+        // Both downloads end before the fixture goes.
+        try await within(.seconds(30)) { try await cache.prefetch(first) }
+        try await within(.seconds(30)) { try await cache.prefetch(second) }
         cache.release(handle)
         cache.release(other)
     }
@@ -409,6 +412,7 @@ import Testing
         #expect(try await within(.seconds(30)) { try await middle.value } == Array(bytes[(2 << 20)..<(2 << 20) + 4096]))
         try await within(.seconds(30)) { try await cache.prefetch(document) }
         #expect(await cache.state(of: "doc", currentVersion: "v1") == .cached)
+        try await within(.seconds(30)) { try await cache.prefetch(other) }
         cache.release(handle)
         cache.release(otherHandle)
     }
@@ -446,6 +450,58 @@ import Testing
         #expect(await cache.state(of: "doc", currentVersion: "v1") == .cached)
         #expect(try await cache.readAll(handle) == bytes)
         cache.release(handle)
+    }
+
+    /// The stream stopped at bytes a range brought, and the range for the gap after them fails: the document is
+    /// streamed again from byte 0 and committed with the server's bytes.
+    @Test func aGapRangeThatFailsStreamsTheDocumentAgain() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 4 << 20
+        let (document, bytes) = fixture.document("doc", size: size)
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        let read = try await within(.seconds(30)) { try await cache.read(handle, offset: 2 << 20, length: 4096) }
+        #expect(read == Array(bytes[(2 << 20)..<(2 << 20) + 4096]))
+        fixture.downloader.configure { $0.rangeFailure = .serverError(status: 500, what: "sendfile.php") }
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        #expect(await cache.state(of: "doc", currentVersion: "v1") == .cached)
+        #expect(try await cache.readAll(handle) == bytes)
+        #expect(fixture.downloader.bodies == 2, "the stream, stopped at the range's bytes, then again")
+        #expect(fixture.downloader.rangeRequests.count == 2, "the read's range, then the gap's that failed")
+        cache.release(handle)
+    }
+
+    /// A removal while a range fetch is under way (and the stream held) ends the read, the fetch and the download, and
+    /// leaves no file behind.
+    @Test func aRemovalDuringARangeFetchEndsEverything() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 4 << 20
+        let (document, _) = fixture.document("doc", size: size)
+        Self.heldStream(fixture)
+        fixture.downloader.configure { $0.rangesWaitAtGate = true }
+        let cache = try fixture.cache(pool: Self.pool)
+        let handle = try await cache.open(document)
+        let read = Task { try await cache.read(handle, offset: 3 << 20, length: 4096) }
+        try await within(.seconds(30)) {
+            while fixture.downloader.liveRangeBodies == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        try await within(.seconds(30)) { await cache.remove(documentIDs: ["doc"]) }
+        await #expect(throws: ContentCacheError.self) { try await within(.seconds(30)) { try await read.value } }
+        cache.release(handle)
+        // The stream's body waits at a gate that ignores cancellation: let it go, then nothing may be left.
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) {
+            while fixture.downloader.liveRangeBodies + fixture.downloader.liveBodies > 0 {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        #expect(fixture.files(in: "partial").isEmpty)
+        #expect(fixture.files(in: "blobs").isEmpty)
+        #expect(await cache.state(of: "doc", currentVersion: "v1") == .remote)
     }
 
     /// Waits (bounded) until a range fetch of `handle`'s download has failed and it reads its stream only.

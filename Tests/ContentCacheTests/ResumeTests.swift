@@ -197,6 +197,34 @@ import Testing
         #expect(fixture.downloader.rangeRequests.map(\.range) == [3000..<5000])
     }
 
+    /// The document changed on the server under the same version (its ETag differs from the one the partial's bytes
+    /// came with): the range (If-Range) fails, and the stream's ETag differs too, so the download is abandoned with
+    /// its partial rather than mix the two; the next open downloads the new bytes whole.
+    @Test func aResumedPartialOfAnotherETagIsAbandonedNotMixed() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let (document, bytes) = fixture.document("doc", size: 5000, etag: "e2")
+        let key = try CacheLayout.key(for: "doc")
+        let partial = fixture.directory + "/partial/"
+        _ = try fixture.cache()
+        try Self.write(Array(content("old", size: 5000)[0..<3000]), to: partial + key + ".1.partial")
+        try Self.write(
+            Self.map("doc", file: key + ".1", ranges: "[[0,3000]]", etag: "e1"), to: partial + key + ".1.json")
+        fixture.downloader.configure { $0.servesRanges = true }
+        let cache = try fixture.cache()
+        await #expect {
+            try await cache.open(document)
+        } throws: {
+            guard case ContentCacheError.interrupted(documentID: "doc", _) = $0 else { return false }
+            return true
+        }
+        #expect(fixture.downloader.rangeRequests.map(\.ifRange) == ["e1"])
+        #expect(fixture.files(in: "partial").isEmpty)
+        #expect(fixture.files(in: "blobs").isEmpty)
+        #expect(try await within(.seconds(30)) { try await cache.load(document) } == bytes)
+        #expect(fixture.downloader.bodies == 2)
+    }
+
     /// An open of a resumed partial while the server cannot be reached fails as any uncached open does, and keeps the
     /// partial: the next open, online, fetches only its gaps.
     @Test func anOfflineOpenKeepsThePartial() async throws {
@@ -283,9 +311,13 @@ import Testing
         #expect(await evicting.inventory().downloading.isEmpty)
     }
 
-    private static func map(_ id: String, version: String = "v1", file: String, ranges: String) -> [UInt8] {
-        Array(
-            #"{"documentID":"\#(id)","version":"\#(version)","size":5000,"file":"\#(file)","ranges":\#(ranges)}"#.utf8)
+    private static func map(
+        _ id: String, version: String = "v1", file: String, ranges: String, etag: String? = nil
+    ) -> [UInt8] {
+        let etag = etag.map { #","etag":"\#($0)""# } ?? ""
+        return Array(
+            #"{"documentID":"\#(id)","version":"\#(version)","size":5000,"file":"\#(file)","ranges":\#(ranges)\#(etag)}"#
+                .utf8)
     }
 
     private static func write(_ bytes: [UInt8], to path: String) throws {
