@@ -578,22 +578,25 @@ public actor ContentCache {
 
     /// Deletes a failed transfer's sparse file and range map; a resumed partial that failed because the server could
     /// not be reached is kept for the next open instead: being offline says nothing about the bytes it holds.
+    /// Decided before anything suspends (closing checkpoints leaves the actor): an open meanwhile must find a kept
+    /// partial in ``keptPartials``, or it starts a download of its own whose file this one then deletes.
     private func discardPartial(of transfer: Transfer, after error: ContentCacheError) async {
-        await transfer.closeCheckpoints()
         let id = transfer.document.id
         // Kept already (the start deadline failed it, and its job ends later), or resumed by an open since.
         let resumedSince = transfers[id].map { $0.transfer !== transfer && $0.transfer.blob == transfer.blob } ?? false
-        if keptPartials[id]?.file == transfer.blob || resumedSince { return }
-        guard error.isOffline, transfer.isResumed, keptPartials[id] == nil,
-            transfers[id] == nil || transfers[id]?.transfer === transfer
-        else {
-            await delete(paths: partialPaths(transfer))
-            return
+        let keptAlready = keptPartials[id]?.file == transfer.blob || resumedSince
+        let keep =
+            !keptAlready && error.isOffline && transfer.isResumed && keptPartials[id] == nil
+            && (transfers[id] == nil || transfers[id]?.transfer === transfer)
+        if keep {
+            // Bytes present are written already (a writer adds them after `pwrite`); the kept map claims no others.
+            let document = transfer.document
+            keptPartials[id] = PartialMap(
+                documentID: id, version: document.version, size: document.size, etag: transfer.resumedETag,
+                file: transfer.blob, ranges: transfer.present.ranges)
         }
-        let document = transfer.document
-        keptPartials[id] = PartialMap(
-            documentID: id, version: document.version, size: document.size, etag: transfer.resumedETag,
-            file: transfer.blob, ranges: transfer.present.ranges)
+        await transfer.closeCheckpoints()
+        if !keep && !keptAlready { await delete(paths: partialPaths(transfer)) }
     }
 
     /// The job finished a body of `size` bytes (the metadata's, unless that was 0: unknown): record the blob

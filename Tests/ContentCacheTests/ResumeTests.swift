@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 30: a partial download's range map survives a kill -9 and the next open of the same version resumes it
 /// (docs/ranges.md, "In the cache").
-@Suite(.serialized) struct ResumeTests {
+@Suite struct ResumeTests {
     private static let pool = BlockingPool(threads: 2, name: "resume-tests")
 
     /// Range fetches, then a "kill -9": the directory is copied while the cache runs and a new cache opens the copy.
