@@ -261,8 +261,8 @@ final class Transfer: Sendable {
         }
     }
 
-    /// The server answered; false when the transfer already ended (deadline, removal) and the answer is moot.
-    /// A stream that answers after range fetches started the transfer (a resumed partial) finds it streaming.
+    /// The server answered a range, or a revalidation with 304; false when the transfer already ended (deadline,
+    /// removal) and the answer is moot. A stream's answer is ``streamAnswered(etag:)``.
     func respond(notModified: Bool) -> Bool {
         update { state in
             if !notModified, case .streaming = state.phase { return true }
