@@ -31,9 +31,8 @@ struct RangeFetcher: Sendable {
     let writes: Counter
     let support: RangeSupport
     let layout: CacheLayout
-    /// Missing bytes less than this far ahead of what the stream has received wait for the stream
-    /// (``ContentCacheConfiguration/streamWindow``): at the 5 MB/s of issue 30 it covers 1 MiB in about 0.2 s, about
-    /// what a range request costs.
+    /// Missing bytes less than this far ahead of what the stream has received, or of the farthest read waiting for
+    /// it, wait for the stream (``ContentCacheConfiguration/streamWindow``).
     let streamWindow: Int64
     let logger: Logger
 

@@ -62,6 +62,9 @@ final class Transfer: Sendable {
         var fetching = ByteRanges()
         /// Bytes the stream has received (written or not); nil while no stream runs.
         var streamPosition: Int64?
+        /// The end of the farthest read that waits for the stream: a reader following it, whose next reads (the
+        /// kernel's readahead) continue from there rather than from the stream (``RangeFetcher/streamWindow``).
+        var followed: Int64 = 0
         /// Bytes writers hold that are not on disk yet (a pin's progress).
         var unwritten: Int64 = 0
         /// A range fetch of this download failed: from now on it reads its stream only.
@@ -391,6 +394,7 @@ final class Transfer: Sendable {
 
     /// Decides the range fetches a read of `range` needs and marks them as being fetched (docs/ranges.md, "In the
     /// cache"): none when the bytes are present or coming (fetched, or within ``RangeFetcher/streamWindow`` of the
+    /// stream or of the reads that follow it
     /// stream); else the chunk around the first missing byte, larger for a read that continues the last fetch,
     /// minus what is present or being fetched.
     private func plan(_ range: Range<Int64>, _ fetcher: RangeFetcher) -> [(Range<Int64>, claim: Range<Int64>)] {
@@ -401,7 +405,10 @@ final class Transfer: Sendable {
             for fetching in state.fetching.ranges { claimed.insert(fetching) }
             let wanted: Range<Int64>
             if let first = claimed.gaps(in: range).first?.lowerBound {
-                if let stream = state.streamPosition, first < stream + fetcher.streamWindow { return [] }
+                if let stream = state.streamPosition, first < max(stream, state.followed) + fetcher.streamWindow {
+                    state.followed = max(state.followed, range.upperBound)
+                    return []
+                }
                 if let last = state.lastFetch, first >= last.upperBound, first < last.upperBound + RangeFetcher.chunk {
                     wanted = last.upperBound..<min(last.upperBound + Self.grown(last), size)
                 } else {
@@ -412,7 +419,11 @@ final class Transfer: Sendable {
                 range.upperBound > last.lowerBound + Int64(last.count) / 2, range.upperBound <= last.upperBound
             {
                 // Read-ahead: a read in the second half of the last fetch starts the next one, twice as large.
-                if let stream = state.streamPosition, last.upperBound < stream + fetcher.streamWindow { return [] }
+                if let stream = state.streamPosition,
+                    last.upperBound < max(stream, state.followed) + fetcher.streamWindow
+                {
+                    return []
+                }
                 wanted = last.upperBound..<min(last.upperBound + Self.grown(last), size)
             } else {
                 return []

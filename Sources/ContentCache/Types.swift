@@ -47,19 +47,21 @@ public struct ContentCacheConfiguration: Sendable {
     /// Runs the cache's system calls (docs/threads.md). A test gives its cache a pool of its own, so that its time
     /// bounds do not wait behind other tests' disk writes on ``BlockingPool/shared``.
     public var pool: BlockingPool
-    /// Missing bytes less than this far ahead of what a download's stream has received wait for the stream instead
-    /// of being fetched by a range (docs/ranges.md, "In the cache"). A reader that follows the stream must stay
-    /// within it, or the reads the kernel's readahead makes ahead of it start range fetches and the whole document
-    /// goes by ranges: the mount sets ``streamWindow(readahead:)`` of its readahead. The default, 1 MiB, is for
-    /// readers without readahead.
+    /// Missing bytes less than this far ahead of what a download's stream has received, or of the farthest read
+    /// that waits for it, wait for the stream instead of being fetched by a range (docs/ranges.md, "In the cache").
+    /// A reader that follows the stream must stay within it, or the reads the kernel's readahead makes ahead of it
+    /// start range fetches and the whole document goes by ranges: the mount sets ``streamWindow(readahead:)`` of its
+    /// readahead. The default, 1 MiB, is for readers without readahead.
     public var streamWindow: Int64
 
     /// The window that covers what a kernel readahead of `readahead` bytes asks ahead of a reader that waits at the
-    /// stream: the read that holds the stream's position reaches one window past it, and with async reads the
-    /// kernel has the next two windows out meanwhile, so reads start up to three windows past the stream (measured
-    /// at 1 MiB: 2.98 MiB, MountLargeTests) and end at four; one chunk more of margin.
+    /// stream: each readahead window continues the one before (which waits for the stream, so the next is measured
+    /// from its end), and with async reads up to two of them are out at once and arrive in any order (measured at
+    /// 1 MiB: reads starting 2.98 MiB past the stream, MountLargeTests); one chunk more of margin. Measured from the
+    /// stream alone it would have to be four windows, and a viewer's read near the end of any document under 4 MiB
+    /// would wait for the whole download.
     public static func streamWindow(readahead: Int64) -> Int64 {
-        4 * readahead + RangeFetcher.chunk
+        2 * readahead + RangeFetcher.chunk
     }
 
     public init(

@@ -151,9 +151,10 @@ import Testing
         cache.release(handle)
     }
 
-    /// A reader that follows the stream behind a mount: the kernel's readahead (1 MiB, async) reads up to three
-    /// windows past the stream while the reader waits at it. Those reads wait for the stream with the window the
-    /// mount sets; with a window of 1 MiB they fetched ranges and the whole document went by ranges (MountLargeTests).
+    /// A reader that follows the stream behind a mount: it waits in a read at the stream, and the kernel's readahead
+    /// (1 MiB, async) reads up to three windows past the stream meanwhile, in any order. Those reads wait for the
+    /// stream with the window the mount sets; with a window of 1 MiB they fetched ranges and the whole document went
+    /// by ranges (MountLargeTests).
     @Test func readsThatFollowTheStreamThreeMiBAheadFetchNoRange() async throws {
         let fixture = Fixture()
         defer { fixture.remove() }
@@ -172,15 +173,18 @@ import Testing
         try await within(.seconds(30)) {
             while handle.transfer?.received != Int64(held) { try await Task.sleep(for: .milliseconds(5)) }
         }
-        // The kernel's next two readahead windows while the reader waits at the stream.
-        let ahead = [held + (1 << 20), held + (2 << 20), held + (3 << 20)].map { offset in
+        // The reader's own read at the stream, then the kernel's readahead windows past it, the farthest first.
+        let atTheStream = Task { try await cache.read(handle, offset: Int64(held), length: 1 << 20) }
+        try await Self.waitUntil(handle, hasWaitingReads: 1)
+        let ahead = [held + (3 << 20), held + (2 << 20), held + (1 << 20)].map { offset in
             Task { try await cache.read(handle, offset: Int64(offset), length: 1 << 20) }
         }
-        try await Self.waitUntil(handle, hasWaitingReads: 3)
+        try await Self.waitUntil(handle, hasWaitingReads: 4)
         #expect(fixture.downloader.rangeRequests.isEmpty)
         fixture.downloader.gate.open()
+        #expect(try await within(.seconds(30)) { try await atTheStream.value } == Array(bytes[held..<held + (1 << 20)]))
         for (index, read) in ahead.enumerated() {
-            let offset = held + (index + 1) << 20
+            let offset = held + (3 - index) << 20
             #expect(
                 try await within(.seconds(30)) { try await read.value } == Array(bytes[offset..<offset + (1 << 20)]))
         }
@@ -188,6 +192,28 @@ import Testing
         cache.release(handle)
         #expect(fixture.downloader.rangeRequests.isEmpty, "\(fixture.downloader.rangeRequests.map(\.range))")
         #expect(fixture.downloader.bodies == 1 && fixture.downloader.bytesSent == size)
+    }
+
+    /// A viewer's read near the end of a 4 MB document on the mount: no reader follows the stream there, so the read
+    /// fetches its bytes by a range instead of waiting for the whole download (a window measured from the stream
+    /// alone, four readahead windows, made it wait).
+    @Test func aReadNearTheEndOfAFourMBDocumentFetchesARange() async throws {
+        let fixture = Fixture()
+        defer { fixture.remove() }
+        let size = 4_000_000
+        let (document, bytes) = fixture.document("slides", size: size)
+        Self.heldStream(fixture)
+        let cache = try fixture.cache(
+            pool: Self.pool, streamWindow: ContentCacheConfiguration.streamWindow(readahead: 1 << 20))
+        let handle = try await cache.open(document)
+        let tail = try await within(.seconds(30)) {
+            try await cache.read(handle, offset: Int64(size - 4096), length: 4096)
+        }
+        #expect(tail == Array(bytes[(size - 4096)...]))
+        #expect(fixture.downloader.rangeRequests.count == 1)
+        fixture.downloader.gate.open()
+        try await within(.seconds(30)) { try await cache.prefetch(document) }
+        cache.release(handle)
     }
 
     /// Ranges ask for the stream's version (`If-Range` with its ETag): when the document changes on the server while
