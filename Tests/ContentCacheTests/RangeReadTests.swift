@@ -25,14 +25,30 @@ import Testing
         }
     }
 
-    @Test func theEndOfAnUncached24MBDocumentComesFromOneRangeWhileTheStreamIsHeld() async throws {
+    /// A fixture with the document `id` of `size` bytes (``heldStream``) and a cache that has it open; the fixture is
+    /// removed if the open fails, else by the caller.
+    private static func openHeld(
+        _ id: String, size: Int, etag: String? = nil, rangesWaitAtGate: Bool = false,
+        revalidationInterval: Duration? = nil, streamWindow: Int64 = 1 << 20
+    ) async throws -> (Fixture, CacheDocument, [UInt8], ContentCache, ContentHandle) {
         let fixture = Fixture()
-        defer { fixture.remove() }
+        do {
+            let (document, bytes) = fixture.document(id, size: size, etag: etag)
+            heldStream(fixture)
+            if rangesWaitAtGate { fixture.downloader.configure { $0.rangesWaitAtGate = true } }
+            let cache = try fixture.cache(
+                revalidationInterval: revalidationInterval, pool: pool, streamWindow: streamWindow)
+            return (fixture, document, bytes, cache, try await cache.open(document))
+        } catch {
+            fixture.remove()
+            throw error
+        }
+    }
+
+    @Test func theEndOfAnUncached24MBDocumentComesFromOneRangeWhileTheStreamIsHeld() async throws {
         let size = 24_000_000
-        let (document, bytes) = fixture.document("pdf", size: size)
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld("pdf", size: size)
+        defer { fixture.remove() }
         let end = try await within(.seconds(30)) {
             try await cache.read(handle, offset: Int64(size - 4096), length: 4096)
         }
@@ -49,12 +65,8 @@ import Testing
     }
 
     @Test func oneRangeRequestPerSeek() async throws {
-        let fixture = Fixture()
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld("doc", size: 8 << 20)
         defer { fixture.remove() }
-        let (document, bytes) = fixture.document("doc", size: 8 << 20)
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
         for offset in [6 << 20, 3 << 20, (5 << 20) + 1000, (3 << 20) + 8192, 6 << 20] {
             let read = try await within(.seconds(30)) {
                 try await cache.read(handle, offset: Int64(offset), length: 4096)
@@ -75,22 +87,16 @@ import Testing
     }
 
     @Test func concurrentReadsOfOneChunkShareOneRequest() async throws {
-        let fixture = Fixture()
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld(
+            "doc", size: 8 << 20, rangesWaitAtGate: true)
         defer { fixture.remove() }
-        let (document, bytes) = fixture.document("doc", size: 8 << 20)
-        Self.heldStream(fixture)
-        fixture.downloader.configure { $0.rangesWaitAtGate = true }
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
         let base = 5 << 20
         let reads = (0..<8).map { index in
             Task { try await cache.read(handle, offset: Int64(base + index * 15_000), length: 10_000) }
         }
         try await Self.waitUntil(handle, hasWaitingReads: 8)
         // The fetch runs in a task of its own: wait for it to ask.
-        try await within(.seconds(30)) {
-            while fixture.downloader.rangeRequests.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        try await eventually { !fixture.downloader.rangeRequests.isEmpty }
         #expect(fixture.downloader.rangeRequests.count == 1)
         // A read that is interrupted (FUSE) does not cancel the fetch the others wait for.
         reads[0].cancel()
@@ -108,13 +114,9 @@ import Testing
     /// A read interrupted by a signal (FUSE's interrupt cancels its task) leaves the fetch it started running: the next
     /// read of those bytes gets them from it, without a second request.
     @Test func anInterruptedReadLeavesItsFetchRunning() async throws {
-        let fixture = Fixture()
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld(
+            "doc", size: 4 << 20, rangesWaitAtGate: true)
         defer { fixture.remove() }
-        let (document, bytes) = fixture.document("doc", size: 4 << 20)
-        Self.heldStream(fixture)
-        fixture.downloader.configure { $0.rangesWaitAtGate = true }
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
         let interrupted = Task { try await cache.read(handle, offset: 3 << 20, length: 4096) }
         try await Self.waitUntil(handle, hasWaitingReads: 1)
         interrupted.cancel()
@@ -129,12 +131,8 @@ import Testing
     }
 
     @Test func aSequentialReaderFetchesMoreEachTime() async throws {
-        let fixture = Fixture()
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld("video", size: 16 << 20)
         defer { fixture.remove() }
-        let (document, bytes) = fixture.document("video", size: 16 << 20)
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
         let start = 2 << 20
         let end = start + (256 + 512 + 1024 + 2048) * 1024
         for offset in stride(from: start, to: end, by: 64 << 10) {
@@ -170,9 +168,7 @@ import Testing
             pool: Self.pool, streamWindow: ContentCacheConfiguration.streamWindow(readahead: 1 << 20))
         let handle = try await cache.open(document)
         // The stream has received this far (its writer may still hold the last chunks: nobody waits yet).
-        try await within(.seconds(30)) {
-            while handle.transfer?.received != Int64(held) { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        try await eventually { handle.transfer?.received == Int64(held) }
         // The reader's own read at the stream, then the kernel's readahead windows past it, the farthest first.
         let atTheStream = Task { try await cache.read(handle, offset: Int64(held), length: 1 << 20) }
         try await Self.waitUntil(handle, hasWaitingReads: 1)
@@ -198,14 +194,10 @@ import Testing
     /// fetches its bytes by a range instead of waiting for the whole download (a window measured from the stream
     /// alone, four readahead windows, made it wait).
     @Test func aReadNearTheEndOfAFourMBDocumentFetchesARange() async throws {
-        let fixture = Fixture()
-        defer { fixture.remove() }
         let size = 4_000_000
-        let (document, bytes) = fixture.document("slides", size: size)
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(
-            pool: Self.pool, streamWindow: ContentCacheConfiguration.streamWindow(readahead: 1 << 20))
-        let handle = try await cache.open(document)
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld(
+            "slides", size: size, streamWindow: ContentCacheConfiguration.streamWindow(readahead: 1 << 20))
+        defer { fixture.remove() }
         let tail = try await within(.seconds(30)) {
             try await cache.read(handle, offset: Int64(size - 4096), length: 4096)
         }
@@ -219,13 +211,9 @@ import Testing
     /// Ranges ask for the stream's version (`If-Range` with its ETag): when the document changes on the server while
     /// it downloads, a range fails rather than bring the new version's bytes, and the read gets the stream's.
     @Test func rangesAskForTheStreamsVersion() async throws {
-        let fixture = Fixture()
-        defer { fixture.remove() }
         let size = 4 << 20
-        let (document, bytes) = fixture.document("doc", size: size, etag: "\"e1\"")
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld("doc", size: size, etag: "\"e1\"")
+        defer { fixture.remove() }
         let end = try await within(.seconds(30)) {
             try await cache.read(handle, offset: Int64(size - 4096), length: 4096)
         }
@@ -246,13 +234,10 @@ import Testing
     /// What evince and mupdf do (issue 30): the end first, then the first pages, then on to the end. One stream, one
     /// range, and the stream stops where the range begins.
     @Test func theViewerPatternFetchesAtMostFivePercentMore() async throws {
-        let fixture = Fixture()
-        defer { fixture.remove() }
         let size = 24_000_000
-        let (document, bytes) = fixture.document("pdf", size: size, etag: "\"e1\"")
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(revalidationInterval: .zero, pool: Self.pool)
-        let handle = try await cache.open(document)
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld(
+            "pdf", size: size, etag: "\"e1\"", revalidationInterval: .zero)
+        defer { fixture.remove() }
         let end = try await within(.seconds(30)) {
             try await cache.read(handle, offset: Int64(size - 4096), length: 4096)
         }
@@ -279,13 +264,9 @@ import Testing
     }
 
     @Test func theStreamStopsWhenTheRestIsPresent() async throws {
-        let fixture = Fixture()
-        defer { fixture.remove() }
         let size = 4 << 20
-        let (document, bytes) = fixture.document("doc", size: size)
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld("doc", size: size)
+        defer { fixture.remove() }
         // Everything from 1 MiB on by ranges (1 MiB is just outside the stream's window at byte 0).
         var offset = 1 << 20
         while offset < size {
@@ -307,13 +288,9 @@ import Testing
     }
 
     @Test func theStreamStopsAtBytesPresentAndRangesFetchTheGaps() async throws {
-        let fixture = Fixture()
-        defer { fixture.remove() }
         let size = 8 << 20
-        let (document, bytes) = fixture.document("doc", size: size)
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld("doc", size: size)
+        defer { fixture.remove() }
         for offset in [1 << 20, 6 << 20] {
             _ = try await within(.seconds(30)) { try await cache.read(handle, offset: Int64(offset), length: 4096) }
         }
@@ -331,19 +308,13 @@ import Testing
     /// A stream stopped at bytes present is dropped (which cancels it) before the gaps are fetched, not kept arriving
     /// meanwhile.
     @Test func aStoppedStreamIsDroppedWhileTheGapsAreFetched() async throws {
-        let fixture = Fixture()
-        defer { fixture.remove() }
         let size = 4 << 20
-        let (document, bytes) = fixture.document("doc", size: size)
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld("doc", size: size)
+        defer { fixture.remove() }
         _ = try await within(.seconds(30)) { try await cache.read(handle, offset: 2 << 20, length: 4096) }
         fixture.downloader.configure { $0.rangesWaitAtGate = true }
         fixture.downloader.gate.open()
-        try await within(.seconds(30)) {
-            while fixture.downloader.rangeRequests.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        try await eventually { fixture.downloader.rangeRequests.count >= 2 }
         #expect(fixture.downloader.liveBodies == 0, "the stream's body is still held while the gaps are fetched")
         fixture.downloader.rangeGate.open()
         try await within(.seconds(30)) { try await cache.prefetch(document) }
@@ -355,22 +326,14 @@ import Testing
     /// The stream reaches bytes a range fetch is still getting: it stops there rather than fetch them twice, and the
     /// gaps after the fetch are fetched by ranges once it has ended.
     @Test func theStreamStopsAtBytesBeingFetched() async throws {
-        let fixture = Fixture()
-        defer { fixture.remove() }
         let size = 4 << 20
-        let (document, bytes) = fixture.document("doc", size: size)
-        Self.heldStream(fixture)
-        fixture.downloader.configure { $0.rangesWaitAtGate = true }
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld(
+            "doc", size: size, rangesWaitAtGate: true)
+        defer { fixture.remove() }
         let read = Task { try await cache.read(handle, offset: 1 << 20, length: 4096) }
         try await Self.waitUntil(handle, hasWaitingReads: 1)
         fixture.downloader.gate.open()
-        try await within(.seconds(30)) {
-            while handle.transfer?.present.contains(0..<(1 << 20)) != true {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
+        try await eventually { handle.transfer?.present.contains(0..<(1 << 20)) == true }
         fixture.downloader.rangeGate.open()
         #expect(try await within(.seconds(30)) { try await read.value } == Array(bytes[(1 << 20)..<(1 << 20) + 4096]))
         try await within(.seconds(30)) { try await cache.prefetch(document) }
@@ -481,13 +444,9 @@ import Testing
     /// The stream stopped at bytes a range brought, and the range for the gap after them fails: the document is
     /// streamed again from byte 0 and committed with the server's bytes.
     @Test func aGapRangeThatFailsStreamsTheDocumentAgain() async throws {
-        let fixture = Fixture()
-        defer { fixture.remove() }
         let size = 4 << 20
-        let (document, bytes) = fixture.document("doc", size: size)
-        Self.heldStream(fixture)
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
+        let (fixture, document, bytes, cache, handle) = try await Self.openHeld("doc", size: size)
+        defer { fixture.remove() }
         let read = try await within(.seconds(30)) { try await cache.read(handle, offset: 2 << 20, length: 4096) }
         #expect(read == Array(bytes[(2 << 20)..<(2 << 20) + 4096]))
         fixture.downloader.configure { $0.rangeFailure = .serverError(status: 500, what: "sendfile.php") }
@@ -503,28 +462,17 @@ import Testing
     /// A removal while a range fetch is under way (and the stream held) ends the read, the fetch and the download, and
     /// leaves no file behind.
     @Test func aRemovalDuringARangeFetchEndsEverything() async throws {
-        let fixture = Fixture()
-        defer { fixture.remove() }
         let size = 4 << 20
-        let (document, _) = fixture.document("doc", size: size)
-        Self.heldStream(fixture)
-        fixture.downloader.configure { $0.rangesWaitAtGate = true }
-        let cache = try fixture.cache(pool: Self.pool)
-        let handle = try await cache.open(document)
+        let (fixture, document, _, cache, handle) = try await Self.openHeld("doc", size: size, rangesWaitAtGate: true)
+        defer { fixture.remove() }
         let read = Task { try await cache.read(handle, offset: 3 << 20, length: 4096) }
-        try await within(.seconds(30)) {
-            while fixture.downloader.liveRangeBodies == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        try await eventually { fixture.downloader.liveRangeBodies != 0 }
         try await within(.seconds(30)) { await cache.remove(documentIDs: ["doc"]) }
         await #expect(throws: ContentCacheError.self) { try await within(.seconds(30)) { try await read.value } }
         cache.release(handle)
         // The stream's body waits at a gate that ignores cancellation: let it go, then nothing may be left.
         fixture.downloader.gate.open()
-        try await within(.seconds(30)) {
-            while fixture.downloader.liveRangeBodies + fixture.downloader.liveBodies > 0 {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
+        try await eventually { fixture.downloader.liveRangeBodies + fixture.downloader.liveBodies <= 0 }
         #expect(fixture.files(in: "partial").isEmpty)
         #expect(fixture.files(in: "blobs").isEmpty)
         #expect(await cache.state(of: "doc", currentVersion: "v1") == .remote)
@@ -532,15 +480,11 @@ import Testing
 
     /// Waits (bounded) until a range fetch of `handle`'s download has failed and it reads its stream only.
     private static func waitUntilRangesFailed(_ handle: ContentHandle) async throws {
-        try await within(.seconds(30)) {
-            while handle.transfer?.rangesWork != false { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        try await eventually { handle.transfer?.rangesWork == false }
     }
 
     /// Waits (bounded) until `count` reads of `handle` wait for bytes: they have decided what to fetch.
     private static func waitUntil(_ handle: ContentHandle, hasWaitingReads count: Int) async throws {
-        try await within(.seconds(30)) {
-            while handle.transfer?.waitingReads != count { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        try await eventually { handle.transfer?.waitingReads == count }
     }
 }

@@ -32,12 +32,9 @@ import Testing
         }
         let present = ByteRanges([(4 << 20)..<(4 << 20) + Int64(chunk), Int64(size - chunk)..<Int64(size)])
         let mapPath = fixture.directory + "/partial/" + (try #require(handle.transfer?.blob)) + ".json"
-        try await within(.seconds(30)) {
-            while (try? JSONDecoder().decode(PartialMap.self, from: Data(contentsOf: URL(fileURLWithPath: mapPath))))
-                .map({ ByteRanges($0.ranges) }) != present
-            {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+        try await eventually {
+            (try? JSONDecoder().decode(PartialMap.self, from: Data(contentsOf: URL(fileURLWithPath: mapPath))))
+                .map({ ByteRanges($0.ranges) }) == present
         }
         let restarted = try Fixture(copyOf: fixture)
         defer { restarted.remove() }
@@ -183,13 +180,9 @@ import Testing
         let fixture = Fixture()
         defer { fixture.remove() }
         let (document, bytes) = fixture.document("doc", size: 5000)
-        let key = try CacheLayout.key(for: "doc")
-        let partial = fixture.directory + "/partial/"
         _ = try fixture.cache()
-        try Self.write(Array(bytes[0..<1000]), to: partial + key + ".1.partial")
-        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,1000]]"), to: partial + key + ".1.json")
-        try Self.write(Array(bytes[0..<3000]), to: partial + key + ".2.partial")
-        try Self.write(Self.map("doc", file: key + ".2", ranges: "[[0,3000]]"), to: partial + key + ".2.json")
+        _ = try Self.leave(bytes[0..<1000], of: "doc", file: 1, in: fixture)
+        let key = try Self.leave(bytes[0..<3000], of: "doc", file: 2, in: fixture)
         fixture.downloader.configure { $0.servesRanges = true }
         let cache = try fixture.cache()
         #expect(fixture.files(in: "partial") == [key + ".2.json", key + ".2.partial"])
@@ -231,11 +224,8 @@ import Testing
         let fixture = Fixture()
         defer { fixture.remove() }
         let (document, bytes) = fixture.document("doc", size: 5000)
-        let key = try CacheLayout.key(for: "doc")
-        let partial = fixture.directory + "/partial/"
         _ = try fixture.cache()
-        try Self.write(Array(bytes[0..<3000]), to: partial + key + ".1.partial")
-        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".1.json")
+        let key = try Self.leave(bytes[0..<3000], of: "doc", file: 1, in: fixture)
         fixture.downloader.configure {
             $0.servesRanges = true
             $0.behavior = .fail(.unreachable(server: "fake", detail: "down"))
@@ -260,11 +250,8 @@ import Testing
         let fixture = Fixture()
         defer { fixture.remove() }
         let (document, bytes) = fixture.document("doc", size: 5000)
-        let key = try CacheLayout.key(for: "doc")
-        let partial = fixture.directory + "/partial/"
         _ = try fixture.cache()
-        try Self.write(Array(bytes[0..<3000]), to: partial + key + ".1.partial")
-        try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".1.json")
+        let key = try Self.leave(bytes[0..<3000], of: "doc", file: 1, in: fixture)
         fixture.downloader.configure {
             $0.servesRanges = true
             $0.queuedAtTheGate = ["doc"]
@@ -285,12 +272,7 @@ import Testing
         let fixture = Fixture()
         defer { fixture.remove() }
         let (_, bytes) = fixture.document("doc", size: 5000)
-        let key = try CacheLayout.key(for: "doc")
-        let partial = fixture.directory + "/partial/"
-        func leave() throws {
-            try Self.write(Array(bytes[0..<3000]), to: partial + key + ".1.partial")
-            try Self.write(Self.map("doc", file: key + ".1", ranges: "[[0,3000]]"), to: partial + key + ".1.json")
-        }
+        func leave() throws { _ = try Self.leave(bytes[0..<3000], of: "doc", file: 1, in: fixture) }
         _ = try fixture.cache()
         try leave()
         #expect(ContentCache.inventory(directory: fixture.directory, limit: 1).downloading["doc"]?.bytes == 3000)
@@ -309,6 +291,18 @@ import Testing
         await evicting.evict()
         #expect(fixture.files(in: "partial").isEmpty)
         #expect(await evicting.inventory().downloading.isEmpty)
+    }
+
+    /// What a previous run left of `id` (a version "v1" of 5000 bytes): `bytes` from byte 0 in the partial file
+    /// numbered `file`, and its map. Returns the document's key.
+    private static func leave(_ bytes: ArraySlice<UInt8>, of id: String, file: Int, in fixture: Fixture) throws
+        -> String
+    {
+        let key = try CacheLayout.key(for: id)
+        let name = fixture.directory + "/partial/" + key + ".\(file)"
+        try write(Array(bytes), to: name + ".partial")
+        try write(map(id, file: key + ".\(file)", ranges: "[[0,\(bytes.count)]]"), to: name + ".json")
+        return key
     }
 
     private static func map(

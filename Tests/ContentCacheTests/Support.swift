@@ -91,3 +91,10 @@ extension ContentCache {
         return bytes
     }
 }
+
+/// Waits (bounded by ``within``, 30 s) until `condition` holds, looking every 5 ms.
+func eventually(_ condition: @escaping @Sendable () -> Bool) async throws {
+    try await within(.seconds(30)) {
+        while !condition() { try await Task.sleep(for: .milliseconds(5)) }
+    }
+}
