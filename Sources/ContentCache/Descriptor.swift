@@ -70,13 +70,15 @@ final class Descriptor: Sendable {
         if let failure { throw .system("write", path: path, errno: failure.errno) }
     }
 
-    /// Blocks: off the cooperative pool.
-    func sync() throws(ContentCacheError) {
-        BlockingPool.checkBlockingAllowed("fsync of \(path)")
+    /// `fsync`, or with `dataOnly` `fdatasync` (the bytes, not the timestamps: what a range map needs before it may
+    /// claim them). Blocks: off the cooperative pool.
+    func sync(dataOnly: Bool = false) throws(ContentCacheError) {
+        let call = dataOnly ? "fdatasync" : "fsync"
+        BlockingPool.checkBlockingAllowed("\(call) of \(path)")
         do throws(SystemCallError) {
-            try systemCall("fsync") { fsync(fd) }
+            try systemCall(call) { dataOnly ? fdatasync(fd) : fsync(fd) }
         } catch {
-            throw .system("fsync", path: path, errno: error.errno)
+            throw .system(call, path: path, errno: error.errno)
         }
     }
 

@@ -111,7 +111,8 @@ struct RangeFetcher: Sendable {
 
     /// Blocks for an `fdatasync` and the map's atomic rename: on the pool.
     private func writeMap(_ transfer: Transfer) {
-        guard let (present, etag) = transfer.checkpointState, !present.isEmpty, fdatasync(transfer.descriptor.fd) == 0
+        guard let (present, etag) = transfer.checkpointState, !present.isEmpty,
+            (try? transfer.descriptor.sync(dataOnly: true)) != nil
         else { return }
         let document = transfer.document
         let map = PartialMap(

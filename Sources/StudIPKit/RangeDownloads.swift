@@ -163,6 +163,13 @@ final class RangeRoutes: Sendable {
         return decide(.sendfile, call)
     }
 
+    /// Decides that this connection has no ranges, and the error that says so.
+    private func decideUnavailable(_ why: String, _ call: RangeCall) -> StudIPError {
+        decide(.unavailable(why), call)
+        return .rangesUnavailable(what: call.what, detail: why)
+    }
+
+    @discardableResult
     private func decide(_ route: Route, _ call: RangeCall) -> Route {
         state.withLock { $0.route = route }
         let said: String =
@@ -313,7 +320,7 @@ final class RangeRoutes: Sendable {
                 throw error
             case _ where error.isLoginFailure, .malformedResponse, .notFound, .forbidden:
                 guard session?.isOwn == true else { throw error }
-                throw call.unavailable(decide(.unavailable("no web session from the login form: \(error)"), call))
+                throw decideUnavailable("no web session from the login form: \(error)", call)
             default:
                 call.transport.logger.notice("no new web session for sendfile.php", metadata: ["why": "\(error)"])
                 state.withLock { state in
@@ -349,7 +356,7 @@ final class RangeRoutes: Sendable {
             if let ifRange, etag != ifRange {
                 throw call.failed("\(why), ETag \(etag ?? "none") for If-Range \(ifRange): the document changed")
             }
-            throw call.unavailable(decide(.unavailable(why), call))
+            throw decideUnavailable(why, call)
         }
         if let ifRange, etag != ifRange {
             throw call.failed("\(from) answered If-Range \(ifRange) with a 206 of ETag \(etag ?? "none")")
@@ -396,11 +403,6 @@ private struct RangeCall: Sendable {
     func unavailable(_ detail: String) -> StudIPError {
         transport.logger.notice("no byte ranges on this connection", metadata: ["why": "\(detail)"])
         return .rangesUnavailable(what: what, detail: detail)
-    }
-
-    func unavailable(_ route: RangeRoutes.Route) -> StudIPError {
-        guard case .unavailable(let why) = route else { return unavailable("no route answers ranges") }
-        return .rangesUnavailable(what: what, detail: why)
     }
 
     /// This range's answer was not its bytes (``StudIPError/malformedResponse(what:detail:)``): the caller reads the
