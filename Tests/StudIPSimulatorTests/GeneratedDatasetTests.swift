@@ -7,7 +7,9 @@ import Testing
 struct GeneratedDatasetTests {
     // MARK: - Determinism
 
-    @Test("The same seed yields the same university", arguments: [GeneratedDataset.Size.demo, .small, .large])
+    @Test(
+        "The same seed yields the same university",
+        arguments: [GeneratedDataset.Size.demo, .small, .large, .scale1k, .scale10k])
     func sameSeedSameUniversity(size: GeneratedDataset.Size) {
         let first = GeneratedDataset.make(size, seed: 42)
         let second = GeneratedDataset.make(size, seed: 42)
@@ -52,7 +54,9 @@ struct GeneratedDatasetTests {
             ).count > 0)
     }
 
-    @Test("A different seed yields different ids and names", arguments: [GeneratedDataset.Size.demo, .small, .large])
+    @Test(
+        "A different seed yields different ids and names",
+        arguments: [GeneratedDataset.Size.demo, .small, .large, .scale1k])
     func differentSeedDiffers(size: GeneratedDataset.Size) {
         let first = GeneratedDataset.make(size, seed: 1)
         let second = GeneratedDataset.make(size, seed: 2)
@@ -144,16 +148,7 @@ struct GeneratedDatasetTests {
         let huge = try #require(university.fileRefs.values.first { $0.name == "huge-1GiB.bin" })
         #expect(big.size == 64 << 20 && huge.size == 1 << 30)
         #expect(university.course(ofFolder: big.folderID)?.id == university.course(ofFolder: huge.folderID)?.id)
-        let depths = university.folders.values.map { folder in
-            var depth = 0
-            var cursor = folder
-            while let parent = university.folders[cursor.parentID] {
-                depth += 1
-                cursor = parent
-            }
-            return depth
-        }
-        #expect(depths.max() == 4)
+        #expect(Self.deepestFolder(university) == 4)
         var kinds: Set<Content.GeneratedKind> = []
         for ref in university.fileRefs.values {
             if case .generated(let kind, _, _) = ref.content { kinds.insert(kind) }
@@ -163,15 +158,54 @@ struct GeneratedDatasetTests {
         #expect(ordinary.allSatisfy { (10 << 10)...(20 << 20) ~= $0 })
     }
 
-    @Test("huge has 100,000 documents and no contents in memory")
+    @Test("huge has 100,000 documents in 500 courses and no contents in memory")
     func huge() {
         let university = GeneratedDataset.make(.huge, seed: 1)
         #expect(university.fileRefs.count == 100_000)
+        #expect(university.courses.count == 500 && university.folders.count == 31_250)
+        #expect(university.semesters.count == 6)
         #expect(
             university.fileRefs.values.allSatisfy { ref in
                 if case .generated = ref.content { return true }
                 return false
             })
+    }
+
+    /// How many folders deep the deepest folder lies below its course's root folder.
+    static func deepestFolder(_ university: University) -> Int? {
+        university.folders.values.map { folder in
+            var depth = 0
+            var cursor = folder
+            while let parent = university.folders[cursor.parentID] {
+                depth += 1
+                cursor = parent
+            }
+            return depth
+        }.max()
+    }
+
+    /// The bench's scale curve (docs/benchmarks.md) compares installations that differ in size alone.
+    @Test(
+        "scale-1k and scale-10k are huge's shape in fewer courses",
+        arguments: [(GeneratedDataset.Size.scale1k, 1_000), (.scale10k, 10_000)])
+    func scaleCurve(size: GeneratedDataset.Size, documents: Int) throws {
+        let university = GeneratedDataset.make(size, seed: 1)
+        #expect(university.fileRefs.count == documents)
+        #expect(university.courses.count == documents / 200)
+        #expect(university.folders.count == documents * 5 / 16)
+        #expect(university.semesters.count == 6)
+        #expect(
+            university.fileRefs.values.allSatisfy { ref in
+                if case .generated = ref.content { return true }
+                return false
+            })
+        #expect(Self.deepestFolder(university) == 4)
+        #expect(university.fileRefs.values.contains { $0.mimeType == "application/pdf" })
+        guard case .generated(let parsed, _) = try #require(Dataset(name: size.rawValue)) else {
+            Issue.record("studip-sim --dataset \(size.rawValue) is not a generated installation")
+            return
+        }
+        #expect(parsed == size)
     }
 
     // MARK: - Hostile cases

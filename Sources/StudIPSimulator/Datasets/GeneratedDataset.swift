@@ -8,11 +8,16 @@ import Foundation
 /// - `large`: the benchmarks' dataset (docs/architecture.md, "Targets") — 3 semesters, 40 courses, ~8,000 documents,
 ///   ~2,500 folders, plus 64 MiB and 1 GiB files.
 /// - `huge`: the same shape with 100,000 documents; contents are generated on demand, never held in memory.
+/// - `scale-1k`, `scale-10k`: `huge`'s shape per course with 1,000 and 10,000 documents (5 and 50 courses), for the
+///   bench's scale curve (docs/benchmarks.md): how time and memory grow with the history, `huge` its last point.
 ///
 /// Every generated installation is as of ``now`` (2026-11-21, Europe/Berlin).
 public enum GeneratedDataset {
     public enum Size: String, CaseIterable, Sendable {
+        // New sizes go last: a size's place in this list salts its generator (`make`).
         case demo, small, large, huge
+        case scale1k = "scale-1k"
+        case scale10k = "scale-10k"
     }
 
     /// The moment the generated installations describe: nothing is created or changed after it.
@@ -24,11 +29,27 @@ public enum GeneratedDataset {
         case .demo: builder.buildDemo()
         case .small: builder.buildSmall()
         case .large: builder.buildBulk(semesters: 3, courses: 40, folders: 2_500, documents: 8_000, bigFiles: true)
-        case .huge:
-            builder.buildBulk(semesters: 6, courses: 500, folders: 31_250, documents: 100_000, bigFiles: false)
+        case .huge: builder.buildScaled(documents: 100_000)
+        case .scale1k: builder.buildScaled(documents: 1_000)
+        case .scale10k: builder.buildScaled(documents: 10_000)
         }
         builder.addAnnouncementsAndDates(seed: seed)
         return builder.university
+    }
+}
+
+extension GeneratedBuilder {
+    /// Documents and folders per course of `huge` (100,000 and 31,250 in 500 courses): the scale curve's points
+    /// differ in how many such courses they have, not in what a course looks like.
+    static let scaledDocumentsPerCourse = 200
+    static let scaledFoldersPerCourse = 62.5
+
+    /// `huge`'s shape with `documents` documents: six semesters, one course per 200 documents.
+    mutating func buildScaled(documents: Int) {
+        let courses = documents / Self.scaledDocumentsPerCourse
+        buildBulk(
+            semesters: 6, courses: courses, folders: Int(Double(courses) * Self.scaledFoldersPerCourse),
+            documents: documents, bigFiles: false)
     }
 }
 
