@@ -74,6 +74,33 @@ public final class MetadataStore: Sendable {
         }
     }
 
+    /// Opens the store at `path` for reading only: a read-only connection, no migration and no write. A command
+    /// that only reads (`campusfs search`) so neither waits for the daemon's writer nor syncs the disk, nor creates
+    /// a WAL just to delete it on close (docs/search.md, "Latency"). Nil when the schema is not the current one:
+    /// only ``init(path:)`` migrates.
+    public static func readOnly(path: String) throws(StoreError) -> MetadataStore? {
+        BlockingPool.checkBlockingAllowed("opening the store at \(path)")
+        var configuration = Configuration()
+        configuration.readonly = true
+        // One read at a time: the CLI's.
+        configuration.maximumReaderCount = 1
+        configuration.busyMode = .timeout(Self.busyTimeout)
+        configuration.label = "campusfs.metadata.readonly"
+        do {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            guard try pool.read(Schema.migrator.hasCompletedMigrations) else { return nil }
+            return MetadataStore(path: path, readOnlyPool: pool)
+        } catch {
+            throw .cannotOpen(path: path, detail: "\(error)")
+        }
+    }
+
+    private init(path: String, readOnlyPool: DatabasePool) {
+        self.path = path
+        temporaryDirectory = nil
+        pool = readOnlyPool
+    }
+
     deinit {
         if let temporaryDirectory {
             try? pool.close()

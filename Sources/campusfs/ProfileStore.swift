@@ -3,13 +3,21 @@ import MetadataStore
 
 /// Opens a profile's metadata store for the commands that only read it (`ls`, `tree`).
 enum ProfileStore {
-    static func open(_ profile: String, paths: Paths = Paths()) throws(CLIError) -> MetadataStore {
+    /// `readOnly`: without a write or a migration while the schema is current (``MetadataStore/readOnly(path:)``),
+    /// for a command that never writes (`search`); an older store is migrated first, as by any command.
+    static func open(_ profile: String, paths: Paths = Paths(), readOnly: Bool = false) throws(CLIError)
+        -> MetadataStore
+    {
         let url = paths.database(profile: profile)
         guard FileManager.default.fileExists(atPath: url.path) else { throw try nothingKnown(profile, paths: paths) }
         let store: MetadataStore
         let synced: Bool
         do throws(StoreError) {
-            store = try MetadataStore(path: url.path)
+            if readOnly, let current = try MetadataStore.readOnly(path: url.path) {
+                store = current
+            } else {
+                store = try MetadataStore(path: url.path)
+            }
             synced = try store.syncState().lastOverviewAt != nil
         } catch {
             throw .other(error.description)

@@ -101,7 +101,7 @@ struct SearchCommand: ParsableCommand {
 
     /// The hits, with their paths in the mount and whether their current version is cached.
     private func search() throws(CLIError) -> [PlacedHit] {
-        let tree = try UserTree(profile: profile)
+        let tree = try UserTree(profile: profile, readOnly: true)
         let root = tree.mountpoint ?? tree.paths.defaultMountpoint.path
         let cache = tree.paths.cache(profile: tree.profile).path
         let filters = SearchFilters(course: course, semester: semester, tag: tag, onlyNew: onlyNew)

@@ -209,11 +209,12 @@ struct UserTree {
     /// Where the profile's daemon serves it; nil when none answers.
     let mountpoint: String?
 
-    /// `profile` if named, else the one the mounts suggest for `arguments` (``MountedProfiles``).
-    init(profile: String?, arguments: [String] = []) throws(CLIError) {
+    /// `profile` if named, else the one the mounts suggest for `arguments` (``MountedProfiles``); `readOnly` for a
+    /// command that never writes the store (``ProfileStore/open(_:paths:readOnly:)``).
+    init(profile: String?, arguments: [String] = [], readOnly: Bool = false) throws(CLIError) {
         paths = Paths()
         self.profile = try MountedProfiles.name(explicit: profile, arguments: arguments, paths: paths)
-        store = try ProfileStore.open(self.profile, paths: paths)
+        store = try ProfileStore.open(self.profile, paths: paths, readOnly: readOnly)
         mountpoint = DaemonDirectory.status(paths.socket(profile: self.profile))?.mountpoint
     }
 

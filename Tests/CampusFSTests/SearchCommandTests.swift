@@ -177,6 +177,46 @@ struct SearchCommandTests {
         }
     }
 
+    /// Search opens the store read-only (issue 31): not a byte of it changes and no WAL is written, where a
+    /// writing open created a WAL, committed a transaction to it and checkpointed it into the file on exit.
+    @Test func searchWritesNothingToTheStore() async throws {
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            try Self.indexText(database: cli.database())
+            let database = cli.database()
+            let before = try Data(contentsOf: database)
+            let found = try await cli.run(["search", "grundlagen", "--paths"])
+            #expect(found.status == 0 && found.lines.count == 4, "\(found)")
+            #expect(try Data(contentsOf: database) == before, "search changed the store")
+            let wal = try? FileManager.default.attributesOfItem(atPath: database.path + "-wal")[.size] as? Int
+            #expect((wal ?? 0) == 0, "search wrote \(wal ?? 0) bytes of WAL")
+        }
+    }
+
+    /// The read-only open is for a current schema only; an older store is left to the migrating open.
+    @Test func theReadOnlyOpenRefusesAnOlderSchema() async throws {
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            let database = cli.database().path
+            let current = try #require(try MetadataStore.readOnly(path: database))
+            #expect(try current.search("grundlagen").count == 3)
+            let script = """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                db.execute("DELETE FROM grdb_migrations WHERE rowid = (SELECT max(rowid) FROM grdb_migrations)")
+                db.commit()
+                """
+            #expect(try await shell("python3 -c \(quoted(script)) \(quoted(database))").status == 0)
+            #expect(try MetadataStore.readOnly(path: database) == nil)
+        }
+    }
+
     @Test func exitStatusesColoursAndMalformedQueries() async throws {
         try await withSimulator(.fixtures507) { sim async throws in
             let cli = try CLI()
