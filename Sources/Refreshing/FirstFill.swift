@@ -7,7 +7,8 @@ import Synchronization
 
 /// The rest of a profile's first refresh, after `campusfs mount` returned (issue 20): the overview is stored, so
 /// semesters and courses show at once, and each course's folders and documents fill in behind it — a few courses
-/// at a time in the overview's order, and a course a listing or lookup needs at once.
+/// at a time in the overview's order, and a course a listing or lookup needs at once. Announcements and dates
+/// follow once every course is listed, then the timetables: the tree is complete as soon as the network allows.
 ///
 /// One fetch per course: a look into a course whose fetch is under way waits for that fetch instead of starting
 /// another, so the first refresh sends the requests a refresh before the mount sent, and no more. A fetch that
@@ -18,6 +19,8 @@ public final class FirstFill: Sendable {
     private let now: Date
     private let courses: [String: RemoteCourse]
     private let state: Mutex<State>
+    /// Courses stored before this fill began.
+    private let storedBefore: Set<String>
     /// One fetch per course at a time.
     private let fetches = KeyedSingleFlight<String, Bool, Never>()
 
@@ -28,6 +31,9 @@ public final class FirstFill: Sendable {
         var summary: RefreshSummary
         /// The last failure of each course not stored (yet).
         var failures: [String: (ItemProblem, serverError: StudIPError?)] = [:]
+        /// The pass over the stored courses' announcements and dates has begun: a course stored from now on
+        /// fetches its own.
+        var extrasBegun = false
     }
 
     init(refresher: Refresher, step: Refresher.OverviewStep, now: Date = Date()) {
@@ -35,9 +41,10 @@ public final class FirstFill: Sendable {
         self.step = step
         self.now = now
         courses = Dictionary(step.courses.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        // Courses a first refresh cut short had stored are not fetched again (the next full refresh renews them).
-        state = Mutex(
-            State(stored: Set(step.placedCourses.filter { $0.listedAt != nil }.map(\.courseID)), summary: step.summary))
+        // Courses a first refresh cut short had stored are not fetched again (the next full refresh renews them,
+        // and their announcements and dates if it was cut short before those).
+        storedBefore = Set(step.placedCourses.filter { $0.listedAt != nil }.map(\.courseID))
+        state = Mutex(State(stored: storedBefore, summary: step.summary))
     }
 
     /// Course folders whose content is not stored yet, by inode: what the filesystem waits for.
@@ -60,24 +67,31 @@ public final class FirstFill: Sendable {
             if state.withLock({ $0.stored.contains(id) }) { return true }
             // Booked by the one fetch, before any waiter hears of it.
             let outcome = await refresher.refreshCourse(course, now: now)
-            return state.withLock { state in
+            let ownExtras = state.withLock { state in
                 switch outcome {
                 case .stored(let summary):
                     state.stored.insert(id)
                     state.summary.merge(summary)
                     state.failures[id] = nil
+                    return state.extrasBegun
                 case .failed(let problem, let serverError):
                     state.failures[id] = (problem, serverError)
+                    return false
                 }
-                return state.stored.contains(id)
             }
+            if ownExtras {
+                let extras = await refresher.refreshExtras(of: [course], now: now)
+                state.withLock { $0.summary.merge(extras.summary) }
+            }
+            return state.withLock { $0.stored.contains(id) }
         }
     }
 
     /// Fetches every course not stored yet, `width` at a time (few, so that a course a person opens queues behind
-    /// few requests), then the timetables; reports like a refresh, with what the timetables changed apart: the
-    /// only part of the tree the kernel may have cached before it was filled (a semester's listing).
-    func run(width: Int = 4) async -> Result<(report: Refresher.Report, timetables: RefreshSummary), RefreshError> {
+    /// few requests), then the announcements and dates of the courses it stored, then the timetables; reports like
+    /// a refresh, with what the last two changed apart (`late`): the parts of the tree the kernel may have cached
+    /// before they were filled (a course's or a semester's listing).
+    func run(width: Int = 4) async -> Result<(report: Refresher.Report, late: RefreshSummary), RefreshError> {
         let order = step.courses
         let lanes = min(width, order.count)
         refresher.progress?(0, order.count)
@@ -105,11 +119,20 @@ public final class FirstFill: Sendable {
             return outcome
         }
         if let serverError = outcome.serverError { return .failure(.studIP(serverError)) }
+        // In the overview's order, every course this fill stored; those stored later fetch their own.
+        let listed = state.withLock { state in
+            state.extrasBegun = true
+            return order.filter { state.stored.contains($0.id) && !storedBefore.contains($0.id) }
+        }
+        let extras = await refresher.refreshExtras(of: listed, now: now)
+        outcome.add(extras)
         let timetables = await refresher.refreshTimetables(step, now: now)
         outcome.add(timetables)
+        var late = extras.summary
+        late.merge(timetables.summary)
         let report = Refresher.Report(
             summary: outcome.summary, requests: refresher.source.requestCount - step.requestsBefore,
             api: refresher.source.apiName, failedCourses: outcome.failures)
-        return .success((report, timetables.summary))
+        return .success((report, late))
     }
 }

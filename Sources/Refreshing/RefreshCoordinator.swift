@@ -208,8 +208,9 @@ public final class RefreshCoordinator: Sendable {
     }
 
     /// Runs `fill` behind the mount, holding the refresh slot, so `campusfs refresh` and the poller wait for it;
-    /// `status` shows it from now on. The kernel hears only of the timetables: it has cached no course's listing
-    /// before that course was stored, but may have cached a semester's listing before its timetable was.
+    /// `status` shows it from now on. The kernel hears only of what the fill stored last: it has cached no course's
+    /// listing before that course's folders were stored, but may have cached it before its announcements and dates
+    /// were, and a semester's listing before its timetable was.
     /// `finished` runs when the fill ends, before anything else is told.
     public func fillInBackground(_ fill: FirstFill, finished: @escaping @Sendable () -> Void) {
         currentProgress.withLock { $0 = RefreshProgress(done: 0, total: fill.courseCount) }
@@ -219,10 +220,10 @@ public final class RefreshCoordinator: Sendable {
                 currentProgress.withLock { $0 = nil }
                 finished()
                 switch result {
-                case .success(let (report, timetables)):
+                case .success(let (report, late)):
                     await connection.recordSuccess()
                     record(report)
-                    await effects.invalidate(timetables)
+                    await effects.invalidate(late)
                     logger.info(
                         "first refresh: \(report.summary.added.count) items, \(report.requests) requests, \(report.failedCourses.count) courses not read"
                     )

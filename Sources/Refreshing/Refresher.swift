@@ -5,10 +5,15 @@ import MetadataStore
 import StudIPKit
 import StudIPModel
 
-/// One refresh of a profile's tree: the overview, then every placed course, each applied to the store in its own
-/// transaction as soon as it arrives — so a refresh killed half-way leaves a consistent tree with some courses
-/// newer than others, and the next refresh completes it. The store's writes run on its blocking pool
-/// (``MetadataStore/run(_:)``), while the requests for the courses run concurrently in the task group.
+/// One refresh of a profile's tree: the overview, then every placed course's folders and documents, then every
+/// course's announcements and dates, then the timetables — each course's listing and extras applied to the store in
+/// transactions of their own as soon as they arrive, so a refresh killed half-way leaves a consistent tree with
+/// some courses newer than others, and the next refresh completes it. Listings come first so that the tree is
+/// complete as soon as the network allows (docs/performance.md, "Memory and order of a refresh").
+///
+/// The store's writes run on its blocking pool (``MetadataStore/run(_:)``), one at a time; the requests run
+/// concurrently, but only ``courseWindow`` courses are fetched ahead of the writer: a network faster than the
+/// writer would otherwise pile up every course's content in memory waiting for it.
 public struct Refresher: Sendable {
     public let source: any DocumentSource
     public let store: MetadataStore
@@ -55,18 +60,18 @@ public struct Refresher: Sendable {
 
         var outcome = CoursesOutcome(summary: step.summary)
         var done = 0
+        var listed: [RemoteCourse] = []
         progress?(done, courses.count)
-        await withTaskGroup(of: CourseOutcome.self) { group in
-            for course in courses {
-                group.addTask { await refreshCourse(course, now: now) }
-            }
-            for await result in group {
-                outcome.add(result)
-                done += 1
-                progress?(done, courses.count)
-            }
+        await inWindow(courses, width: courseWindow) { course in
+            (course, await refreshCourse(course, now: now))
+        } each: { course, result in
+            outcome.add(result)
+            if case .stored = result { listed.append(course) }
+            done += 1
+            progress?(done, courses.count)
         }
         if let serverError = outcome.serverError { throw .studIP(serverError) }
+        outcome.add(await refreshExtras(of: listed, now: now))
         // `refresh PATH` renews the timetables of its courses' semesters (a course's regular times or rooms may
         // have changed).
         outcome.add(
@@ -128,7 +133,12 @@ public struct Refresher: Sendable {
         case failed(ItemProblem, serverError: StudIPError?)
     }
 
-    /// One course: its folders and documents, announcements and dates, applied to the store in one transaction.
+    /// Courses fetched ahead of the store's writer: twice the requests the source sends at once, so the network
+    /// never waits for the writer while at most this many courses' contents are in memory.
+    public var courseWindow: Int { 2 * max(1, source.maxConcurrentRequests) }
+
+    /// One course's folders and documents, applied to the store in one transaction. Its announcements and dates
+    /// follow with ``refreshExtras(of:now:)``.
     public func refreshCourse(_ course: RemoteCourse, now: Date = Date()) async -> CourseOutcome {
         let content: CourseContent
         do throws(StudIPError) {
@@ -142,17 +152,29 @@ public struct Refresher: Sendable {
                 return .failed(problem, serverError: nil)
             }
         }
-        let extras = await extras(of: course)
         do throws(StoreError) {
-            return .stored(
-                try await store.run { store throws(StoreError) in
-                    var summary = try store.applyCourse(content, now: now)
-                    summary.merge(try store.applyCourseExtras(extras, now: now))
-                    return summary
-                })
+            return .stored(try await store.run { store throws(StoreError) in try store.applyCourse(content, now: now) })
         } catch {
             return .failed(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"), serverError: nil)
         }
+    }
+
+    /// The announcements and dates of courses whose listing is stored, ``courseWindow`` courses at a time, each
+    /// course's applied in a transaction of its own. What cannot be read stays as the store had it.
+    public func refreshExtras(of courses: [RemoteCourse], now: Date = Date()) async -> CoursesOutcome {
+        var outcome = CoursesOutcome(summary: RefreshSummary())
+        await inWindow(courses, width: courseWindow) { course in
+            let extras = await extras(of: course)
+            do throws(StoreError) {
+                return CourseOutcome.stored(
+                    try await store.run { store throws(StoreError) in try store.applyCourseExtras(extras, now: now) })
+            } catch {
+                return .failed(ItemProblem(itemID: course.id, message: "\(course.title): \(error)"), serverError: nil)
+            }
+        } each: {
+            outcome.add($0)
+        }
+        return outcome
     }
 
     /// Where the last listing of the course, by whichever process, left the rotation through its folders (Stud.IP 5.0
@@ -198,6 +220,32 @@ public struct Refresher: Sendable {
         public mutating func add(_ timetables: (summary: RefreshSummary, problem: ItemProblem?)) {
             summary.merge(timetables.summary)
             if let problem = timetables.problem { failures.append(problem) }
+        }
+
+        /// Adds another pass's outcome (the extras after the listings).
+        public mutating func add(_ other: CoursesOutcome) {
+            summary.merge(other.summary)
+            failures += other.failures
+            if serverError == nil { serverError = other.serverError }
+        }
+    }
+}
+
+/// Runs `body` for each of `elements` in their order, at most `width` at once, and hands each result to `each` as
+/// it ends (in the order they end). A new element starts only when one has been handed on: what `body` returns is
+/// alive for at most `width` elements.
+func inWindow<Element: Sendable, T: Sendable>(
+    _ elements: [Element], width: Int, _ body: @escaping @Sendable (Element) async -> T, each: (T) -> Void
+) async {
+    await withTaskGroup(of: T.self) { group in
+        var next = elements.makeIterator()
+        for _ in 0..<max(1, width) {
+            guard let element = next.next() else { break }
+            group.addTask { await body(element) }
+        }
+        for await result in group {
+            each(result)
+            if let element = next.next() { group.addTask { await body(element) } }
         }
     }
 }

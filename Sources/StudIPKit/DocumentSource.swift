@@ -12,6 +12,10 @@ public protocol DocumentSource: Sendable {
     /// without another request. nil when unknown.
     var userFullName: String? { get }
 
+    /// Requests this source sends at once at most (``ClientConfiguration/maxConcurrentRequests``): a refresh
+    /// fetches twice as many courses ahead of the store's writer.
+    var maxConcurrentRequests: Int { get }
+
     /// HTTP requests this source has sent so far (retries and token refreshes included), for
     /// `campusfs refresh` to report.
     var requestCount: Int { get }

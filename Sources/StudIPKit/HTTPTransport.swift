@@ -45,6 +45,8 @@ final class HTTPTransport: Sendable {
     let logger: Logger
     let pageSize: Int
     let listsRestrictedDocuments: Bool
+    /// What ``limiter`` lets through at once.
+    let maxConcurrentRequests: Int
     private let client: HTTPClient
     private let limiter: ConcurrencyLimiter
     let retry: RetryPolicy
@@ -77,7 +79,8 @@ final class HTTPTransport: Sendable {
         logger = configuration.logger
         pageSize = configuration.pageSize
         listsRestrictedDocuments = configuration.listsRestrictedDocuments
-        limiter = ConcurrencyLimiter(limit: configuration.maxConcurrentRequests)
+        maxConcurrentRequests = max(1, configuration.maxConcurrentRequests)
+        limiter = ConcurrencyLimiter(limit: maxConcurrentRequests)
         retry = configuration.retry
         timeout = configuration.requestTimeout
         budget = configuration.requestBudget

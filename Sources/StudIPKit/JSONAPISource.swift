@@ -57,6 +57,8 @@ final class JSONAPISource: DocumentSource {
 
     var requestCount: Int { transport.requestCount }
 
+    var maxConcurrentRequests: Int { transport.maxConcurrentRequests }
+
     func shutdown() async { await transport.shutdown() }
 
     func currentUser() async throws(StudIPError) -> RemoteUser { try await Self.fetchUser(transport) }
@@ -129,11 +131,16 @@ final class JSONAPISource: DocumentSource {
 
     func content(of course: RemoteCourse, lastChecked: [String: Int64]) async throws(StudIPError) -> CourseContent {
         let label = Self.label(course)
-        async let folderListing = captured { () async throws(StudIPError) -> [JSONValue] in
-            try await self.collection(["courses", course.id, "folders"], what: "the folders of \(label)")
+        let format = format
+        async let folderListing = captured { () async throws(StudIPError) -> [ListedFolder] in
+            try await self.collection(["courses", course.id, "folders"], what: "the folders of \(label)") {
+                $0.map { format.folder($0, courseID: course.id) }
+            }
         }
-        async let documentListing = captured { () async throws(StudIPError) -> [JSONValue] in
-            try await self.collection(["courses", course.id, "file-refs"], what: "the documents of \(label)")
+        async let documentListing = captured { () async throws(StudIPError) -> [ListedDocument] in
+            try await self.collection(["courses", course.id, "file-refs"], what: "the documents of \(label)") {
+                $0.map { format.document($0, courseID: course.id) }
+            }
         }
         let folderResult = await folderListing
         let documentResult = await documentListing
@@ -143,12 +150,9 @@ final class JSONAPISource: DocumentSource {
             }
             return CourseContent(course: course, rootFolderID: "", folders: [], documents: [])
         }
-        let folderElements = try folderResult.get()
-        let documentElements = try documentResult.get()
-
-        var tree = try format.readableTree(folderElements, course: course, label: label)
-        for element in documentElements {
-            tree.add(document: element, listedInFolder: nil)
+        var tree = try format.readableTree(try folderResult.get(), course: course, label: label)
+        for document in try documentResult.get() {
+            tree.add(document: document, listedInFolder: nil)
         }
         var ownListings: [RemoteFolder] = []
         var uncounted: [String] = []
@@ -160,17 +164,18 @@ final class JSONAPISource: DocumentSource {
             ownListings = tree.foldersMissingDocuments() + (rotated.map { [$0] } ?? [])
         }
         let listings = await concurrentMap(ownListings) { folder in
-            await captured { () async throws(StudIPError) -> [JSONValue] in
+            await captured { () async throws(StudIPError) -> [ListedDocument] in
                 try await self.collection(
-                    ["folders", folder.id, "file-refs"], what: "the documents of folder \"\(folder.name)\" in \(label)")
+                    ["folders", folder.id, "file-refs"], what: "the documents of folder \"\(folder.name)\" in \(label)"
+                ) { $0.map { format.document($0, courseID: course.id) } }
             }
         }
         var unchecked = Set(uncounted)
         var firstChecks = Set<String>()
         for (folder, listing) in zip(ownListings, listings) {
             switch listing {
-            case .success(let elements):
-                for element in elements { tree.add(document: element, listedInFolder: folder.id) }
+            case .success(let documents):
+                for document in documents { tree.add(document: document, listedInFolder: folder.id) }
                 if folder.id == rotated?.id {
                     unchecked.remove(folder.id)
                     if lastChecked[folder.id] == nil { firstChecks.insert(folder.id) }
@@ -197,8 +202,10 @@ final class JSONAPISource: DocumentSource {
     func announcements(courseID: String) async throws(StudIPError) -> [Announcement] {
         let what = "the announcements of course \(courseID)"
         return try await emptyIfForbidden(transport) { () async throws(StudIPError) -> [Announcement] in
+            // Read as a whole: a course's few announcements, named from what all pages included.
             let listing = try await collectionWithIncluded(
-                ["courses", courseID, "news"], query: [("include", "author")], what: what)
+                ["courses", courseID, "news"], query: [("include", "author")], what: what
+            ) { $0 }
             return try JSONAPIFormat.announcements(listing.data, included: listing.included, what: what)
         }
     }
@@ -238,17 +245,26 @@ final class JSONAPISource: DocumentSource {
         }
     }
 
-    /// Every element of a paginated collection, `pageSize` per request.
+    /// Every element of a paginated collection, `pageSize` per request, as JSON.
     private func collection(
         _ segments: [String], query: [(String, String)] = [], what: String
     ) async throws(StudIPError) -> [JSONValue] {
-        try await collectionWithIncluded(segments, query: query, what: what).data
+        try await collection(segments, query: query, what: what) { $0 }
+    }
+
+    /// Every element of a paginated collection, `pageSize` per request, each page decoded as it arrives.
+    private func collection<Element>(
+        _ segments: [String], query: [(String, String)] = [], what: String,
+        decode: ([JSONValue]) throws(StudIPError) -> [Element]
+    ) async throws(StudIPError) -> [Element] {
+        try await collectionWithIncluded(segments, query: query, what: what, decode: decode).data
     }
 
     /// A paginated collection's elements and the resources its pages `included`.
-    private func collectionWithIncluded(
-        _ segments: [String], query: [(String, String)], what: String
-    ) async throws(StudIPError) -> (data: [JSONValue], included: [JSONValue]) {
+    private func collectionWithIncluded<Element>(
+        _ segments: [String], query: [(String, String)], what: String,
+        decode: ([JSONValue]) throws(StudIPError) -> [Element]
+    ) async throws(StudIPError) -> (data: [Element], included: [JSONValue]) {
         var included: [JSONValue] = []
         let data = try await Paging.collect(limit: transport.pageSize, what: what, idKey: "id") {
             (offset) async throws(StudIPError) -> Page in
@@ -261,6 +277,8 @@ final class JSONAPISource: DocumentSource {
             }
             included += document["included"]?.array ?? []
             return Page(elements: data, total: document["meta"]?["page"]?["total"]?.int.map { Int($0) })
+        } decode: { (elements) throws(StudIPError) -> [Element] in
+            try decode(elements)
         }
         return (data, included)
     }

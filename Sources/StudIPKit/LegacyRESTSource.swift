@@ -37,6 +37,8 @@ final class LegacyRESTSource: DocumentSource {
 
     var requestCount: Int { transport.requestCount }
 
+    var maxConcurrentRequests: Int { transport.maxConcurrentRequests }
+
     func shutdown() async { await transport.shutdown() }
 
     func currentUser() async throws(StudIPError) -> RemoteUser { try await Self.fetchUser(transport) }

@@ -12,30 +12,27 @@ struct Page: Sendable {
 /// A server that ignores the limit and sends everything at once ends the loop after one page; one that ignores
 /// the offset and repeats itself is reported instead of looping. Elements are told apart by their `idKey` value.
 enum Paging {
-    static func collect(
+    /// Every element of the collection, each page's new elements handed to `decode` as the page arrives, before
+    /// the next page is asked for: only the page in hand is held as ``JSONValue``, the rest as what `decode` makes
+    /// of it (docs/performance.md, "Memory and order of a refresh").
+    static func collect<Element>(
         limit: Int, what: String, idKey: String,
-        fetch: (_ offset: Int) async throws(StudIPError) -> Page
-    ) async throws(StudIPError) -> [JSONValue] {
-        var collected: [JSONValue] = []
+        fetch: (_ offset: Int) async throws(StudIPError) -> Page,
+        decode: (_ elements: [JSONValue]) throws(StudIPError) -> [Element]
+    ) async throws(StudIPError) -> [Element] {
+        var collected: [Element] = []
         var seen = Set<String>()
         var offset = 0
         while true {
             let page = try await fetch(offset)
-            var advanced = false
-            for element in page.elements {
-                guard let key = element[idKey]?.id else {
-                    collected.append(element)
-                    advanced = true
-                    continue
-                }
-                if seen.insert(key).inserted {
-                    collected.append(element)
-                    advanced = true
-                }
+            let fresh = page.elements.filter { element in
+                guard let key = element[idKey]?.id else { return true }
+                return seen.insert(key).inserted
             }
-            guard advanced || page.elements.isEmpty else {
+            guard !fresh.isEmpty || page.elements.isEmpty else {
                 throw .malformedResponse(what: what, detail: "the page at offset \(offset) repeats earlier items")
             }
+            collected += try decode(fresh)
             offset += page.elements.count
             if let total = page.total {
                 if offset >= total || page.elements.isEmpty { return collected }
@@ -43,5 +40,13 @@ enum Paging {
                 return collected
             }
         }
+    }
+
+    /// Every element of the collection as JSON, for lists read as a whole (a course's announcements and dates).
+    static func collect(
+        limit: Int, what: String, idKey: String,
+        fetch: (_ offset: Int) async throws(StudIPError) -> Page
+    ) async throws(StudIPError) -> [JSONValue] {
+        try await collect(limit: limit, what: what, idKey: idKey, fetch: fetch) { elements in elements }
     }
 }

@@ -35,35 +35,101 @@ package struct JSONAPIFormat: Sendable {
         return ListedCourse(course: course, hasNoEndSemester: endSemester == nil)
     }
 
+    /// A `folders` resource of the course `courseID`, decoded.
+    package func folder(_ element: JSONValue, courseID: String) -> ListedFolder {
+        let attributes = element["attributes"]
+        let id = element["id"]?.id
+        let dates = StudIPDate.pair(
+            created: StudIPDate.iso8601(attributes?["mkdate"]), changed: StudIPDate.iso8601(attributes?["chdate"]))
+        let parentID = element["relationships"]?["parent"]?["data"]?["id"]?.id
+        return ListedFolder(
+            id: id, parentID: parentID, isRootFolder: attributes?["folder-type"]?.string == "RootFolder",
+            isReadable: attributes?["is-readable"]?.bool != false,
+            folder: id.flatMap { id in
+                dates.map { dates in
+                    RemoteFolder(
+                        id: id, parentID: parentID, name: attributes?["name"]?.string ?? "",
+                        description: attributes?["description"]?.string ?? "",
+                        folderType: attributes?["folder-type"]?.string ?? "", created: dates.created,
+                        changed: dates.changed, webURL: installation.folderWebURL(id, courseID: courseID))
+                }
+            },
+            documentCount: element["relationships"]?["file-refs"]?["meta"]?["count"]?.int.map { Int($0) })
+    }
+
+    /// A `file-refs` resource of the course `courseID`, decoded. Its folder is set when it joins a tree.
+    package func document(_ element: JSONValue, courseID: String) -> ListedDocument {
+        let attributes = element["attributes"]
+        let relationships = element["relationships"]
+        let id = element["id"]?.id
+        let dates = StudIPDate.pair(
+            created: StudIPDate.iso8601(attributes?["mkdate"]), changed: StudIPDate.iso8601(attributes?["chdate"]))
+        var document: RemoteDocument?
+        if let id, let name = attributes?["name"]?.string, let dates {
+            document = RemoteDocument(
+                id: id, folderID: "", name: name, description: attributes?["description"]?.string ?? "",
+                mimeType: attributes?["mime-type"]?.string ?? "", size: max(0, attributes?["filesize"]?.int ?? 0),
+                created: dates.created, changed: dates.changed,
+                fileID: relationships?["file"]?["data"]?["id"]?.id ?? "",
+                ownerName: relationships?["owner"]?["meta"]?["name"]?.string ?? "",
+                license: relationships?["terms-of-use"]?["data"]?["id"]?.id ?? "",
+                isDownloadable: attributes?["is-downloadable"]?.bool ?? true,
+                webURL: installation.documentWebURL(id, courseID: courseID))
+        }
+        return ListedDocument(id: id, parentID: relationships?["parent"]?["data"]?["id"]?.id, document: document)
+    }
+
     /// The readable folders below the root: unreadable folders (`is-readable: false`) and everything below
     /// them are left out, so are folders whose parent is not in the list.
     package func readableTree(_ elements: [JSONValue], course: RemoteCourse, label: String) throws(StudIPError)
         -> CourseTree
     {
-        let parentOf = { (element: JSONValue) in element["relationships"]?["parent"]?["data"]?["id"]?.id }
-        let roots = elements.filter { parentOf($0) == nil && $0["id"]?.id != nil }
-        guard
-            let root = roots.first(where: { $0["attributes"]?["folder-type"]?.string == "RootFolder" })
-                ?? roots.first,
-            let rootID = root["id"]?.id
-        else {
+        try readableTree(elements.map { folder($0, courseID: course.id) }, course: course, label: label)
+    }
+
+    /// ``readableTree(_:course:label:)`` of folders decoded page by page.
+    package func readableTree(_ folders: [ListedFolder], course: RemoteCourse, label: String) throws(StudIPError)
+        -> CourseTree
+    {
+        let roots = folders.filter { $0.parentID == nil && $0.id != nil }
+        guard let root = roots.first(where: \.isRootFolder) ?? roots.first, let rootID = root.id else {
             throw .malformedResponse(what: "the folders of \(label)", detail: "no root folder")
         }
-        var children: [String: [JSONValue]] = [:]
-        for element in elements {
-            if let parent = parentOf(element) { children[parent, default: []].append(element) }
+        var children: [String: [ListedFolder]] = [:]
+        for folder in folders {
+            if let parent = folder.parentID { children[parent, default: []].append(folder) }
         }
         var tree = CourseTree(course: course, rootID: rootID, installation: installation)
-        var pending = [(element: root, parentID: String?.none)]
-        while let (element, parentID) = pending.popLast() {
-            guard let folder = tree.add(folder: element, parentID: parentID) else { continue }
-            for child in (children[folder] ?? []).reversed()
-            where child["attributes"]?["is-readable"]?.bool != false {
+        var pending = [(folder: root, parentID: String?.none)]
+        while let (listed, parentID) = pending.popLast() {
+            guard let folder = tree.add(folder: listed, parentID: parentID) else { continue }
+            for child in (children[folder] ?? []).reversed() where child.isReadable {
                 pending.append((child, folder))
             }
         }
         return tree
     }
+}
+
+/// A `folders` resource as the walk needs it: decoded as its page arrives, so the page's JSON can go.
+package struct ListedFolder: Sendable {
+    package var id: String?
+    package var parentID: String?
+    package var isRootFolder: Bool
+    package var isReadable: Bool
+    /// nil when the folder has no dates.
+    package var folder: RemoteFolder?
+    /// The document count Stud.IP 5.1+ announces.
+    package var documentCount: Int?
+}
+
+/// A `file-refs` resource as the walk needs it: decoded as its page arrives, so the page's JSON can go.
+package struct ListedDocument: Sendable {
+    package var id: String?
+    /// The folder the resource names; a per-folder listing may name none.
+    package var parentID: String?
+    /// nil when the document has no id, name or dates.
+    package var document: RemoteDocument?
 }
 
 /// The content of one course while the JSON:API walk assembles it.
@@ -81,61 +147,47 @@ package struct CourseTree {
         self.installation = installation
     }
 
-    /// Adds a readable folder; returns its id, or nil when the element is unusable or a duplicate.
-    mutating func add(folder element: JSONValue, parentID: String?) -> String? {
-        guard let id = element["id"]?.id, !folderIndex.contains(id) else { return nil }
-        let attributes = element["attributes"]
-        let dates = StudIPDate.pair(
-            created: StudIPDate.iso8601(attributes?["mkdate"]), changed: StudIPDate.iso8601(attributes?["chdate"]))
-        guard let dates else {
+    /// Adds a readable folder; returns its id, or nil when it is unusable or a duplicate.
+    mutating func add(folder decoded: ListedFolder, parentID: String?) -> String? {
+        guard let id = decoded.id, !folderIndex.contains(id) else { return nil }
+        guard var folder = decoded.folder else {
             content.problems.append(ItemProblem(itemID: id, message: "folder without dates, left out"))
             if let parentID { content.failedFolderIDs.insert(parentID) }
             return nil
         }
         folderIndex.insert(id)
-        content.folders.append(
-            RemoteFolder(
-                id: id, parentID: parentID, name: attributes?["name"]?.string ?? "",
-                description: attributes?["description"]?.string ?? "",
-                folderType: attributes?["folder-type"]?.string ?? "", created: dates.created, changed: dates.changed,
-                webURL: installation.folderWebURL(id, courseID: content.course.id)))
-        if let count = element["relationships"]?["file-refs"]?["meta"]?["count"]?.int {
-            announced[id] = Int(count)
-        }
+        folder.parentID = parentID
+        content.folders.append(folder)
+        if let count = decoded.documentCount { announced[id] = count }
         return id
     }
 
     /// Adds a document of a folder in the tree; documents of other folders (unreadable ones) are ignored.
     /// `listedInFolder` is set for per-folder listings, which repeat documents the course list had.
     package mutating func add(document element: JSONValue, listedInFolder: String?) {
-        let folderID = element["relationships"]?["parent"]?["data"]?["id"]?.id ?? listedInFolder
+        add(
+            document: JSONAPIFormat(installation: installation).document(element, courseID: content.course.id),
+            listedInFolder: listedInFolder)
+    }
+
+    /// ``add(document:listedInFolder:)`` of a document decoded as its page arrived.
+    package mutating func add(document decoded: ListedDocument, listedInFolder: String?) {
+        let folderID = decoded.parentID ?? listedInFolder
         guard let folderID, folderIndex.contains(folderID) else { return }
-        guard let id = element["id"]?.id else {
+        guard let id = decoded.id else {
             fail(folderID, because: "a document without id")
             return
         }
         guard !documentIndex.contains(id) else { return }
-        let attributes = element["attributes"]
-        let relationships = element["relationships"]
-        let dates = StudIPDate.pair(
-            created: StudIPDate.iso8601(attributes?["mkdate"]), changed: StudIPDate.iso8601(attributes?["chdate"]))
-        guard let name = attributes?["name"]?.string, let dates else {
+        guard var document = decoded.document else {
             content.problems.append(ItemProblem(itemID: id, message: "document without name or dates, left out"))
             content.failedFolderIDs.insert(folderID)
             return
         }
         documentIndex.insert(id)
         if listedInFolder == nil { listed[folderID, default: 0] += 1 }
-        content.documents.append(
-            RemoteDocument(
-                id: id, folderID: folderID, name: name, description: attributes?["description"]?.string ?? "",
-                mimeType: attributes?["mime-type"]?.string ?? "", size: max(0, attributes?["filesize"]?.int ?? 0),
-                created: dates.created, changed: dates.changed,
-                fileID: relationships?["file"]?["data"]?["id"]?.id ?? "",
-                ownerName: relationships?["owner"]?["meta"]?["name"]?.string ?? "",
-                license: relationships?["terms-of-use"]?["data"]?["id"]?.id ?? "",
-                isDownloadable: attributes?["is-downloadable"]?.bool ?? true,
-                webURL: installation.documentWebURL(id, courseID: content.course.id)))
+        document.folderID = folderID
+        content.documents.append(document)
     }
 
     /// Folders whose announced document count exceeds what the course-wide list delivered.

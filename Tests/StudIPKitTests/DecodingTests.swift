@@ -125,6 +125,25 @@ struct DecodingTests {
         #expect(calls.value == 2)
     }
 
+    /// Memory bounded by the pages in flight (docs/performance.md): each page is decoded, and its JSON can go,
+    /// before the next page is asked for; an element a later page repeats is decoded once.
+    @Test("each page is decoded before the next is fetched, its repeated elements left out")
+    func pagingDecodesPageByPage() async throws {
+        let log = Mutex<[String]>([])
+        let all = try await Paging.collect(limit: 30, what: "t", idKey: "id") {
+            (offset) async throws(StudIPError) -> Page in
+            log.withLock { $0.append("fetch \(offset)") }
+            // The second page repeats the first's last element, and the total counts it.
+            let start = offset == 0 ? 0 : offset - 1
+            return Page(elements: Self.elements(start..<min(start + 30, 61)), total: 61)
+        } decode: { elements in
+            log.withLock { $0.append("decode \(elements.count)") }
+            return elements.compactMap { $0["id"]?.string }
+        }
+        #expect(log.withLock { $0 } == ["fetch 0", "decode 30", "fetch 30", "decode 29", "fetch 60", "decode 2"])
+        #expect(all == (0..<61).map(String.init))
+    }
+
     @Test("backoff grows exponentially, is jittered, and is capped")
     func retryDelays() {
         let policy = RetryPolicy(attempts: 6, baseDelay: .milliseconds(100), maxDelay: .milliseconds(500))
