@@ -26,14 +26,28 @@ extension MetadataStore {
         try write("applying the content of course \(content.course.title) (\(content.course.id))") { db in
             var refresh = try CourseRefresh(db: db, content: content, now: now)
             let summary = try refresh.run()
-            try SearchSQL.indexMetadata(course: content.course.id, db)
+            if refresh.treeChanged { try SearchSQL.indexMetadata(course: content.course.id, db) }
             return summary
         }
     }
 }
 
+/// The statements a course's refresh runs per course, for the query-plan test: each reads the course's rows
+/// through an index, never all the store's (docs/metadata-store.md, "Refresh").
+enum RefreshSQL {
+    static let courseItems = ExistingItem.query + " WHERE n.course_id = ? AND n.item_kind IN ('folder', 'document')"
+    static let summaryPaths =
+        "SELECT inode, parent, name FROM node WHERE course_id = ? AND item_kind IN ('folder', 'document')"
+
+    static let all: [(name: String, sql: String)] = [
+        ("courseItems", courseItems), ("summaryPaths", summaryPaths),
+        ("courseHighlights", QuerySQL.courseHighlights), ("topLevel", HighlightCounts.topLevelSQL),
+        ("metadataRows", SearchSQL.metadataRows),
+    ]
+}
+
 /// A folder or document node as it was before the refresh.
-private struct ExistingItem {
+struct ExistingItem {
     var inode: Int64
     var parent: Int64
     var name: String
@@ -43,34 +57,50 @@ private struct ExistingItem {
     var courseID: String
     var size: Int64
     var mtime: Double
+    var created: Double
     var fileID: String?
     var highlight: String?
     /// A document's name on Stud.IP, as the last listing gave it.
     var documentName: String?
+    /// The `folder` or `document` row, for ``DetailRecord/save(_:stored:)``.
+    var stored: [DatabaseValue]
 
+    /// The node's columns, then the document's and the folder's (``DetailSQL/selection(_:)``).
     static let query = """
         SELECT n.inode, n.parent, n.name, n.base_name, n.item_kind, n.studip_id, n.course_id, n.size, n.mtime,
-               d.file_id, d.highlight, d.name AS document_name
-        FROM node n LEFT JOIN document d ON d.inode = n.inode
+               n.created, d.file_id, d.highlight, d.name AS document_name,
+               \(DocumentRecord.sql.selection("d")), \(FolderRecord.sql.selection("f"))
+        FROM node n LEFT JOIN document d ON d.inode = n.inode LEFT JOIN folder f ON f.inode = n.inode
         """
+    private static let nodeColumns = 13
 
+    /// Reads by index, in ``query``'s order: by name, GRDB looks each column up case-insensitively, which was a
+    /// quarter of an unchanged course's refresh.
     init(row: Row) throws {
-        inode = try row.decode(forColumn: "inode")
-        parent = try row.decode(forColumn: "parent")
-        name = try row.decode(forColumn: "name")
-        baseName = try row.decode(forColumn: "base_name")
-        let kind = try row.decode(String.self, forColumn: "item_kind")
+        inode = try row.decode(atIndex: 0)
+        parent = try row.decode(atIndex: 1)
+        name = try row.decode(atIndex: 2)
+        baseName = try row.decode(atIndex: 3)
+        let kind = try row.decode(String.self, atIndex: 4)
         guard let item = ItemKind(rawValue: kind), item == .folder || item == .document else {
             throw CorruptRow(detail: "node \(inode) is a \(kind), expected a folder or document")
         }
         self.item = item
-        studipID = try row.decode(forColumn: "studip_id")
-        courseID = try row.decode(forColumn: "course_id")
-        size = try row.decode(forColumn: "size")
-        mtime = try row.decode(forColumn: "mtime")
-        fileID = try row.decode(forColumn: "file_id")
-        highlight = try row.decode(forColumn: "highlight")
-        documentName = try row.decode(forColumn: "document_name")
+        studipID = try row.decode(atIndex: 5)
+        courseID = try row.decode(atIndex: 6)
+        size = try row.decode(atIndex: 7)
+        mtime = try row.decode(atIndex: 8)
+        created = try row.decode(atIndex: 9)
+        fileID = try row.decode(atIndex: 10)
+        highlight = try row.decode(atIndex: 11)
+        documentName = try row.decode(atIndex: 12)
+        let documentColumns = DocumentRecord.sql.columns.count
+        let start = item == .document ? Self.nodeColumns : Self.nodeColumns + documentColumns
+        let count = item == .document ? documentColumns : FolderRecord.sql.columns.count
+        guard row.count >= start + count else {
+            throw CorruptRow(detail: "node \(inode): \(row.count) columns read, expected \(start + count)")
+        }
+        stored = (start..<start + count).map { row[$0] as DatabaseValue }
     }
 }
 
@@ -91,6 +121,8 @@ private struct CourseRefresh {
     let courseInode: Int64
     let coursePath: String
     let isFirstSync: Bool
+    /// The course's last listing before this one (seconds since 1970).
+    let previousListing: Double?
     /// The root folder's listing failed: everything below the course is kept.
     let rootFailed: Bool
     var editor: TreeEditor
@@ -102,6 +134,10 @@ private struct CourseRefresh {
     var oldPaths: PathMap
     let contentFolderIDs: Set<String>
     var changes: [(inode: Int64, item: ItemKind, id: String, highlight: Highlight?, kind: Change)] = []
+    /// Whether the refresh changed a node, folder or document row. Only then can the rows derived from them
+    /// (highlight counts, the tag view, the search index's metadata) change, so a refresh of an unchanged course
+    /// reads the course's rows and writes nothing but its listing times (docs/metadata-store.md, "Refresh").
+    private(set) var treeChanged = false
 
     enum Change {
         case added
@@ -127,14 +163,13 @@ private struct CourseRefresh {
         self.now = now
         courseInode = try row.decode(forColumn: "inode")
         coursePath = try Paths.path(of: courseInode, db) ?? ""
-        isFirstSync = try row.bool("baseline") && row.optionalDate("listed_at") == nil
+        previousListing = try row.decode(forColumn: "listed_at")
+        isFirstSync = try row.bool("baseline") && previousListing == nil
         rootFailed = content.failedFolderIDs.contains(content.rootFolderID)
         editor = TreeEditor(db: db)
         contentFolderIDs = Set(content.folders.map(\.id))
         oldPaths = PathMap(known: [courseInode: coursePath])
-        for row in try db.rows(
-            ExistingItem.query + " WHERE n.course_id = ? AND n.item_kind IN ('folder', 'document')", [course.id])
-        {
+        for row in try db.rows(RefreshSQL.courseItems, [course.id]) {
             let item = try ExistingItem(row: row)
             oldPaths.add(item.inode, parent: item.parent, name: item.name)
             if item.item == .folder { folders[item.studipID] = item } else { documents[item.studipID] = item }
@@ -142,6 +177,7 @@ private struct CourseRefresh {
     }
 
     mutating func run() throws -> RefreshSummary {
+        let changesBefore = db.totalChangesCount
         summary.problems = content.problems
         let validFolders = resolveFolders()
         let placedDocuments = resolveDocuments(validFolders: validFolders)
@@ -158,19 +194,15 @@ private struct CourseRefresh {
             present.insert(try apply(document, parent: try inode(of: parent, folderInodes: folderInodes)))
         }
         try deleteVanished(present: present)
-        try recordRestrictedChecks()
         try editor.finish()
-        // What is in the course again has not departed (it came back, or moved here from another course).
-        try db.run(
-            """
-            DELETE FROM departed WHERE EXISTS (
-                SELECT 1 FROM node n WHERE n.course_id = ? AND n.item_kind = departed.item_kind
-                AND n.studip_id = departed.studip_id)
-            """, [content.course.id])
-
+        treeChanged = db.totalChangesCount != changesBefore
+        try recordRestrictedChecks()
         try db.run(
             "UPDATE course SET listed_at = ?, root_folder_id = ? WHERE id = ?",
             [now.timeIntervalSince1970, content.rootFolderID, content.course.id])
+        try forgetDepartures()
+        guard treeChanged else { return summary }
+
         try HighlightCounts.recount(course: content.course.id, db)
         for other in otherCourses.sorted() {
             try HighlightCounts.recount(course: other, db)
@@ -179,6 +211,19 @@ private struct CourseRefresh {
         try TagView.sync(&editor, now: now)
         editor.record(into: &summary)
         return summary
+    }
+
+    /// The course and what appears in it have not departed (they came back): only items new to the tree can be in
+    /// `departed`, since a refresh records an item there when it deletes its node. One lookup each, and none while
+    /// nothing has departed, rather than a pass over `departed` against the course's nodes.
+    private func forgetDepartures() throws {
+        guard try db.row("SELECT 1 FROM departed LIMIT 1") != nil else { return }
+        let added = changes.compactMap { change in
+            if case .added = change.kind { (change.item, change.id) } else { nil }
+        }
+        for (item, id) in [(ItemKind.course, content.course.id)] + added {
+            try db.run("DELETE FROM departed WHERE item_kind = ? AND studip_id = ?", [item.rawValue, id])
+        }
     }
 
     // MARK: Resolving the content
@@ -314,7 +359,6 @@ private struct CourseRefresh {
 
     private mutating func apply(_ folder: RemoteFolder, parent: Int64) throws -> Int64 {
         let base = Naming.directoryName(folder.name, id: folder.id)
-        let listedAt = content.failedFolderIDs.contains(folder.id) ? nil : now
         let changed = folder.changed.timeIntervalSince1970
         let inode: Int64
         if let existing = folders[folder.id] {
@@ -322,9 +366,12 @@ private struct CourseRefresh {
             if let from = try move(existing, to: parent, baseName: base) {
                 changes.append((inode, .folder, folder.id, nil, .moved(from: from)))
             }
-            try db.run(
-                "UPDATE node SET mtime = ?, created = ?, course_id = ? WHERE inode = ?",
-                [changed, folder.created.timeIntervalSince1970, content.course.id, inode])
+            let created = folder.created.timeIntervalSince1970
+            if existing.mtime != changed || existing.created != created || existing.courseID != content.course.id {
+                try db.run(
+                    "UPDATE node SET mtime = ?, created = ?, course_id = ? WHERE inode = ?",
+                    [changed, created, content.course.id, inode])
+            }
             if existing.mtime != changed { editor.touched(inode) }
         } else {
             inode = try editor.insert(
@@ -332,7 +379,15 @@ private struct CourseRefresh {
                 courseID: content.course.id, mtime: folder.changed, created: folder.created)
             changes.append((inode, .folder, folder.id, nil, .added))
         }
-        try FolderRecord(inode: inode, folder: folder, listedAt: listedAt).save(db, isNew: folders[folder.id] == nil)
+        let stored = folders[folder.id]?.stored
+        // A failed listing keeps the last successful one: the stored time, or while that was the course's
+        // (NULL), the course's previous listing; 0 for a folder never listed.
+        var listedAt = DatabaseValue.null
+        if content.failedFolderIDs.contains(folder.id) {
+            let kept = stored?.last.flatMap { $0.isNull ? previousListing?.databaseValue : $0 }
+            listedAt = kept ?? 0.databaseValue
+        }
+        try FolderRecord(inode: inode, folder: folder, listedAt: listedAt).save(db, stored: stored)
         return inode
     }
 
@@ -348,9 +403,14 @@ private struct CourseRefresh {
             highlight =
                 existing.highlight == Highlight.new.rawValue
                 ? .new : versionChanged ? .changed : existing.highlight.flatMap(Highlight.init(rawValue:))
-            try db.run(
-                "UPDATE node SET size = ?, mtime = ?, created = ?, course_id = ? WHERE inode = ?",
-                [document.size, changed, document.created.timeIntervalSince1970, content.course.id, inode])
+            let created = document.created.timeIntervalSince1970
+            if existing.size != document.size || existing.mtime != changed || existing.created != created
+                || existing.courseID != content.course.id
+            {
+                try db.run(
+                    "UPDATE node SET size = ?, mtime = ?, created = ?, course_id = ? WHERE inode = ?",
+                    [document.size, changed, created, content.course.id, inode])
+            }
             if existing.mtime != changed || existing.size != document.size { editor.touched(inode) }
             switch (versionChanged, from) {
             case (true, let from?):
@@ -370,7 +430,7 @@ private struct CourseRefresh {
             changes.append((inode, .document, document.id, highlight, .added))
         }
         try DocumentRecord(inode: inode, document: document, highlight: highlight).save(
-            db, isNew: documents[document.id] == nil)
+            db, stored: documents[document.id]?.stored)
         return inode
     }
 
@@ -481,10 +541,7 @@ private struct CourseRefresh {
     /// Fills the summary's paths from the tree after the refresh.
     private mutating func summarize() throws {
         var paths = PathMap(known: [courseInode: coursePath])
-        for row in try db.rows(
-            "SELECT inode, parent, name FROM node WHERE course_id = ? AND item_kind IN ('folder', 'document')",
-            [content.course.id])
-        {
+        for row in try db.rows(RefreshSQL.summaryPaths, [content.course.id]) {
             paths.add(
                 try row.decode(forColumn: "inode"), parent: try row.decode(forColumn: "parent"),
                 name: try row.decode(forColumn: "name"))

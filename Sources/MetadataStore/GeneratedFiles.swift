@@ -61,6 +61,8 @@ extension MetadataStore {
             let firstTime = existingFolder == nil && existingCalendar == nil
             var added: [(Int64, String, Highlight?)] = []
             var changed: [(Int64, String, Highlight?)] = []
+            // Counts change only with a highlight or the tree: most refreshes change neither.
+            var highlightsChanged = false
 
             if let announcements = extras.announcements {
                 let existing = try GeneratedNode.fetchAll(
@@ -92,8 +94,11 @@ extension MetadataStore {
                         highlight = !firstTime || isRecent ? .new : nil
                         added.append((inode, announcement.id, highlight))
                     }
-                    try db.run(
-                        "UPDATE generated_file SET highlight = ? WHERE inode = ?", [highlight?.rawValue, inode])
+                    if old == nil || old?.highlight != highlight {
+                        try db.run(
+                            "UPDATE generated_file SET highlight = ? WHERE inode = ?", [highlight?.rawValue, inode])
+                        highlightsChanged = true
+                    }
                     try AnnouncementRow.save(announcement, courseID: extras.courseID, db)
                 }
                 for (id, old) in existing where !present.contains(id) {
@@ -134,7 +139,9 @@ extension MetadataStore {
             }
 
             try editor.finish()
-            try HighlightCounts.recount(course: extras.courseID, db)
+            if highlightsChanged || !editor.changedNames.isEmpty {
+                try HighlightCounts.recount(course: extras.courseID, db)
+            }
             for (inode, id, highlight) in added {
                 try summary.added.append(
                     .init(
@@ -272,7 +279,7 @@ private struct GeneratedNode {
                 parent: parent, baseName: baseName, kind: kind, item: item, studipID: id, courseID: courseID,
                 size: size, mtime: changed ?? now, created: changed ?? now)
         }
-        if let content {
+        if let content, existing?.content != content {
             try db.run(
                 """
                 INSERT INTO generated_file (inode, content) VALUES (?, ?)

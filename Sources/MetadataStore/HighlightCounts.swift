@@ -32,31 +32,39 @@ enum HighlightCounts {
                 steps += 1
             }
         }
-        for (inode, count) in counts where stored[inode] != count {
-            try db.run("UPDATE node SET highlighted_below = ? WHERE inode = ?", [count, inode])
-        }
+        for (inode, count) in counts where stored[inode] != count { try set(inode, count, db) }
         try recountTopLevel(db)
     }
 
+    /// The root and the top-level folders, each with what it holds and the sum of its course directories.
+    static let topLevelSQL = """
+        SELECT t.inode, t.highlighted_below, (
+            SELECT COALESCE(SUM(c.highlighted_below), 0) FROM node c
+            WHERE c.parent = t.inode AND c.item_kind = 'course')
+        FROM node t WHERE t.parent = ?1 OR t.inode = ?1
+        """
+
     /// Semester folders and `Ongoing` sum their course directories (links are not "below"); the root sums those.
+    /// Reads the sums first and writes only those that changed: run after every course, an UPDATE each would
+    /// rewrite the same rows hundreds of times a refresh.
     static func recountTopLevel(_ db: Database) throws {
-        let topLevel = try Int64.fetchAll(
-            db.cachedStatement(sql: "SELECT inode FROM node WHERE parent = ?"), arguments: [Node.rootInode])
-        for inode in topLevel {
-            try db.run(
-                """
-                UPDATE node SET highlighted_below = (
-                    SELECT COALESCE(SUM(highlighted_below), 0) FROM node WHERE parent = ?1 AND item_kind = 'course')
-                WHERE inode = ?1
-                """,
-                [inode])
+        var total = 0
+        var stored: Int?
+        for row in try db.rows(topLevelSQL, [Node.rootInode]) {
+            let inode: Int64 = try row.decode(atIndex: 0)
+            let count: Int = try row.decode(atIndex: 1)
+            if inode == Node.rootInode {
+                stored = count
+                continue
+            }
+            let sum: Int = try row.decode(atIndex: 2)
+            total += sum
+            if count != sum { try set(inode, sum, db) }
         }
-        try db.run(
-            """
-            UPDATE node SET highlighted_below = (
-                SELECT COALESCE(SUM(highlighted_below), 0) FROM node WHERE parent = ?1)
-            WHERE inode = ?1
-            """,
-            [Node.rootInode])
+        if stored != total { try set(Node.rootInode, total, db) }
+    }
+
+    private static func set(_ inode: Int64, _ count: Int, _ db: Database) throws {
+        try db.run("UPDATE node SET highlighted_below = ? WHERE inode = ?", [count, inode])
     }
 }

@@ -6,7 +6,12 @@ enum QuerySQL {
     static let children =
         "SELECT \(Node.columns) FROM node n WHERE n.parent = ? AND n.inode > ? ORDER BY n.inode LIMIT ?"
     static let courseInfo = "SELECT description, web_url, listed_at FROM course WHERE id = ?"
-    static let folderInfo = "SELECT description, web_url, listed_at FROM folder WHERE inode = ?"
+    /// A folder's `listed_at` is NULL while its last listing was its course's (the common case, so that a refresh
+    /// writes no folder row), and 0 when it never succeeded (docs/metadata-store.md, "Refresh").
+    static let folderInfo = """
+        SELECT f.description, f.web_url, NULLIF(COALESCE(f.listed_at, c.listed_at), 0) AS listed_at
+        FROM folder f JOIN node n ON n.inode = f.inode JOIN course c ON c.id = n.course_id WHERE f.inode = ?
+        """
     static let document = """
         SELECT d.*, n.course_id, n.size, n.mtime FROM document d JOIN node n ON n.inode = d.inode
         WHERE d.inode = ?

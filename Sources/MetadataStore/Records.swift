@@ -2,10 +2,10 @@ import Foundation
 import GRDB
 import StudIPModel
 
-// The rows refreshes write, one type per table: each names its table's columns once, in `encode(to:)`, for inserts
-// and updates alike. Semesters and courses (tens per overview) are upserted (`INSERT … ON CONFLICT DO UPDATE`);
-// folders and documents (thousands per refresh) are inserted or updated, which GRDB runs from cached SQL. Times are
-// stored as seconds since 1970 (REAL), never as GRDB's default date strings.
+// The rows refreshes write, one type per table: each names its table's columns once, for inserts and updates alike.
+// Semesters and courses (tens per overview) are GRDB records, upserted (`INSERT … ON CONFLICT DO UPDATE`); folders
+// and documents (thousands per refresh) are ``DetailRecord``s. Times are stored as seconds since 1970 (REAL), never
+// as GRDB's default date strings.
 
 /// A row of `semester`.
 struct SemesterRecord: FetchableRecord, PersistableRecord {
@@ -105,97 +105,98 @@ struct CourseRecord: FetchableRecord, PersistableRecord {
     }
 }
 
-/// A row of `folder`, the details of a folder node.
-struct FolderRecord: PersistableRecord {
-    static let databaseTableName = "folder"
+/// A row of `folder` or `document`, written from one cached statement per table and only when its values changed:
+/// a refresh writes thousands of these, and GRDB's records build a dictionary per row (and an upsert's SQL anew
+/// per row: 5,000 documents took 2.5 s as upserts, debug build). An unchanged row is not written at all, so a
+/// refresh of an unchanged course dirties no page of `document` (docs/metadata-store.md, "Refresh").
+protocol DetailRecord {
+    static var sql: DetailSQL { get }
+    var inode: Int64 { get }
+    /// In the order of the table's ``DetailSQL/columns``.
+    var values: [DatabaseValue] { get }
+}
 
-    enum Columns {
-        static let inode = Column("inode")
-        static let id = Column("id")
-        static let parentID = Column("parent_id")
-        static let name = Column("name")
-        static let description = Column("description")
-        static let folderType = Column("folder_type")
-        static let webURL = Column("web_url")
-        static let created = Column("created")
-        static let changed = Column("changed")
-        static let listedAt = Column("listed_at")
+/// A detail table's columns (besides its key `inode`) and its statements, built once.
+struct DetailSQL {
+    let columns: [String]
+    let insert: String
+    let update: String
+
+    init(table: String, columns: [String]) {
+        self.columns = columns
+        insert =
+            "INSERT INTO \(table) (inode, \(columns.joined(separator: ", "))) "
+            + "VALUES (?\(String(repeating: ", ?", count: columns.count)))"
+        update = "UPDATE \(table) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE inode = ?"
     }
 
-    var inode: Int64
-    var folder: RemoteFolder
-    /// When the folder's listing last succeeded; nil for one that failed this time.
-    var listedAt: Date?
-
-    func encode(to container: inout PersistenceContainer) {
-        container[Columns.inode] = inode
-        container[Columns.id] = folder.id
-        container[Columns.parentID] = folder.parentID
-        container[Columns.name] = folder.name
-        container[Columns.description] = folder.description
-        container[Columns.folderType] = folder.folderType
-        container[Columns.webURL] = folder.webURL
-        container[Columns.created] = folder.created.timeIntervalSince1970
-        container[Columns.changed] = folder.changed.timeIntervalSince1970
-        container[Columns.listedAt] = listedAt?.timeIntervalSince1970
+    /// The columns as a query selects them from the table aliased `alias`: the `stored` values of
+    /// ``DetailRecord/save(_:stored:)``.
+    func selection(_ alias: String) -> String {
+        columns.map { "\(alias).\($0)" }.joined(separator: ", ")
     }
+}
 
-    /// Inserts a new folder's row or updates a known one's; a failed listing keeps the time of the last one that
-    /// succeeded. Not an upsert, for the reason ``DocumentRecord/save(_:isNew:)`` gives.
-    func save(_ db: Database, isNew: Bool) throws {
-        if isNew || listedAt != nil {
-            try isNew ? insert(db) : update(db)
+extension DetailRecord {
+    /// Inserts the row (`stored` nil: a new node) or updates it when its values differ from `stored`, the row as the
+    /// store holds it (``DetailSQL/selection(_:)``).
+    func save(_ db: Database, stored: [DatabaseValue]?) throws {
+        let values = values
+        if let stored {
+            guard stored != values else { return }
+            try db.run(Self.sql.update, StatementArguments(values + [inode.databaseValue]))
         } else {
-            try update(db, columns: databaseDictionary.keys.filter { $0 != Columns.listedAt.name })
+            try db.run(Self.sql.insert, StatementArguments([inode.databaseValue] + values))
         }
     }
 }
 
-/// A row of `document`, the details of a document node (its size and chdate live in `node`).
-struct DocumentRecord: PersistableRecord {
-    static let databaseTableName = "document"
+/// A row of `folder`, the details of a folder node.
+struct FolderRecord: DetailRecord {
+    static let sql = DetailSQL(
+        table: "folder",
+        columns: [
+            "id", "parent_id", "name", "description", "folder_type", "web_url", "created", "changed", "listed_at",
+        ])
 
-    enum Columns {
-        static let inode = Column("inode")
-        static let id = Column("id")
-        static let folderID = Column("folder_id")
-        static let name = Column("name")
-        static let description = Column("description")
-        static let mimeType = Column("mime_type")
-        static let created = Column("created")
-        static let fileID = Column("file_id")
-        static let ownerName = Column("owner_name")
-        static let license = Column("license")
-        static let downloadable = Column("downloadable")
-        static let isLink = Column("is_link")
-        static let webURL = Column("web_url")
-        static let highlight = Column("highlight")
+    var inode: Int64
+    var folder: RemoteFolder
+    /// NULL when this listing of the folder succeeded: it was listed with its course (`course.listed_at`), so a
+    /// refresh of an unchanged course writes no folder row. A folder whose listing failed keeps the time of its
+    /// last successful listing, 0 for never (``QuerySQL/folderInfo`` reads both).
+    var listedAt: DatabaseValue
+
+    var values: [DatabaseValue] {
+        [
+            folder.id.databaseValue, folder.parentID.databaseValue, folder.name.databaseValue,
+            folder.description.databaseValue, folder.folderType.databaseValue, folder.webURL.databaseValue,
+            folder.created.timeIntervalSince1970.databaseValue, folder.changed.timeIntervalSince1970.databaseValue,
+            listedAt,
+        ]
     }
+}
+
+/// A row of `document`, the details of a document node (its size and chdate live in `node`).
+struct DocumentRecord: DetailRecord {
+    static let sql = DetailSQL(
+        table: "document",
+        columns: [
+            "id", "folder_id", "name", "description", "mime_type", "created", "file_id", "owner_name", "license",
+            "downloadable", "is_link", "web_url", "highlight",
+        ])
 
     var inode: Int64
     var document: RemoteDocument
     var highlight: Highlight?
 
-    func encode(to container: inout PersistenceContainer) {
-        container[Columns.inode] = inode
-        container[Columns.id] = document.id
-        container[Columns.folderID] = document.folderID
-        container[Columns.name] = document.name
-        container[Columns.description] = document.description
-        container[Columns.mimeType] = document.mimeType
-        container[Columns.created] = document.created.timeIntervalSince1970
-        container[Columns.fileID] = document.fileID
-        container[Columns.ownerName] = document.ownerName
-        container[Columns.license] = document.license
-        container[Columns.downloadable] = document.isDownloadable
-        container[Columns.isLink] = document.isLink
-        container[Columns.webURL] = document.webURL
-        container[Columns.highlight] = highlight?.rawValue
-    }
-
-    /// Inserts a new document's row or updates a known one's. Not an upsert: a refresh writes thousands of these,
-    /// and GRDB builds an upsert's SQL anew for each row (5,000 documents: 2.5 s instead of 0.3 s, debug build).
-    func save(_ db: Database, isNew: Bool) throws {
-        if isNew { try insert(db) } else { try update(db) }
+    var values: [DatabaseValue] {
+        [
+            document.id.databaseValue, document.folderID.databaseValue, document.name.databaseValue,
+            document.description.databaseValue, document.mimeType.databaseValue,
+            document.created.timeIntervalSince1970.databaseValue, document.fileID.databaseValue,
+            document.ownerName.databaseValue, document.license.databaseValue,
+            document.isDownloadable.databaseValue, document.isLink.databaseValue, document.webURL.databaseValue,
+            highlight?.rawValue.databaseValue ?? .null,
+        ]
     }
 }

@@ -236,9 +236,19 @@ enum SearchSQL {
     /// Index rows of the documents of every course (`:course` NULL) or one, or of one document (`:document`):
     /// name, course number and title, the titles of its semesters, the folder path inside the course, owner,
     /// description and the user's tags. The recursive part walks folders only.
+    ///
+    /// Its plan reads only the course's nodes (`RefreshCostTests`): the course directory through `node_item` (kind
+    /// and id), then the folders' children through `node_parent`, in that order (`CROSS JOIN`). Left to itself,
+    /// SQLite started from every course's documents by item kind, so each course's refresh read the whole store (a
+    /// refresh of the unchanged `huge` took 63 s, docs/performance.md). Every course at once (the migration that
+    /// built the index) is a branch of its own, through the top-level folders' children: `:course IS NULL OR …`
+    /// would leave only the item kind to search by.
     static let metadataRows = """
         WITH RECURSIVE folder_path(inode, path) AS (
-            SELECT inode, '' FROM node WHERE item_kind = 'course' AND (:course IS NULL OR course_id = :course)
+            SELECT inode, '' FROM node WHERE item_kind = 'course' AND studip_id = :course
+            UNION ALL
+            SELECT n.inode, '' FROM node t CROSS JOIN node n ON n.parent = t.inode
+            WHERE :course IS NULL AND t.parent = \(Node.rootInode) AND +n.item_kind = 'course'
             UNION ALL
             SELECT n.inode, ltrim(f.path || '/' || n.name, '/')
             FROM node n JOIN folder_path f ON n.parent = f.inode WHERE n.item_kind = 'folder'
@@ -248,7 +258,7 @@ enum SearchSQL {
                f.path, d.owner_name, d.description,
                (SELECT group_concat(t.tag, ' ') FROM user_tag t
                 WHERE t.item_kind = 'document' AND t.studip_id = d.id)
-        FROM folder_path f JOIN node n ON n.parent = f.inode AND n.item_kind = 'document'
+        FROM folder_path f CROSS JOIN node n ON n.parent = f.inode AND n.item_kind = 'document'
         JOIN document d ON d.inode = n.inode JOIN course c ON c.id = n.course_id
         WHERE (:document IS NULL OR n.inode = :document)
         """
