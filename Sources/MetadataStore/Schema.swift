@@ -15,6 +15,7 @@ enum Schema {
         migrator.registerMigration("v7: sizes hosts sent", migrate: addHostSizes)
         migrator.registerMigration("v8: extractor versions", migrate: addExtractorVersions)
         migrator.registerMigration("v9: no document etag", migrate: dropDocumentETag)
+        migrator.registerMigration("v10: substring index", migrate: addSubstringIndex)
         return migrator
     }
 

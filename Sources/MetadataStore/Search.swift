@@ -77,13 +77,24 @@ extension MetadataStore {
             arguments += ["match": expression, "limit": limit]
             var hits: [SearchHit] = []
             var positions: [Int64: Int] = [:]
-            for row in try db.rows(SearchSQL.metadataHits, arguments) {
-                let inode: Int64 = try row.decode(atIndex: 0)
+            // Ranked over the index alone, then joined to the tree and the filters one hit at a time until `limit`
+            // are found, each snippet made for a hit only: joining every match before ranking (6,500 for a common
+            // word on `huge`) cost as much as the ranking (docs/search.md, "Latency").
+            let ranked = try Row.fetchCursor(
+                db.cachedStatement(sql: SearchSQL.rankedMetadata), arguments: ["match": expression])
+            let inTree = try db.cachedStatement(sql: SearchSQL.metadataInTree)
+            let snippet = try db.cachedStatement(sql: SearchSQL.metadataSnippet)
+            while hits.count < limit, let match = try ranked.next() {
+                let inode: Int64 = try match.decode(atIndex: 0)
+                var treeArguments = SearchSQL.filterArguments(filters)
+                treeArguments += ["inode": inode]
+                guard let documentID = try String.fetchOne(inTree, arguments: treeArguments) else { continue }
                 positions[inode] = hits.count
                 hits.append(
                     SearchHit(
-                        inode: inode, documentID: try row.decode(atIndex: 1), path: "", contentMatched: false,
-                        snippet: try row.decode(atIndex: 2), part: nil, partKind: nil))
+                        inode: inode, documentID: documentID, path: "", contentMatched: false,
+                        snippet: try String.fetchOne(snippet, arguments: ["match": expression, "inode": inode]) ?? "",
+                        part: nil, partKind: nil))
             }
             // The best part of each document; snippets only for those (computing one per matching part is the
             // expensive step of a content search).
@@ -196,19 +207,73 @@ extension MetadataStore {
     }
 
     /// The stored text of the document, in page or slide order (empty when none is stored), as the UTF-8 bytes
-    /// SQLite holds: copied from the statement's row without building (and validating) a String per page, which
-    /// took a quarter of a `campusfs grep` scan.
+    /// SQLite holds (copies of ``StoredText/parts(of:only:_:)``'s).
     public func storedUTF8(documentID: String) throws(StoreError) -> [(number: Int?, text: [UInt8])] {
-        try read("reading the stored text of document \(documentID)") { db in
+        try readingStoredText { text in
             var parts: [(number: Int?, text: [UInt8])] = []
-            let rows = try Row.fetchCursor(
-                db.cachedStatement(sql: "SELECT number, text FROM search_part WHERE document_id = ? ORDER BY id"),
-                arguments: [documentID])
-            while let row = try rows.next() {
-                let text = try row.withUnsafeData(atIndex: 1) { data in data.map { [UInt8]($0) } ?? [] }
-                parts.append((try row.decode(atIndex: 0), text))
+            try text.parts(of: documentID) { number, bytes in
+                parts.append((number, Array(bytes)))
+                return true
             }
             return parts
+        }
+    }
+
+    /// Parts (pages, slides, sheets) whose stored text may contain every one of `substrings` (3 characters or more
+    /// each, else nothing is found): by document id, the part ids in order. From the index of substrings (FTS5
+    /// `trigram`, case folded, every trigram present but not checked for order), so a superset of the parts that
+    /// contain them; with ``candidateDocuments(containingAll:)`` the only text a grep for a pattern with these
+    /// literals needs to read (docs/search.md, "Candidate selection").
+    public func candidateParts(containingAll substrings: [String]) throws(StoreError) -> [String: [Int64]] {
+        guard let expression = SearchSQL.allTrigrams(substrings) else { return [:] }
+        return try read("finding the pages that contain \(substrings.joined(separator: ", "))") { db in
+            var parts: [String: [Int64]] = [:]
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: SearchSQL.candidateParts), arguments: [expression])
+            while let row = try rows.next() {
+                parts[try row.decode(atIndex: 0), default: []].append(try row.decode(atIndex: 1))
+            }
+            return parts
+        }
+    }
+
+    /// Runs `body` in one read transaction with access to the stored text (one transaction for a whole grep, not
+    /// one per document). Errors `body` throws become ``StoreError``s.
+    public func readingStoredText<T>(_ body: (StoredText) throws -> T) throws(StoreError) -> T {
+        try read("reading the stored text") { db in try body(StoredText(db: db)) }
+    }
+}
+
+/// The stored text, read in place: valid only inside ``MetadataStore/readingStoredText(_:)``'s closure.
+public struct StoredText {
+    fileprivate let db: Database
+
+    /// Hands `visit` the document's parts in page or slide order (only those `ids` names, when given), each as
+    /// the UTF-8 bytes of SQLite's row: no copy, no String (whose UTF-8 check took a quarter of a `campusfs grep`
+    /// scan), valid during the call. Stops when `visit` returns false.
+    public func parts(
+        of documentID: String, only ids: [Int64]? = nil, _ visit: (_ number: Int?, _ text: UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws {
+        func visitRows(_ rows: RowCursor) throws -> Bool {
+            while let row = try rows.next() {
+                let number: Int? = try row.decode(atIndex: 0)
+                let goOn = try row.withUnsafeData(atIndex: 1) { data in
+                    guard let data else { return visit(number, UnsafeBufferPointer(start: nil, count: 0)) }
+                    return data.withUnsafeBytes { visit(number, $0.bindMemory(to: UInt8.self)) }
+                }
+                if !goOn { return false }
+            }
+            return true
+        }
+        guard let ids else {
+            _ = try visitRows(
+                Row.fetchCursor(
+                    db.cachedStatement(sql: "SELECT number, text FROM search_part WHERE document_id = ? ORDER BY id"),
+                    arguments: [documentID]))
+            return
+        }
+        let statement = try db.cachedStatement(sql: "SELECT number, text FROM search_part WHERE id = ?")
+        for id in ids {
+            guard try visitRows(Row.fetchCursor(statement, arguments: [id])) else { return }
         }
     }
 }
@@ -343,14 +408,22 @@ enum SearchSQL {
         AND (NOT :new OR d.highlight IS NOT NULL)
         """
 
-    /// bm25 weights of title, course, semester, path, owner, description, tags: the name counts most.
-    static let metadataHits = """
-        SELECT m.rowid, d.id, snippet(search_document, -1, char(2), char(3), '…', 12)
-        FROM search_document m JOIN node n ON n.inode = m.rowid JOIN document d ON d.inode = m.rowid
-        JOIN course c ON c.id = n.course_id
-        WHERE search_document MATCH :match AND \(filters)
+    /// Every document whose metadata matches, best first. bm25 weights of title, course, semester, path, owner,
+    /// description, tags: the name counts most.
+    static let rankedMetadata = """
+        SELECT rowid FROM search_document WHERE search_document MATCH :match
         ORDER BY bm25(search_document, 10.0, 3.0, 1.0, 2.0, 3.0, 1.0, 3.0)
-        LIMIT :limit
+        """
+
+    /// The document's id when it is in the tree and passes the filters.
+    static let metadataInTree = """
+        SELECT d.id FROM node n JOIN document d ON d.inode = n.inode JOIN course c ON c.id = n.course_id
+        WHERE n.inode = :inode AND \(filters)
+        """
+
+    static let metadataSnippet = """
+        SELECT snippet(search_document, -1, char(2), char(3), '…', 12) FROM search_document
+        WHERE search_document MATCH :match AND rowid = :inode
         """
 
     /// Matching parts, best first, of documents in the tree.
@@ -368,6 +441,28 @@ enum SearchSQL {
         FROM search_content JOIN search_part p ON p.id = search_content.rowid
         JOIN search_extraction e ON e.document_id = p.document_id
         WHERE search_content MATCH :match AND search_content.rowid = :part
+        """
+
+    /// Every trigram of every substring, as one FTS5 query of `search_trigram` (its `detail = 'none'` has no
+    /// phrases); nil when no substring has 3 characters.
+    static func allTrigrams(_ substrings: [String]) -> String? {
+        var trigrams: [String] = []
+        for substring in substrings {
+            let scalars = Array(substring.unicodeScalars)
+            guard scalars.count >= 3 else { continue }
+            for start in 0...(scalars.count - 3) {
+                var trigram = String.UnicodeScalarView()
+                trigram.append(contentsOf: scalars[start..<start + 3])
+                let quoted = "\"" + String(trigram).replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                if !trigrams.contains(quoted) { trigrams.append(quoted) }
+            }
+        }
+        return trigrams.isEmpty ? nil : trigrams.joined(separator: " AND ")
+    }
+
+    static let candidateParts = """
+        SELECT p.document_id, p.id FROM search_trigram JOIN search_part p ON p.id = search_trigram.rowid
+        WHERE search_trigram MATCH ? ORDER BY p.id
         """
 
     static let candidates = """

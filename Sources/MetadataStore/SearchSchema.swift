@@ -61,4 +61,26 @@ extension Schema {
             sql: "INSERT INTO search_document (rowid, \(SearchSQL.metadataColumns)) \(SearchSQL.metadataRows)",
             arguments: ["course": nil, "document": nil])
     }
+
+    /// Issue 31: an index of every 3-character substring of the stored text, beside the word index, so that
+    /// `campusfs grep` finds the parts holding a pattern's literal wherever it stands: inside a word, at a `-w`
+    /// boundary the word tokenizer does not see (docs/search.md, "Candidate selection"). External content like
+    /// `search_content`; `case_sensitive 0` folds case, so one index serves grep with and without `-i` (a superset:
+    /// the engine decides); `detail = 'none'` keeps no positions, because grep checks the lines it reads anyway.
+    static func addSubstringIndex(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE VIRTUAL TABLE search_trigram USING fts5(
+                    text, content = 'search_part', content_rowid = 'id',
+                    tokenize = 'trigram case_sensitive 0', detail = 'none'
+                );
+                CREATE TRIGGER search_part_trigram_added AFTER INSERT ON search_part BEGIN
+                    INSERT INTO search_trigram (rowid, text) VALUES (new.id, new.text);
+                END;
+                CREATE TRIGGER search_part_trigram_removed AFTER DELETE ON search_part BEGIN
+                    INSERT INTO search_trigram (search_trigram, rowid, text) VALUES ('delete', old.id, old.text);
+                END;
+                INSERT INTO search_trigram (search_trigram) VALUES ('rebuild');
+                """)
+    }
 }

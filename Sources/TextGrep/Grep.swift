@@ -63,17 +63,31 @@ public final class Grep {
     /// Searches one document and prints what its flags say; returns how many lines it selected.
     @discardableResult
     public func search(_ document: GrepDocument) -> Int {
+        search(label: document.label, partKind: document.partKind) { (visit) -> Void in
+            for part in document.parts {
+                let goOn = part.text.withUnsafeBufferPointer { visit(part.number, $0) }
+                if !goOn { return }
+            }
+        }
+    }
+
+    /// Searches one document whose parts `parts` hands to its `visit` closure one by one, in order, each valid
+    /// only during that call (the store's row, not a copy); `visit` returns false once the document is settled.
+    /// Prints what the flags say; returns how many lines it selected.
+    @discardableResult
+    public func search<Failure: Error>(
+        label: String, partKind: TextPartKind?,
+        parts: (_ visit: (_ number: Int?, _ text: UnsafeBufferPointer<UInt8>) -> Bool) throws(Failure) -> Void
+    ) throws(Failure) -> Int {
         var selected = 0
         // Only lines and counts need every page; for the rest one selected line settles the document.
         let firstSettles = options.output != .lines && options.output != .count
-        for part in document.parts {
-            selected += part.text.withUnsafeBufferPointer { text in
-                searchPart(text, label: document.label, part: partLabel(document.partKind, part.number))
-            }
-            if selected > 0 && firstSettles { break }
+        try parts { number, text in
+            selected += searchPart(text, label: label, part: partLabel(partKind, number))
+            return !(selected > 0 && firstSettles)
         }
         if selected > 0 { selectedAny = true }
-        finish(document.label, selected: selected)
+        finish(label, selected: selected)
         return selected
     }
 

@@ -64,6 +64,23 @@ public enum IndexWords {
         return words
     }
 
+    /// The substrings every line the pattern selects contains, for the index of substrings (an FTS5 `trigram`
+    /// index, `MetadataStore.candidateParts(containingAll:)`; docs/search.md, "Candidate selection"): the
+    /// pattern's literal runs (``RequiredLiteral``'s) of 3 characters or more, the shortest a trigram index can
+    /// look up. With `-i` only ASCII characters and not `i`: `REG_ICASE` matches the dotless `ı` to it, which the
+    /// index's folding keeps apart, while it folds the Kelvin sign to `k` and the long `ſ` to `s` as grep does
+    /// (`GrepCandidateTests` compares the engine's `-i` with the index for every ASCII letter and digit). Empty
+    /// with `-v` (a line without them is selected) or when no run is that long.
+    public static func substrings(pattern: String, options: GrepOptions) -> [String] {
+        guard !options.invertMatch else { return [] }
+        var substrings: [String] = []
+        for run in RequiredLiteral.runs(pattern: pattern, options: options, unfolded: "iI")
+        where run.unicodeScalars.count >= 3 && !substrings.contains(run) {
+            substrings.append(run)
+        }
+        return substrings
+    }
+
     /// A pattern read just far enough to know its literal characters.
     enum Atom: Equatable {
         case literal(Character)

@@ -17,57 +17,67 @@ struct RequiredLiteral {
     /// `İ`/`ı` and `ſ` (long s) to them, and Unicode lower-cases `K` (Kelvin sign) to `k`; an ASCII comparison
     /// would miss those.
     init?(pattern: String, options: GrepOptions) {
-        guard !pattern.utf8.contains(UInt8(ascii: "\n")) else { return nil }
+        guard let longest = Self.runs(pattern: pattern, options: options).max(by: { $0.utf8.count < $1.utf8.count }),
+            !longest.isEmpty
+        else { return nil }
+        bytes = Array(longest.utf8)
+        ignoreCase = options.ignoreCase
+        var shift = [Int](repeating: bytes.count, count: options.ignoreCase ? 256 : 0)
+        for (index, byte) in bytes.dropLast().enumerated() where options.ignoreCase {
+            shift[Int(byte)] = bytes.count - 1 - index
+            shift[Int(Self.upper(byte))] = bytes.count - 1 - index
+        }
+        self.shift = shift
+    }
+
+    /// Every run of literal characters in the pattern, in order (with `-i` lower-cased, only ASCII characters and
+    /// none of `unfolded`, the letters whose case variants a search's folding misses); every match contains each of
+    /// them. Empty when no run is certain: several patterns, an alternation, a pattern glibc will reject.
+    static func runs(pattern: String, options: GrepOptions, unfolded: String = "iIkKsS") -> [String] {
+        guard !pattern.utf8.contains(UInt8(ascii: "\n")) else { return [] }
         let atoms: [IndexWords.Atom]
         if options.fixedStrings {
             atoms = pattern.map { .literal($0) }
         } else {
             guard let parsed = IndexWords.parse(pattern, extended: options.extendedRegexp),
                 !parsed.contains(.alternation)
-            else { return nil }
+            else { return [] }
             atoms = parsed
         }
-        var longest: [UInt8] = []
-        var run: [UInt8] = []
+        var runs: [String] = []
+        var run = ""
         func endRun() {
-            if run.count > longest.count { longest = run }
-            run = []
+            if !run.isEmpty { runs.append(run) }
+            run = ""
         }
         for (index, atom) in atoms.enumerated() {
-            guard case .literal(let character) = atom, Self.isCertain(character, ignoreCase: options.ignoreCase)
+            guard case .literal(let character) = atom,
+                Self.isCertain(character, ignoreCase: options.ignoreCase, unfolded: unfolded)
             else {
                 endRun()
                 continue
             }
-            let bytes = options.ignoreCase ? Array(character.lowercased().utf8) : Array(character.utf8)
+            let text = options.ignoreCase ? character.lowercased() : String(character)
             if index + 1 < atoms.count, case .quantifier(let mayBeAbsent) = atoms[index + 1] {
                 // `x*`, `x?` may leave the character out; `x+` keeps one, but what follows is not certain.
-                if !mayBeAbsent { run += bytes }
+                if !mayBeAbsent { run += text }
                 endRun()
                 continue
             }
-            run += bytes
+            run += text
         }
         endRun()
-        guard !longest.isEmpty else { return nil }
-        bytes = longest
-        ignoreCase = options.ignoreCase
-        var shift = [Int](repeating: longest.count, count: options.ignoreCase ? 256 : 0)
-        for (index, byte) in longest.dropLast().enumerated() where options.ignoreCase {
-            shift[Int(byte)] = longest.count - 1 - index
-            shift[Int(Self.upper(byte))] = longest.count - 1 - index
-        }
-        self.shift = shift
+        return runs
     }
 
     /// Whether a literal character of the pattern is these bytes in every match. A character that is one
     /// grapheme with a combining mark but starts with a syntax character (`.\u{301}`) is not certain: glibc reads
     /// the `.` alone.
-    private static func isCertain(_ character: Character, ignoreCase: Bool) -> Bool {
+    private static func isCertain(_ character: Character, ignoreCase: Bool, unfolded: String) -> Bool {
         let scalars = character.unicodeScalars
         guard let first = scalars.first else { return false }
         if ignoreCase {
-            return scalars.count == 1 && first.isASCII && !"iIkKsS".unicodeScalars.contains(first)
+            return scalars.count == 1 && first.isASCII && !unfolded.unicodeScalars.contains(first)
         }
         return scalars.count == 1 || !(first.isASCII && !first.properties.isAlphabetic && !("0"..."9").contains(first))
     }

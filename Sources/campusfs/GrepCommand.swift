@@ -197,28 +197,37 @@ struct GrepCommand: ParsableCommand {
     private func search(_ targets: [(argument: String?, node: Node)], grep: Grep, store: MetadataStore, pattern: String)
         throws(StoreError) -> Int
     {
-        // The index picks the documents worth reading (docs/search.md, "grep"); without required words, all are.
-        let words = IndexWords.required(pattern: pattern, options: grep.options)
+        // The index picks what is worth reading (docs/search.md, "Candidate selection"): the pages holding the
+        // pattern's literals (index of substrings), else the documents holding its words (word index), else all.
+        let substrings = IndexWords.substrings(pattern: pattern, options: grep.options)
+        let parts = substrings.isEmpty ? nil : try store.candidateParts(containingAll: substrings)
+        let words = parts == nil ? IndexWords.required(pattern: pattern, options: grep.options) : []
         let candidates = words.isEmpty ? nil : Set(try store.candidateDocuments(containingAll: words).map(\.documentID))
-        var notSearched = 0
-        for (argument, node) in targets {
-            for document in try store.grepScope(below: node.inode) where isIncluded(document.name) {
-                switch document.text {
-                case .missing: notSearched += 1
-                case .failed, .locked: break
-                case .stored:
-                    let label = Self.label(argument, document.relativePath)
-                    if let candidates, !candidates.contains(document.documentID) {
-                        grep.skipUnmatched(label: label)
-                    } else {
-                        let parts = try store.storedUTF8(documentID: document.documentID)
-                        grep.search(GrepDocument(label: label, partKind: document.partKind, parts: parts))
+        var scopes: [(argument: String?, documents: [GrepScopeDocument])] = []
+        for (argument, node) in targets { scopes.append((argument, try store.grepScope(below: node.inode))) }
+        return try store.readingStoredText { text in
+            var notSearched = 0
+            for (argument, documents) in scopes {
+                for document in documents where isIncluded(document.name) {
+                    switch document.text {
+                    case .missing: notSearched += 1
+                    case .failed, .locked: break
+                    case .stored:
+                        let label = Self.label(argument, document.relativePath)
+                        let only = parts.map { $0[document.documentID] ?? [] }
+                        if only?.isEmpty == true || candidates.map({ !$0.contains(document.documentID) }) == true {
+                            grep.skipUnmatched(label: label)
+                        } else {
+                            try grep.search(label: label, partKind: document.partKind) { visit in
+                                try text.parts(of: document.documentID, only: only, visit)
+                            }
+                        }
                     }
+                    if grep.isFinished { return notSearched }
                 }
-                if grep.isFinished { return notSearched }
             }
+            return notSearched
         }
-        return notSearched
     }
 
     /// The path printed for a document: PATH as typed, then the way down from it; without PATH, from the root.

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import StudIPModel
 import Testing
 import TextGrep
@@ -78,6 +79,146 @@ import TextGrep
         options.extendedRegexp = flags.contains("-E")
         options.invertMatch = flags.contains("-v")
         #expect(IndexWords.required(pattern: pattern, options: options) == words)
+    }
+
+    @Test(arguments: [
+        ([], "Wurzelknoten", ["Wurzelknoten"]), (["-w"], "Info", ["Info"]), (["-i"], "Principles", ["ples"]),
+        (["-i"], "ÜBUNG", ["bung"]), (["-i"], "Straße", ["stra"]), (["-i"], "KELVIN", ["kelv"]), ([], "ab", []),
+        (["-w"], "B", []), (["-v"], "Baum", []), (["-E"], "Baum|Wurzel", []), ([], "Baum\nWurzel", []),
+        ([], "x fo*bar", ["x f", "bar"]), (["-E"], "Bin(ä|a)rbaum", ["Bin", "rbaum"]), (["-F"], "a.b*", ["a.b*"]),
+        ([], "Übung Übung", ["Übung Übung"]), ([], "[0-9]+/[0-9]+$", []), (["-E"], "Satz [0-9]+", ["Satz "]),
+    ])
+    func substringsOfPatterns(flags: [String], pattern: String, substrings: [String]) {
+        var options = GrepOptions()
+        options.ignoreCase = flags.contains("-i")
+        options.wordRegexp = flags.contains("-w")
+        options.fixedStrings = flags.contains("-F")
+        options.extendedRegexp = flags.contains("-E")
+        options.invertMatch = flags.contains("-v")
+        #expect(IndexWords.substrings(pattern: pattern, options: options) == substrings)
+    }
+
+    /// Migration v10 builds the index of substrings from the text stored before it, and the triggers keep it in
+    /// step afterwards: a replaced version's text is no longer found, the new one is.
+    @Test func migrationIndexesTheStoredTextAndTriggersKeepItInStep() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("substrings-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("campusfs.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(queue, upTo: "v9: no document etag")
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO search_extraction (document_id, file_id, size, indexed_at, part_kind, text_bytes)
+                    VALUES ('d1', 'f1', 10, 0, 'page', 40);
+                    INSERT INTO search_part (document_id, number, text)
+                    VALUES ('d1', 1, 'Deckblatt'), ('d1', 2, 'Der Wurzelknoten eines Suchbaums');
+                    """)
+        }
+        try queue.close()
+        let store = try MetadataStore(path: path)
+        let found = try store.candidateParts(containingAll: ["zelkno", "uchbau"])
+        #expect(found.mapValues(\.count) == ["d1": 1])
+        try store.indexContent(
+            documentID: "d1", version: DocumentVersion(fileID: "f2", size: 20), extractor: 1, partKind: .page,
+            parts: [(1, "Ein Blatt ohne Baum")])
+        #expect(try store.candidateParts(containingAll: ["zelkno"]).isEmpty)
+        #expect(try store.candidateParts(containingAll: ["ohne baum"]).mapValues(\.count) == ["d1": 1])
+        try store.forgetExtractions()
+        #expect(try store.candidateParts(containingAll: ["ohne baum"]).isEmpty)
+    }
+
+    /// Lines for the index of substrings, two pages each (the second never matches): substrings inside words,
+    /// `-w` boundaries the word tokenizer does not see, overlapping matches, and characters grep's `-i` folds to
+    /// ASCII letters (dotless `ı`, Kelvin sign, long `ſ`) or between non-ASCII letters.
+    static let substringLines =
+        Self.lines + [
+            "Suchbäume und Binärbaum", "Unterabschnitt", "xINFOx und ıntegral", "\u{212A}elvin und ſtraße", "aaaa",
+            "ababab", "Integrale", "ÆSOP æsop", "Übungsblätter ÜBUNGSBLÄTTER", "Info", "info:", "ınfo",
+            "B-Baum-Variante",
+        ]
+
+    static let substringPatterns: [([String], String)] =
+        patterns + [
+            ([], "aum"), (["-i"], "BAUM"), (["-w"], "Baum"), (["-iw"], "info"), (["-i"], "info"), (["-i"], "INTEGRAL"),
+            (["-i"], "kelvin"), (["-i"], "STRASSE"), (["-i"], "straße"), ([], "aaa"), (["-c"], "aaa"), ([], "abab"),
+            (["-i"], "æsop"), (["-i"], "ÜBUNGSBLÄTTER"), (["-w"], "Unter"), ([], "terab"), (["-E"], "Bin(ä|a)rbaum"),
+            ([], "ab"), (["-i"], "ıntegral"), (["-F"], "B-Baum-"), (["-w", "-E"], "B-Baum(-Variante)?"),
+        ]
+
+    /// The pages the index of substrings names hold every line the engine selects: for each pattern with a
+    /// literal of 3 characters, the selected (document, page) pairs are among ``MetadataStore/candidateParts``.
+    @Test func substringCandidatesContainEveryPageTheEngineSelects() throws {
+        let lines = Self.substringLines
+        let documents = lines.indices.map { document("d\($0)", in: "f", "doc\($0).pdf") }
+        let store = try MetadataStore.withCourse(
+            content(info101, folders: [folder("f", in: root(info101), "Folien")], documents: documents))
+        for (index, line) in lines.enumerated() {
+            try store.indexContent(
+                documentID: "d\(index)", version: DocumentVersion(fileID: "file-d\(index)", size: 1000),
+                extractor: 1, partKind: .page, parts: [(1, "Deckblatt\n"), (2, line + "\n")])
+        }
+        // Page ids by document, in page order.
+        let pages = try store.read("") { db in
+            try Dictionary(grouping: Row.fetchAll(db, sql: "SELECT document_id, id FROM search_part ORDER BY id")) {
+                row -> String in row[0]
+            }.mapValues { rows in rows.map { row -> Int64 in row[1] } }
+        }
+        var narrowed = 0
+        for (flags, pattern) in Self.substringPatterns {
+            var options = GrepOptions()
+            options.ignoreCase = flags.contains { $0.contains("i") }
+            options.wordRegexp = flags.contains { $0.contains("w") }
+            options.fixedStrings = flags.contains { $0.contains("F") }
+            options.extendedRegexp = flags.contains("-E")
+            let grep = try Grep(pattern: pattern, options: options) { _ in }
+            let selected = Set(
+                lines.indices.filter {
+                    grep.search(GrepDocument(label: "", partKind: nil, parts: [(nil, Array(lines[$0].utf8))])) > 0
+                }.compactMap { pages["d\($0)"]?.last })
+            let substrings = IndexWords.substrings(pattern: pattern, options: options)
+            guard !substrings.isEmpty else { continue }
+            narrowed += 1
+            let candidates = Set(try store.candidateParts(containingAll: substrings).values.joined())
+            #expect(
+                selected.isSubset(of: candidates),
+                "\(flags) \(pattern): substrings \(substrings) miss pages \(selected.subtracting(candidates))")
+            #expect(candidates.count < lines.count, "\(flags) \(pattern): \(substrings) narrow")
+            #expect(candidates.isDisjoint(with: pages.values.compactMap(\.first)), "no cover page holds \(substrings)")
+        }
+        #expect(narrowed >= 60, "most of these patterns have a literal of 3 characters")
+    }
+
+    /// For every ASCII letter and digit, each character of the Basic Multilingual Plane that the engine's `-i`
+    /// matches to it (`x?y` lines) is found by the index of substrings too: its folding agrees with `REG_ICASE`
+    /// there, but for `i` (the dotless `ı`), which ``IndexWords/substrings(pattern:options:)`` leaves out.
+    @Test func theIndexFoldsWhatTheEnginesIgnoreCaseMatches() throws {
+        let text = Array(
+            (0x21...0xFFFF).compactMap(Unicode.Scalar.init).filter { $0 != "\n" }.map { "x\($0)y\n" }.joined().utf8)
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        let store = try MetadataStore.withCourse(
+            content(
+                info101, folders: [folder("f", in: root(info101), "Folien")],
+                documents: letters.indices.map { document("l\($0)", in: "f", "l\($0).txt") }))
+        var options = GrepOptions()
+        options.ignoreCase = true
+        options.withFileName = false
+        for (index, letter) in letters.enumerated() {
+            var matched: [String] = []
+            let grep = try Grep(pattern: "x\(letter)y", options: options) { matched.append(String($0.dropLast())) }
+            grep.search(GrepDocument(label: "", partKind: nil, parts: [(nil, text)]))
+            let substrings = IndexWords.substrings(pattern: "x\(letter)y", options: options)
+            guard !substrings.isEmpty else {
+                #expect("iI".contains(letter), "\(letter) needs no scan")
+                continue
+            }
+            try store.indexContent(
+                documentID: "l\(index)", version: DocumentVersion(fileID: "file-l\(index)", size: 1000),
+                extractor: 1, partKind: .page, parts: matched.enumerated().map { ($0.offset + 1, $0.element) })
+            let found = try store.candidateParts(containingAll: substrings)["l\(index)"]?.count
+            #expect(found == matched.count, "\(letter): the engine matches \(matched)")
+        }
     }
 
     @Test func scopeListsDocumentsBelowAPathWithTheirTextState() throws {
