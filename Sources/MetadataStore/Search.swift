@@ -77,23 +77,11 @@ extension MetadataStore {
             arguments += ["match": expression, "limit": limit]
             var hits: [SearchHit] = []
             var positions: [Int64: Int] = [:]
-            // Ranked over the index alone, then joined to the tree and the filters one hit at a time until `limit`
-            // are found, each snippet made for a hit only: joining every match before ranking (6,500 for a common
-            // word on `huge`) cost as much as the ranking (docs/search.md, "Latency").
-            let ranked = try Row.fetchCursor(
-                db.cachedStatement(sql: SearchSQL.rankedMetadata), arguments: ["match": expression])
-            let inTree = try db.cachedStatement(sql: SearchSQL.metadataInTree)
-            let snippet = try db.cachedStatement(sql: SearchSQL.metadataSnippet)
-            while hits.count < limit, let match = try ranked.next() {
-                let inode: Int64 = try match.decode(atIndex: 0)
-                var treeArguments = SearchSQL.filterArguments(filters)
-                treeArguments += ["inode": inode]
-                guard let documentID = try String.fetchOne(inTree, arguments: treeArguments) else { continue }
+            for (inode, documentID, snippet) in try Self.metadataHits(expression, filters, limit, arguments, db) {
                 positions[inode] = hits.count
                 hits.append(
                     SearchHit(
-                        inode: inode, documentID: documentID, path: "", contentMatched: false,
-                        snippet: try String.fetchOne(snippet, arguments: ["match": expression, "inode": inode]) ?? "",
+                        inode: inode, documentID: documentID, path: "", contentMatched: false, snippet: snippet,
                         part: nil, partKind: nil))
             }
             // The best part of each document; snippets only for those (computing one per matching part is the
@@ -128,6 +116,33 @@ extension MetadataStore {
             }
             return hits
         }
+    }
+
+    /// Documents whose metadata matches, best first, in the tree and passing the filters. Without filters, ranked
+    /// over the index alone and joined to the tree one at a time until `limit` are found, a snippet made for those
+    /// only: joining every match before ranking (6,500 for a common word on `huge`) was a third of the query. With
+    /// filters, one join, which drops what they exclude without a statement each (docs/search.md, "Latency").
+    private static func metadataHits(
+        _ expression: String, _ filters: SearchFilters, _ limit: Int, _ arguments: StatementArguments, _ db: Database
+    ) throws -> [(inode: Int64, documentID: String, snippet: String)] {
+        var hits: [(inode: Int64, documentID: String, snippet: String)] = []
+        guard filters == SearchFilters() else {
+            for row in try db.rows(SearchSQL.metadataHits, arguments) {
+                hits.append((try row.decode(atIndex: 0), try row.decode(atIndex: 1), try row.decode(atIndex: 2)))
+            }
+            return hits
+        }
+        let ranked = try Row.fetchCursor(
+            db.cachedStatement(sql: SearchSQL.rankedMetadata), arguments: ["match": expression])
+        let inTree = try db.cachedStatement(sql: SearchSQL.documentInTree)
+        let snippet = try db.cachedStatement(sql: SearchSQL.metadataSnippet)
+        while hits.count < limit, let row = try ranked.next() {
+            let inode: Int64 = try row.decode(atIndex: 0)
+            guard let documentID = try String.fetchOne(inTree, arguments: [inode]) else { continue }
+            let text = try String.fetchOne(snippet, arguments: ["match": expression, "inode": inode])
+            hits.append((inode, documentID, text ?? ""))
+        }
+        return hits
     }
 
     /// Stores the text of one version of a document as extractor version `extractor` extracted it, page by page
@@ -251,7 +266,8 @@ public struct StoredText {
     /// the UTF-8 bytes of SQLite's row: no copy, no String (whose UTF-8 check took a quarter of a `campusfs grep`
     /// scan), valid during the call. Stops when `visit` returns false.
     public func parts(
-        of documentID: String, only ids: [Int64]? = nil, _ visit: (_ number: Int?, _ text: UnsafeBufferPointer<UInt8>) -> Bool
+        of documentID: String, only ids: [Int64]? = nil,
+        _ visit: (_ number: Int?, _ text: UnsafeBufferPointer<UInt8>) -> Bool
     ) throws {
         func visitRows(_ rows: RowCursor) throws -> Bool {
             while let row = try rows.next() {
@@ -408,19 +424,29 @@ enum SearchSQL {
         AND (NOT :new OR d.highlight IS NOT NULL)
         """
 
-    /// Every document whose metadata matches, best first. bm25 weights of title, course, semester, path, owner,
-    /// description, tags: the name counts most.
+    /// bm25 weights of title, course, semester, path, owner, description, tags: the name counts most.
+    static let metadataHits = """
+        SELECT m.rowid, d.id, snippet(search_document, -1, char(2), char(3), '…', 12)
+        FROM search_document m JOIN node n ON n.inode = m.rowid JOIN document d ON d.inode = m.rowid
+        JOIN course c ON c.id = n.course_id
+        WHERE search_document MATCH :match AND \(filters)
+        ORDER BY bm25(search_document, 10.0, 3.0, 1.0, 2.0, 3.0, 1.0, 3.0)
+        LIMIT :limit
+        """
+
+    /// ``metadataHits`` without filters, in three steps: every match, ranked as there, ...
     static let rankedMetadata = """
         SELECT rowid FROM search_document WHERE search_document MATCH :match
         ORDER BY bm25(search_document, 10.0, 3.0, 1.0, 2.0, 3.0, 1.0, 3.0)
         """
 
-    /// The document's id when it is in the tree and passes the filters.
-    static let metadataInTree = """
+    /// ... whether one is a document in the tree, ...
+    static let documentInTree = """
         SELECT d.id FROM node n JOIN document d ON d.inode = n.inode JOIN course c ON c.id = n.course_id
-        WHERE n.inode = :inode AND \(filters)
+        WHERE n.inode = ?
         """
 
+    /// ... and its snippet.
     static let metadataSnippet = """
         SELECT snippet(search_document, -1, char(2), char(3), '…', 12) FROM search_document
         WHERE search_document MATCH :match AND rowid = :inode
