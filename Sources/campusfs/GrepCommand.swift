@@ -203,31 +203,26 @@ struct GrepCommand: ParsableCommand {
         let parts = substrings.isEmpty ? nil : try store.candidateParts(containingAll: substrings)
         let words = parts == nil ? IndexWords.required(pattern: pattern, options: grep.options) : []
         let candidates = words.isEmpty ? nil : Set(try store.candidateDocuments(containingAll: words).map(\.documentID))
-        var scopes: [(argument: String?, documents: [GrepScopeDocument])] = []
+        var scopes: [(argument: String?, scope: GrepScope)] = []
         for (argument, node) in targets { scopes.append((argument, try store.grepScope(below: node.inode))) }
-        return try store.readingStoredText { text in
-            var notSearched = 0
-            for (argument, documents) in scopes {
-                for document in documents where isIncluded(document.name) {
-                    switch document.text {
-                    case .missing: notSearched += 1
-                    case .failed, .locked: break
-                    case .stored:
-                        let label = Self.label(argument, document.relativePath)
-                        let only = parts.map { $0[document.documentID] ?? [] }
-                        if only?.isEmpty == true || candidates.map({ !$0.contains(document.documentID) }) == true {
-                            grep.skipUnmatched(label: label)
-                        } else {
-                            try grep.search(label: label, partKind: document.partKind) { visit in
-                                try text.parts(of: document.documentID, only: only, visit)
-                            }
+        let notSearched = scopes.reduce(0) { $0 + $1.scope.missing.count { isIncluded($0) } }
+        try store.readingStoredText { text in
+            for (argument, scope) in scopes {
+                for document in scope.documents where isIncluded(document.name) {
+                    let label = Self.label(argument, document.relativePath)
+                    let only = parts.map { $0[document.documentID] ?? [] }
+                    if only?.isEmpty == true || candidates.map({ !$0.contains(document.documentID) }) == true {
+                        grep.skipUnmatched(label: label)
+                    } else {
+                        try grep.search(label: label, partKind: document.partKind) { visit in
+                            try text.parts(of: document.documentID, only: only, visit)
                         }
                     }
-                    if grep.isFinished { return notSearched }
+                    if grep.isFinished { return }
                 }
             }
-            return notSearched
         }
+        return notSearched
     }
 
     /// The path printed for a document: PATH as typed, then the way down from it; without PATH, from the root.

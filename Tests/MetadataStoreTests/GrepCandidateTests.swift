@@ -231,19 +231,31 @@ import TextGrep
                 documents: [
                     document("a", in: "f", "a.pdf"), document("b", in: "g", "b.txt"),
                     document("c", in: "g", "c.png"), document("d", in: root(info101), "d.txt"), locked,
+                    document("h", in: "g", "h.txt"),
                 ]))
         try store.indexContent(
             documentID: "a", version: DocumentVersion(fileID: "file-a", size: 1000), extractor: 1, partKind: .page,
             parts: [(1, "eins")])
+        try store.indexContent(
+            documentID: "b", version: DocumentVersion(fileID: "file-b", size: 1000), extractor: 1, partKind: nil,
+            parts: [(nil, "zwei")])
         try store.recordExtractionFailure(
             documentID: "c", version: DocumentVersion(fileID: "file-c", size: 1000), extractor: 1, reason: "an image")
         let folien = try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien").inode
         let scope = try store.grepScope(below: folien)
-        #expect(scope.map(\.relativePath) == ["Alt/b.txt", "Alt/c.png", "Alt/e.pdf", "a.pdf"])
-        #expect(scope.map(\.text) == [.missing, .failed, .locked, .stored])
-        #expect(scope.map(\.partKind) == [nil, nil, nil, .page])
+        #expect(scope.documents.map(\.relativePath) == ["Alt/b.txt", "a.pdf"])
+        #expect(scope.documents.map(\.partKind) == [nil, .page])
+        #expect(scope.missing == ["h.txt"], "not c.png (failed), not e.pdf (locked)")
         let single = try store.grepScope(below: try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/a.pdf").inode)
-        #expect(single.map(\.relativePath) == [""])
-        #expect(try store.grepScope(below: Node.rootInode).count == 5)
+        #expect(single.documents.map(\.relativePath) == [""])
+        let root = try store.grepScope(below: Node.rootInode)
+        #expect(
+            root.documents.map(\.relativePath) == [
+                "WS 2026-27/INF-101 Foo/Folien/Alt/b.txt", "WS 2026-27/INF-101 Foo/Folien/a.pdf",
+            ])
+        #expect(Set(root.missing) == ["d.txt", "h.txt"])
+        let alt = try store.grepScope(below: try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/Alt").inode)
+        #expect(alt.documents.map(\.relativePath) == ["b.txt"], "a.pdf is not below Alt")
+        #expect(alt.missing == ["h.txt"])
     }
 }
