@@ -32,6 +32,7 @@ let package = Package(
         // Recording replies, so filesystems run their operations in-process in unit tests.
         .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),
         .systemLibrary(name: "CXattr"),
+        .systemLibrary(name: "CMalloc"),
         .systemLibrary(name: "CSystemZlib", providers: [.apt(["zlib1g-dev"])]),
         // SHA-256, HMAC and MD5 by the system's libcrypto, for PKCE and the simulator: not swift-crypto's own
         // BoringSSL, a second one beside swift-nio-ssl's.
@@ -125,7 +126,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "AsyncHelpers", "CampusFS", "ControlProtocol", "Refreshing", "StudIPKit", "StudIPModel",
+                "AsyncHelpers", "CampusFS", "CMalloc", "ControlProtocol", "Refreshing", "StudIPKit", "StudIPModel",
                 "MetadataStore", "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport", "Desktop",
                 .product(name: "Logging", package: "swift-log"),
             ]

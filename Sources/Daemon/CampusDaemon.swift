@@ -1,3 +1,4 @@
+import CMalloc
 import CampusFS
 import ContentIndexing
 import ControlProtocol
@@ -133,7 +134,9 @@ public final class CampusDaemon: Sendable {
                 // Kernel invalidations write to /dev/fuse and wait for the kernel; re-pinning reads the store.
                 invalidate: { summary in await BlockingPool.shared.run { mount.apply(summary) } },
                 announce: { summary in await notifier?.refreshed(summary) },
-                statusChanged: { changes.continuation.yield() }),
+                statusChanged: { changes.continuation.yield() },
+                // glibc keeps what a refresh freed in its arenas: 119 MB after a refresh of `huge`, 73 MB trimmed.
+                settled: { await BlockingPool.shared.run { _ = malloc_trim(0) } }),
             logger: logger)
         let reporter = StatusReporter(
             identity: StatusReporter.Identity(

@@ -71,15 +71,20 @@ public struct RefreshEffects: Sendable {
     public var announce: @Sendable (RefreshSummary) async -> Void
     /// Something the status line shows changed: a refresh ended, or a first fill got further.
     public var statusChanged: @Sendable () -> Void
+    /// A refresh or a first fill ended, worked or not, and everything it held is free: the daemon hands the freed
+    /// memory back to the system (docs/performance.md, "Memory and order of a refresh").
+    public var settled: @Sendable () async -> Void
 
     public init(
         invalidate: @escaping @Sendable (RefreshSummary) async -> Void,
         announce: @escaping @Sendable (RefreshSummary) async -> Void = { _ in },
-        statusChanged: @escaping @Sendable () -> Void = {}
+        statusChanged: @escaping @Sendable () -> Void = {},
+        settled: @escaping @Sendable () async -> Void = {}
     ) {
         self.invalidate = invalidate
         self.announce = announce
         self.statusChanged = statusChanged
+        self.settled = settled
     }
 }
 
@@ -170,6 +175,7 @@ public final class RefreshCoordinator: Sendable {
             case .failure(let error):
                 await recordFailure(error, logging: "refresh failed: \(error)")
             }
+            await effects.settled()
             return result
         } ?? .failure(.studIP(.cancelled))
     }
@@ -231,6 +237,7 @@ public final class RefreshCoordinator: Sendable {
                     await recordFailure(
                         error, logging: "first refresh failed: \(error); its courses are fetched when opened")
                 }
+                await effects.settled()
             }
         }
     }

@@ -107,6 +107,7 @@ final class RecordedEffects: Sendable {
 
     private let recorded = Mutex<[Call]>([])
     private let changes = Atomic<Int>(0)
+    private let settlings = Atomic<Int>(0)
     /// Told each change too, as the daemon's status reporter is.
     private let continuation: AsyncStream<Void>.Continuation
 
@@ -119,6 +120,8 @@ final class RecordedEffects: Sendable {
         calls.compactMap { if case .invalidate(let summary) = $0 { summary } else { nil } }
     }
     var statusChanges: Int { changes.load(ordering: .relaxed) }
+    /// Refreshes and fills that ended (``RefreshEffects/settled``).
+    var settled: Int { settlings.load(ordering: .relaxed) }
 
     var effects: RefreshEffects {
         RefreshEffects(
@@ -127,7 +130,8 @@ final class RecordedEffects: Sendable {
             statusChanged: { [self] in
                 changes.add(1, ordering: .relaxed)
                 continuation.yield()
-            })
+            },
+            settled: { [self] in settlings.add(1, ordering: .relaxed) })
     }
 }
 

@@ -103,7 +103,7 @@ import Testing
     }
 
     /// A failed refresh is remembered for `status` and moves the server link to "login needed"; the next refresh
-    /// that works clears it and records what it found.
+    /// that works clears it and records what it found. Each ends settled: the daemon hands back what it freed.
     @Test func aFailureIsRecordedAndTheNextRefreshClearsIt() async throws {
         try await DaemonParts.with { parts in
             parts.sim.faults.add(Fault(action: .status(401)))
@@ -118,6 +118,7 @@ import Testing
             #expect(await parts.link.state == .loginNeeded)
             #expect(parts.effects.statusChanges > changesBefore)
             #expect(parts.effects.calls.isEmpty, "a failed refresh tells the kernel nothing")
+            #expect(parts.effects.settled == 1)
 
             parts.sim.faults.clear()
             let readme = try #require(try parts.campus.document(DaemonTests.readme))
@@ -131,6 +132,7 @@ import Testing
             #expect(last.at != nil)
             #expect(last.found?.added == 1)
             #expect(await parts.link.state == .online)
+            #expect(parts.effects.settled == 2)
         }
     }
 
