@@ -36,11 +36,14 @@ extension MetadataStore {
 /// through an index, never all the store's (docs/metadata-store.md, "Refresh").
 enum RefreshSQL {
     static let courseItems = ExistingItem.query + " WHERE n.course_id = ? AND n.item_kind IN ('folder', 'document')"
+    /// Items of one kind, by a JSON array of Stud.IP ids, wherever they are in the tree.
+    static let itemsAnywhere =
+        ExistingItem.query + " WHERE n.item_kind = ? AND n.studip_id IN (SELECT value FROM json_each(?))"
     static let summaryPaths =
         "SELECT inode, parent, name FROM node WHERE course_id = ? AND item_kind IN ('folder', 'document')"
 
     static let all: [(name: String, sql: String)] = [
-        ("courseItems", courseItems), ("summaryPaths", summaryPaths),
+        ("courseItems", courseItems), ("itemsAnywhere", itemsAnywhere), ("summaryPaths", summaryPaths),
         ("courseHighlights", QuerySQL.courseHighlights), ("topLevel", HighlightCounts.topLevelSQL),
         ("metadataRows", SearchSQL.metadataRows),
     ]
@@ -327,19 +330,25 @@ private struct CourseRefresh {
     private mutating func adoptFromOtherCourses(folders remoteFolders: [RemoteFolder], documents: [RemoteDocument])
         throws
     {
-        let wanted =
-            remoteFolders.filter { folders[$0.id] == nil }.map { ($0.id, ItemKind.folder) }
-            + documents.filter { self.documents[$0.id] == nil }.map { ($0.id, ItemKind.document) }
-        for (id, item) in wanted {
-            guard
-                let row = try db.row(
-                    ExistingItem.query + " WHERE n.item_kind = ? AND n.studip_id = ?", [item.rawValue, id])
-            else { continue }
-            let existing = try ExistingItem(row: row)
-            otherCourses.insert(existing.courseID)
-            let path = try Paths.path(of: existing.inode, db) ?? ""
-            oldPaths.addKnown(existing.inode, path: path)
-            if item == .folder { folders[id] = existing } else { self.documents[id] = existing }
+        // One statement per kind for all the ids (a JSON array): on a first fill every item is new to the course,
+        // and a lookup each was a tenth of the fill's store time.
+        let wanted: [(ItemKind, [String])] = [
+            (.folder, remoteFolders.map(\.id).filter { folders[$0] == nil }),
+            (.document, documents.map(\.id).filter { self.documents[$0] == nil }),
+        ]
+        for (item, ids) in wanted where !ids.isEmpty {
+            let list = String(decoding: try JSONEncoder().encode(ids), as: UTF8.self)
+            for row in try db.rows(RefreshSQL.itemsAnywhere, [item.rawValue, list]) {
+                let existing = try ExistingItem(row: row)
+                otherCourses.insert(existing.courseID)
+                let path = try Paths.path(of: existing.inode, db) ?? ""
+                oldPaths.addKnown(existing.inode, path: path)
+                if item == .folder {
+                    folders[existing.studipID] = existing
+                } else {
+                    self.documents[existing.studipID] = existing
+                }
+            }
         }
     }
 

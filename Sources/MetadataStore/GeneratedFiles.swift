@@ -68,6 +68,7 @@ extension MetadataStore {
                 let existing = try GeneratedNode.fetchAll(
                     "n.course_id = ? AND n.item_kind = 'announcement'", [extras.courseID], db)
                 var present = Set<String>()
+                let storedAnnouncements = try AnnouncementRow.stored(courseID: extras.courseID, db)
                 var folderInode = existingFolder?.inode
                 if !announcements.items.isEmpty {
                     let base = Naming.directoryName(announcements.folderName, id: extras.courseID)
@@ -99,7 +100,8 @@ extension MetadataStore {
                             "UPDATE generated_file SET highlight = ? WHERE inode = ?", [highlight?.rawValue, inode])
                         highlightsChanged = true
                     }
-                    try AnnouncementRow.save(announcement, courseID: extras.courseID, db)
+                    let values = AnnouncementRow.values(announcement, courseID: extras.courseID)
+                    if storedAnnouncements[announcement.id] != values { try AnnouncementRow.save(values, db) }
                 }
                 for (id, old) in existing where !present.contains(id) {
                     try summary.removed.append(
@@ -123,8 +125,12 @@ extension MetadataStore {
             }
 
             if let dates = extras.dates {
-                try db.run("DELETE FROM course_date WHERE course_id = ?", [extras.courseID])
-                for date in dates.items { try CourseDateRow.save(date, courseID: extras.courseID, db) }
+                var rows: [String: [DatabaseValue]] = [:]
+                for date in dates.items { rows[date.id] = CourseDateRow.values(date, courseID: extras.courseID) }
+                if try rows != CourseDateRow.stored(courseID: extras.courseID, db) {
+                    try db.run("DELETE FROM course_date WHERE course_id = ?", [extras.courseID])
+                    for values in rows.values { try CourseDateRow.save(values, db) }
+                }
                 if dates.items.isEmpty {
                     if let calendar = existingCalendar {
                         try editor.delete(calendar.inode, parent: calendar.parent, name: calendar.name)
@@ -290,33 +296,61 @@ private struct GeneratedNode {
     }
 }
 
-private enum AnnouncementRow {
-    static func save(_ a: Announcement, courseID: String, _ db: Database) throws {
+/// A table's rows of one course by id, as the refresh before stored them: announcements and dates are written only
+/// when they changed, so a refresh of an unchanged course rewrites none (docs/metadata-store.md, "Refresh").
+private protocol CourseRows {
+    static var table: String { get }
+    /// `id` first, then `course_id`.
+    static var columns: [String] { get }
+}
+
+extension CourseRows {
+    static func stored(courseID: String, _ db: Database) throws -> [String: [DatabaseValue]] {
+        var rows: [String: [DatabaseValue]] = [:]
+        for row in try db.rows(
+            "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE course_id = ?", [courseID])
+        {
+            rows[try row.decode(atIndex: 0)] = Array(row.databaseValues)
+        }
+        return rows
+    }
+
+    static func save(_ values: [DatabaseValue], _ db: Database) throws {
         try db.run(
-            """
-            INSERT OR REPLACE INTO announcement (id, course_id, title, html, author_name, published, expires, changed,
-                                                 comments_allowed)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                a.id, courseID, a.title, a.html, a.authorName, a.published.timeIntervalSince1970,
-                a.expires?.timeIntervalSince1970, a.changed.timeIntervalSince1970, a.commentsAllowed,
-            ])
+            "INSERT OR REPLACE INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+                + "(?\(String(repeating: ", ?", count: columns.count - 1)))",
+            StatementArguments(values))
     }
 }
 
-private enum CourseDateRow {
-    static func save(_ d: CourseDate, courseID: String, _ db: Database) throws {
-        try db.run(
-            """
-            INSERT OR REPLACE INTO course_date (id, course_id, start_at, end_at, title, description, room, cancelled,
-                                                cancellation_note)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                d.id, courseID, d.start.timeIntervalSince1970, d.end.timeIntervalSince1970, d.title, d.description,
-                d.room, d.isCancelled, d.cancellationNote,
-            ])
+private enum AnnouncementRow: CourseRows {
+    static let table = "announcement"
+    static let columns = [
+        "id", "course_id", "title", "html", "author_name", "published", "expires", "changed", "comments_allowed",
+    ]
+
+    static func values(_ a: Announcement, courseID: String) -> [DatabaseValue] {
+        [
+            a.id.databaseValue, courseID.databaseValue, a.title.databaseValue, a.html.databaseValue,
+            a.authorName.databaseValue, a.published.timeIntervalSince1970.databaseValue,
+            a.expires?.timeIntervalSince1970.databaseValue ?? .null, a.changed.timeIntervalSince1970.databaseValue,
+            a.commentsAllowed.databaseValue,
+        ]
+    }
+}
+
+private enum CourseDateRow: CourseRows {
+    static let table = "course_date"
+    static let columns = [
+        "id", "course_id", "start_at", "end_at", "title", "description", "room", "cancelled", "cancellation_note",
+    ]
+
+    static func values(_ d: CourseDate, courseID: String) -> [DatabaseValue] {
+        [
+            d.id.databaseValue, courseID.databaseValue, d.start.timeIntervalSince1970.databaseValue,
+            d.end.timeIntervalSince1970.databaseValue, d.title.databaseValue, d.description.databaseValue,
+            d.room.databaseValue, d.isCancelled.databaseValue, d.cancellationNote.databaseValue,
+        ]
     }
 }
 

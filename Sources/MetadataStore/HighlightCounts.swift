@@ -12,15 +12,16 @@ enum HighlightCounts {
         var counts: [Int64: Int] = [:]
         var stored: [Int64: Int] = [:]
         var lit: [Int64] = []
+        // By index, in `courseHighlights`' order: a name lookup per column was most of a recount.
         for row in rows {
-            let inode = try row.decode(Int64.self, forColumn: "inode")
-            parents[inode] = try row.decode(Int64?.self, forColumn: "parent")
-            let item = try row.decode(String.self, forColumn: "item_kind")
+            let inode = try row.decode(Int64.self, atIndex: 0)
+            parents[inode] = try row.decode(Int64?.self, atIndex: 1)
+            let item = try row.decode(String.self, atIndex: 2)
             if item == ItemKind.document.rawValue || item == ItemKind.announcement.rawValue {
-                if try row.bool("lit") { lit.append(inode) }
+                if try row.decode(Int64.self, atIndex: 4) != 0 { lit.append(inode) }
             } else {
                 counts[inode] = 0
-                stored[inode] = try row.decode(Int.self, forColumn: "highlighted_below")
+                stored[inode] = try row.decode(Int.self, atIndex: 3)
             }
         }
         for document in lit {

@@ -82,15 +82,16 @@ struct TreeEditor {
                 [directory])
             var taken = Set<String>()
             var waiting: [(inode: Int64, base: String, isDocument: Bool, created: Double, id: String)] = []
+            // By index: by name, GRDB looks each column up case-insensitively (a first fill names every node).
             for row in rows {
-                let name = try row.decode(String.self, forColumn: "name")
+                let name = try row.decode(String.self, atIndex: 1)
                 if name.hasPrefix("\u{1}") {
                     waiting.append(
                         (
-                            try row.decode(forColumn: "inode"), try row.decode(forColumn: "base_name"),
-                            try row.bool("is_document"),
-                            try row.decode(forColumn: "created"),
-                            try row.decode(String?.self, forColumn: "studip_id") ?? ""
+                            try row.decode(atIndex: 0), try row.decode(atIndex: 2),
+                            try row.decode(Int64.self, atIndex: 5) != 0,
+                            try row.decode(atIndex: 3),
+                            try row.decode(String?.self, atIndex: 4) ?? ""
                         ))
                 } else {
                     taken.insert(name)
