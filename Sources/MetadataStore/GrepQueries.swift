@@ -33,7 +33,10 @@ extension MetadataStore {
                     documentID: try row.decode(atIndex: 0), relativePath: try row.decode(atIndex: 1),
                     name: try row.decode(atIndex: 2), partKind: TextPartKind(storedValue: try row.decode(atIndex: 3)))
             }
-            let missing = try String.fetchAll(db.cachedStatement(sql: GrepSQL.missing), arguments: ["target": inode])
+            let missing =
+                inode == Node.rootInode
+                ? try String.fetchAll(db.cachedStatement(sql: GrepSQL.missingInTree))
+                : try String.fetchAll(db.cachedStatement(sql: GrepSQL.missing), arguments: ["target": inode])
             return GrepScope(documents: documents, missing: missing)
         }
     }
@@ -56,6 +59,13 @@ enum GrepSQL {
         FROM up u JOIN node n ON n.inode = u.document JOIN search_extraction e ON e.document_id = n.studip_id
         WHERE u.node = :target
         ORDER BY u.path
+        """
+
+    /// Every downloadable document without an extraction row: below the root, every document is (`large`: 4.5 ms
+    /// in `sqlite3`, against 10–15 ms for ``missing``'s walk).
+    static let missingInTree = """
+        SELECT n.name FROM document d JOIN node n ON n.inode = d.inode
+        WHERE d.downloadable AND NOT EXISTS (SELECT 1 FROM search_extraction e WHERE e.document_id = d.id)
         """
 
     /// Downloadable documents without an extraction row among the children of the folders below `:target`
