@@ -153,7 +153,8 @@ struct GrepCommand: ParsableCommand {
         var targets: [(argument: String?, node: Node)] = []
         var failed = false
         do throws(CLIError) {
-            tree = try UserTree(profile: profile, arguments: arguments)
+            // grep only reads: no migration, no write, no wait for the daemon's writer (docs/search.md, "Latency").
+            tree = try UserTree(profile: profile, arguments: arguments, readOnly: true)
             for argument in arguments {
                 do throws(CLIError) {
                     targets.append((argument, try tree.node(argument).0))

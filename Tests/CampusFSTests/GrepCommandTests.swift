@@ -128,6 +128,25 @@ struct GrepCommandTests {
         }
     }
 
+    /// grep opens the store read-only: neither the database nor its WAL changes (the migrating open wrote a WAL
+    /// and checkpointed it on close).
+    @Test func grepWritesNothingToTheStore() async throws {
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            _ = try Self.index(cli.database())
+            let database = cli.database()
+            let before = try Data(contentsOf: database)
+            let found = try await cli.run(["grep", "-c", "B-Baum", Self.course])
+            #expect(found.status == 0 && found.lines.count == 3, "\(found)")
+            #expect(try Data(contentsOf: database) == before, "grep changed the store")
+            let wal = try? FileManager.default.attributesOfItem(atPath: database.path + "-wal")[.size] as? Int
+            #expect((wal ?? 0) == 0, "grep wrote \(wal ?? 0) bytes of WAL")
+        }
+    }
+
     @Test func searchesWhileMountedWithoutTouchingTheMount() async throws {
         try await DaemonTests.with { setup in
             #expect(try await setup.mount().status == 0)
