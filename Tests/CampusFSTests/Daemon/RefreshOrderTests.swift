@@ -140,6 +140,32 @@ import Testing
         }
     }
 
+    /// A course the fill could not list, listed later by a look into it, fetches its own announcements and dates:
+    /// the fill's pass over them is over.
+    @Test func aCourseListedAfterTheFillFetchesItsOwnAnnouncementsAndDates() async throws {
+        try await Self.with { refresher, source, store, sim in
+            let step = try await refresher.refreshOverview()
+            let broken = try #require(step.courses.first { $0.number == "INF-101" })
+            sim.faults.add(Fault(action: .status(404), pathContains: "courses/\(broken.id)/folders"))
+            let fill = FirstFill(refresher: refresher, step: step)
+            guard case .success(let result) = await fill.run() else {
+                Issue.record("the fill failed")
+                return
+            }
+            #expect(result.report.failedCourses.map(\.itemID) == [broken.id])
+            #expect(!source.calls.contains("announcements \(broken.id)"))
+
+            sim.faults.clear()
+            #expect(await fill.course(broken.id))
+            #expect(
+                source.calls.suffix(4) == [
+                    "listing \(broken.id)", "listed \(broken.id)", "announcements \(broken.id)", "dates \(broken.id)",
+                ])
+            let inode = try #require(try store.placedCourses().first { $0.courseID == broken.id }?.inode)
+            #expect(try store.children(of: inode).contains { $0.node.name == "Ankündigungen" })
+        }
+    }
+
     /// The window: the network may be faster than the store's writer, but contents wait for it only
     /// ``Refresher/courseWindow`` courses deep.
     @Test func aRefreshFetchesAtMostItsWindowOfCoursesAheadOfTheStore() async throws {
