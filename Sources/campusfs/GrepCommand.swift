@@ -205,8 +205,14 @@ struct GrepCommand: ParsableCommand {
         let words = parts == nil ? IndexWords.required(pattern: pattern, options: grep.options) : []
         let candidates = words.isEmpty ? nil : Set(try store.candidateDocuments(containingAll: words).map(\.documentID))
         var scopes: [(argument: String?, scope: GrepScope)] = []
-        for (argument, node) in targets { scopes.append((argument, try store.grepScope(below: node.inode))) }
-        let notSearched = scopes.reduce(0) { $0 + $1.scope.missing.count { isIncluded($0) } }
+        // Names of the documents without text only where `--include`/`--exclude` decide which of them count.
+        let byName = !include.isEmpty || !exclude.isEmpty
+        for (argument, node) in targets {
+            scopes.append((argument, try store.grepScope(below: node.inode, namingMissing: byName)))
+        }
+        let notSearched = scopes.reduce(0) {
+            $0 + (byName ? $1.scope.missing.count { isIncluded($0) } : $1.scope.missingCount)
+        }
         try store.readingStoredText { text in
             for (argument, scope) in scopes {
                 for document in scope.documents where isIncluded(document.name) {

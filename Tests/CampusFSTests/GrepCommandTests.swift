@@ -34,7 +34,7 @@ struct GrepCommandTests {
             try store.document(inode: try store.resolve(path: course + "/Übungsblätter/diagramm.png").inode))
         try store.recordExtractionFailure(
             documentID: image.id, version: image.version, extractor: 1, reason: "an image")
-        return try store.grepScope(below: Node.rootInode).missing.count
+        return try store.grepScope(below: Node.rootInode).missingCount
     }
 
     static func noDownloads(_ sim: Simulator) -> Bool {

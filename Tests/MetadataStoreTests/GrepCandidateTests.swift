@@ -242,19 +242,28 @@ import TextGrep
         try store.recordExtractionFailure(
             documentID: "c", version: DocumentVersion(fileID: "file-c", size: 1000), extractor: 1, reason: "an image")
         let folien = try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien").inode
-        let scope = try store.grepScope(below: folien)
+        let scope = try store.grepScope(below: folien, namingMissing: true)
         #expect(scope.documents.map(\.relativePath) == ["Alt/b.txt", "a.pdf"])
         #expect(scope.documents.map(\.partKind) == [nil, .page])
         #expect(scope.missing == ["h.txt"], "not c.png (failed), not e.pdf (locked)")
+        #expect(scope.missingCount == 1)
+        // Only counted: the same number, no names.
+        let counted = try store.grepScope(below: folien)
+        #expect(counted.documents == scope.documents)
+        #expect(counted.missingCount == 1 && counted.missing.isEmpty)
         let single = try store.grepScope(below: try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/a.pdf").inode)
         #expect(single.documents.map(\.relativePath) == [""])
-        let root = try store.grepScope(below: Node.rootInode)
+        let root = try store.grepScope(below: Node.rootInode, namingMissing: true)
         #expect(
             root.documents.map(\.relativePath) == [
                 "WS 2026-27/INF-101 Foo/Folien/Alt/b.txt", "WS 2026-27/INF-101 Foo/Folien/a.pdf",
             ])
         #expect(Set(root.missing) == ["d.txt", "h.txt"])
-        let alt = try store.grepScope(below: try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/Alt").inode)
+        #expect(root.missingCount == 2)
+        let rootCounted = try store.grepScope(below: Node.rootInode)
+        #expect(rootCounted.missingCount == 2 && rootCounted.missing.isEmpty)
+        let alt = try store.grepScope(
+            below: try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/Alt").inode, namingMissing: true)
         #expect(alt.documents.map(\.relativePath) == ["b.txt"], "a.pdf is not below Alt")
         #expect(alt.missing == ["h.txt"])
     }
