@@ -51,22 +51,29 @@ extension MetadataStore {
 }
 
 enum GrepSQL {
-    /// From each document with text up its parents until `:target` (or the root: then it is not below), building
-    /// the path below `:target` on the way.
+    /// The documents with text, then from each of their folders (once, however many documents it holds) up its
+    /// parents until `:target` (or the root: then it is not below), building the path below `:target` on the way;
+    /// `:target` itself when it is such a document. Per folder rather than per document: 1 ms of 3.6 less on `large`
+    /// (454 documents, 2,901 steps up before), docs/search.md.
     static let stored = """
-        WITH RECURSIVE up(document, node, path) AS (
-            SELECT n.inode, n.inode, '' FROM search_extraction e
+        WITH RECURSIVE docs(inode, parent, name, studip_id, part_kind) AS MATERIALIZED (
+            SELECT n.inode, n.parent, n.name, n.studip_id, e.part_kind FROM search_extraction e
             JOIN node n ON n.item_kind = 'document' AND n.studip_id = e.document_id
             WHERE e.failure IS NULL
+        ), up(folder, node, path) AS (
+            SELECT DISTINCT parent, parent, '' FROM docs
             UNION ALL
-            SELECT u.document, c.parent, CASE u.path WHEN '' THEN c.name ELSE c.name || '/' || u.path END
+            SELECT u.folder, c.parent, CASE u.path WHEN '' THEN c.name ELSE c.name || '/' || u.path END
             FROM up u JOIN node c ON c.inode = u.node
             WHERE u.node <> :target AND c.parent IS NOT NULL
+        ), below(folder, path) AS MATERIALIZED (
+            SELECT folder, path FROM up WHERE node = :target
         )
-        SELECT n.studip_id, u.path, n.name, e.part_kind
-        FROM up u JOIN node n ON n.inode = u.document JOIN search_extraction e ON e.document_id = n.studip_id
-        WHERE u.node = :target
-        ORDER BY u.path
+        SELECT d.studip_id, CASE b.path WHEN '' THEN d.name ELSE b.path || '/' || d.name END, d.name, d.part_kind
+        FROM below b CROSS JOIN docs d ON d.parent = b.folder
+        UNION ALL
+        SELECT studip_id, '', name, part_kind FROM docs WHERE inode = :target
+        ORDER BY 2
         """
 
     /// Every downloadable document without an extraction row: below the root, every document is (`large`: 4.5 ms
