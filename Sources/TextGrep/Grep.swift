@@ -83,7 +83,7 @@ public final class Grep {
         // Only lines and counts need every page; for the rest one selected line settles the document.
         let firstSettles = options.output != .lines && options.output != .count
         try parts { number, text in
-            selected += searchPart(text, label: label, part: partLabel(partKind, number))
+            selected += searchPart(text, label: label, partKind: partKind, number: number)
             return !(selected > 0 && firstSettles)
         }
         if selected > 0 { selectedAny = true }
@@ -115,9 +115,13 @@ public final class Grep {
     }
 
     /// The lines of one page or part: selection, context and output.
-    private func searchPart(_ text: UnsafeBufferPointer<UInt8>, label: String, part: String?) -> Int {
-        // Most pages of a scan have no match: settled before any splitting into lines.
+    private func searchPart(_ text: UnsafeBufferPointer<UInt8>, label: String, partKind: TextPartKind?, number: Int?)
+        -> Int
+    {
+        // Most pages of a scan have no match: settled before any splitting into lines, or a label for them
+        // (`page 3` for each of `large`'s 18,060 pages was 0.6 ms of a scan, docs/search.md).
         if !options.invertMatch && matcher.nextMatchingLine(in: text, from: 0) == nil { return 0 }
+        let part = partLabel(partKind, number)
         var lines: [Range<Int>] = []
         var start = 0
         while start < text.count, let base = text.baseAddress,

@@ -267,4 +267,41 @@ import TextGrep
         #expect(alt.documents.map(\.relativePath) == ["b.txt"], "a.pdf is not below Alt")
         #expect(alt.missing == ["h.txt"])
     }
+
+    /// ``StoredText/parts(of:only:_:)`` reads SQLite's row in place: each part's exact bytes (umlauts, CRLF, an
+    /// empty part), its number or none, in order, only the ids asked for, and no further once `visit` says stop.
+    @Test func storedTextHandsEachPartsBytesInPlace() throws {
+        let store = try MetadataStore.withCourse(
+            content(
+                info101, folders: [folder("f", in: root(info101), "Folien")],
+                documents: [document("a", in: "f", "a.pdf"), document("b", in: "f", "b.txt")]))
+        let pages = ["Bäume\r\nzwei\n", "", "drei"]
+        try store.indexContent(
+            documentID: "a", version: DocumentVersion(fileID: "file-a", size: 1000), extractor: 1, partKind: .page,
+            parts: [(1, pages[0]), (2, pages[1]), (3, pages[2])])
+        try store.indexContent(
+            documentID: "b", version: DocumentVersion(fileID: "file-b", size: 1000), extractor: 1, partKind: nil,
+            parts: [(nil, "ohne Seiten")])
+        func read(_ id: String, only: [Int64]? = nil, stopAfter: Int = .max) throws -> [String] {
+            try store.readingStoredText { text in
+                var seen: [String] = []
+                try text.parts(of: id, only: only) { number, bytes in
+                    seen.append(
+                        "\(number.map(String.init) ?? "-"):\(Array(bytes) == [] ? "" : String(decoding: bytes, as: UTF8.self))"
+                    )
+                    return seen.count < stopAfter
+                }
+                return seen
+            }
+        }
+        #expect(try read("a") == ["1:Bäume\r\nzwei\n", "2:", "3:drei"])
+        #expect(try read("a", stopAfter: 2) == ["1:Bäume\r\nzwei\n", "2:"])
+        #expect(try read("b") == ["-:ohne Seiten"])
+        let ids = try store.read("ids") { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM search_part WHERE document_id = 'a' ORDER BY id")
+        }
+        #expect(try read("a", only: [ids[2], ids[0]]) == ["3:drei", "1:Bäume\r\nzwei\n"])
+        #expect(try read("a", only: []) == [])
+    }
+
 }
