@@ -72,13 +72,7 @@ import TextGrep
         ([], "x –foo", []), ([], "x \\.foo", ["foo"]), ([], "x foo\nbar", []), (["-i"], "^Straße", ["Straße"]),
     ])
     func wordsOfPatterns(flags: [String], pattern: String, words: [String]) {
-        var options = GrepOptions()
-        options.ignoreCase = flags.contains("-i")
-        options.wordRegexp = flags.contains("-w")
-        options.fixedStrings = flags.contains("-F")
-        options.extendedRegexp = flags.contains("-E")
-        options.invertMatch = flags.contains("-v")
-        #expect(IndexWords.required(pattern: pattern, options: options) == words)
+        #expect(IndexWords.required(pattern: pattern, options: Self.options(flags)) == words)
     }
 
     @Test(arguments: [
@@ -89,13 +83,18 @@ import TextGrep
         ([], "Übung Übung", ["Übung Übung"]), ([], "[0-9]+/[0-9]+$", []), (["-E"], "Satz [0-9]+", ["Satz "]),
     ])
     func substringsOfPatterns(flags: [String], pattern: String, substrings: [String]) {
+        #expect(IndexWords.substrings(pattern: pattern, options: Self.options(flags)) == substrings)
+    }
+
+    /// The options grep's flags in `flags` set.
+    static func options(_ flags: [String]) -> GrepOptions {
         var options = GrepOptions()
         options.ignoreCase = flags.contains("-i")
         options.wordRegexp = flags.contains("-w")
         options.fixedStrings = flags.contains("-F")
         options.extendedRegexp = flags.contains("-E")
         options.invertMatch = flags.contains("-v")
-        #expect(IndexWords.substrings(pattern: pattern, options: options) == substrings)
+        return options
     }
 
     /// Migration v10 builds the index of substrings from the text stored before it, and the triggers keep it in
