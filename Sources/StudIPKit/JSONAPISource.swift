@@ -266,20 +266,19 @@ final class JSONAPISource: DocumentSource {
         decode: ([JSONValue]) throws(StudIPError) -> [Element]
     ) async throws(StudIPError) -> (data: [Element], included: [JSONValue]) {
         var included: [JSONValue] = []
-        let data = try await Paging.collect(limit: transport.pageSize, what: what, idKey: "id") {
-            (offset) async throws(StudIPError) -> Page in
-            let url = transport.installation.jsonAPI(
-                segments,
-                query: query + [("page[offset]", String(offset)), ("page[limit]", String(transport.pageSize))])
-            let document = try await transport.fetchJSON(url, accept: Self.mediaType, what: what)
-            guard let data = document["data"]?.array else {
-                throw .malformedResponse(what: what, detail: "no data list")
-            }
-            included += document["included"]?.array ?? []
-            return Page(elements: data, total: document["meta"]?["page"]?["total"]?.int.map { Int($0) })
-        } decode: { (elements) throws(StudIPError) -> [Element] in
-            try decode(elements)
-        }
+        let data = try await Paging.collect(
+            limit: transport.pageSize, what: what, idKey: "id",
+            fetch: { (offset) async throws(StudIPError) -> Page in
+                let url = transport.installation.jsonAPI(
+                    segments,
+                    query: query + [("page[offset]", String(offset)), ("page[limit]", String(transport.pageSize))])
+                let document = try await transport.fetchJSON(url, accept: Self.mediaType, what: what)
+                guard let data = document["data"]?.array else {
+                    throw .malformedResponse(what: what, detail: "no data list")
+                }
+                included += document["included"]?.array ?? []
+                return Page(elements: data, total: document["meta"]?["page"]?["total"]?.int.map { Int($0) })
+            }, decode: decode)
         return (data, included)
     }
 }

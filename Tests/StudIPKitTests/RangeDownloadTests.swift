@@ -27,6 +27,13 @@ struct RangeDownloadTests {
 
     static func routes(_ sim: Simulator) -> [String: Int] { sim.statistics.snapshot().routes }
 
+    /// Runs `body` with the downloader of a source connected with `configuration`, shut down afterwards.
+    static func withDownloader<T: Sendable>(
+        _ configuration: ClientConfiguration, _ body: (any DocumentDownloader) async throws -> T
+    ) async throws -> T {
+        try await withSource(configuration) { source in try await body(try #require(source.downloader)) }
+    }
+
     /// The range's bytes and how many the body announced.
     static func bytes(
         _ downloader: any DocumentDownloader, _ id: String, _ range: Range<Int64>, size: Int64
@@ -68,8 +75,7 @@ struct RangeDownloadTests {
             let size = 32 << 20
             let id = try sim.addDocument(size: size)
             let expected = try sim.expectedBytes(of: id)
-            try await withSource(Self.webLogin(sim, api: api)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: api)) { downloader async throws in
                 sim.resetStatistics()
                 let ranges: [Range<Int64>] = [Int64(size) - 4096..<Int64(size), 0..<2, 1_000_000..<1_065_536]
                 for range in ranges {
@@ -98,8 +104,7 @@ struct RangeDownloadTests {
             let id = DownloadTests.bigFixture
             let expected = try sim.expectedBytes(of: id)
             let size = Int64(expected.count)
-            try await withSource(Harness.configuration(sim, api: api)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Harness.configuration(sim, api: api)) { downloader async throws in
                 #expect(Self.routes(sim)[LoginFlowTests.loginPost] == nil, "Basic lists without a session")
                 for range in [size - 100..<size, 10..<20, 500_000..<600_000] {
                     #expect(try await Self.bytes(downloader, id, range, size: size) == Self.slice(expected, range))
@@ -118,8 +123,7 @@ struct RangeDownloadTests {
             let expected = try sim.expectedBytes(of: id)
             var configuration = Harness.configuration(sim, api: .legacyREST)
             configuration.basicFallsBackToWebLogin = true
-            try await withSource(configuration) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(configuration) { downloader async throws in
                 #expect(Self.routes(sim)[LoginFlowTests.loginPost] == 1, "the fallback logged in")
                 let range: Range<Int64> = Self.bigSize - 1000..<Self.bigSize
                 #expect(try await Self.bytes(downloader, id, range, size: Self.bigSize) == Self.slice(expected, range))
@@ -132,8 +136,7 @@ struct RangeDownloadTests {
     func basicUserWithoutForm() async throws {
         try await withSimulator { sim async throws in
             // A front page without a login form (an installation that logs in through single sign-on only, say).
-            try await withSource(Harness.configuration(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Harness.configuration(sim, api: .legacyREST)) { downloader async throws in
                 sim.inject(
                     Fault(action: .body("<html><form><input type=\"text\"></form></html>"), pathContains: "index.php"))
                 let id = DownloadTests.bigFixture
@@ -154,8 +157,8 @@ struct RangeDownloadTests {
     func bearerWithoutContentRanges() async throws {
         try await withSimulator(flavour: .v55) { sim async throws in
             let credentials = try DownloadTests.credentials(sim)[1]
-            try await withSource(Harness.configuration(sim, api: .jsonAPI, credentials: credentials)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Harness.configuration(sim, api: .jsonAPI, credentials: credentials)) {
+                downloader in
                 let id = DownloadTests.bigFixture
                 sim.resetStatistics()
                 let first = await Self.failure(downloader, id, 1000..<2000, size: Self.bigSize)
@@ -175,8 +178,8 @@ struct RangeDownloadTests {
             let id = DownloadTests.bigFixture
             let expected = try sim.expectedBytes(of: id)
             let size = Int64(expected.count)
-            try await withSource(Harness.configuration(sim, api: .jsonAPI, credentials: credentials)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Harness.configuration(sim, api: .jsonAPI, credentials: credentials)) {
+                downloader in
                 sim.resetStatistics()
                 for range in [size - 4096..<size, 100..<200] {
                     let body = try await downloader.downloadRange(
@@ -198,8 +201,8 @@ struct RangeDownloadTests {
             let expected = try sim.expectedBytes(of: id)
             let size = Int64(expected.count)
             let etag = JSONAPIEnvironment.etag(for: try #require(sim.university.fileRefs[id]))
-            try await withSource(Harness.configuration(sim, api: .jsonAPI, credentials: credentials)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Harness.configuration(sim, api: .jsonAPI, credentials: credentials)) {
+                downloader in
                 func range(_ bytes: Range<Int64>, ifRange: String) async -> StudIPError? {
                     await Harness.error { () async throws(StudIPError) in
                         let body = try await downloader.downloadRange(
@@ -230,8 +233,7 @@ struct RangeDownloadTests {
         try await withSimulator { sim async throws in
             let id = DownloadTests.bigFixture
             let expected = try sim.expectedBytes(of: id)
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 sim.inject(
                     Fault(action: .headers(["Content-Length": "99"]), pathContains: "sendfile.php", remaining: 1))
                 let error = await Self.failure(downloader, id, 0..<100, size: Self.bigSize)
@@ -250,8 +252,7 @@ struct RangeDownloadTests {
             // Larger than socket buffers hold, so that a body read to its end would show.
             let size = 32 << 20
             let id = try sim.addDocument(size: size)
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 sim.resetStatistics()
                 let error = await Self.failure(downloader, id, 0..<100, size: Int64(size))
                 #expect(Self.isRangesUnavailable(error), "\(String(describing: error))")
@@ -269,8 +270,7 @@ struct RangeDownloadTests {
         try await withSimulator { sim async throws in
             let id = DownloadTests.bigFixture
             let expected = try sim.expectedBytes(of: id)
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 for wrong in [
                     "bytes 0-99/5", "bytes 100-199/1572987", "bytes 0-99/1572988", "bytes -500000-99/1572987",
                 ] {
@@ -289,8 +289,7 @@ struct RangeDownloadTests {
     @Test("a 200 HTML page that is not the login page (maintenance): this range fails, no new login")
     func htmlPage() async throws {
         try await withSimulator { sim async throws in
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 let id = DownloadTests.bigFixture
                 let expected = try sim.expectedBytes(of: id)
                 sim.inject(
@@ -310,8 +309,7 @@ struct RangeDownloadTests {
     @Test("416 (a range past the end: the document shrank) and 404 fail that range only; the next range is served")
     func unsatisfiable() async throws {
         try await withSimulator { sim async throws in
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 let id = DownloadTests.bigFixture
                 let past = await Self.failure(downloader, id, 2_000_000..<2_000_100, size: 0)
                 guard case .serverError(status: 416, _)? = past else {
@@ -331,8 +329,7 @@ struct RangeDownloadTests {
     @Test("a body cut short throws brokeOff")
     func cutShort() async throws {
         try await withSimulator { sim async throws in
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 sim.inject(Fault(action: .resetAfterBytes(1000), pathContains: "sendfile.php", remaining: 1))
                 let body = try await downloader.downloadRange(
                     RangeRequest(documentID: DownloadTests.bigFixture, range: 0..<200_000, documentSize: Self.bigSize))
@@ -357,8 +354,7 @@ struct RangeDownloadTests {
             let id = DownloadTests.bigFixture
             let expected = try sim.expectedBytes(of: id)
             #expect(Int64(expected.count) == Self.bigSize)
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 sim.resetStatistics()
                 // The caller's mistake fails that range, not the connection's ranges.
                 #expect(
@@ -385,8 +381,8 @@ struct RangeDownloadTests {
                 .webLogin(username: "test_autor", password: Harness.password),
                 .basic(username: "test_autor", password: Harness.password),
             ] {
-                try await withSource(Harness.configuration(sim, api: .legacyREST, credentials: credentials)) { source in
-                    let downloader = try #require(source.downloader)
+                try await Self.withDownloader(Harness.configuration(sim, api: .legacyREST, credentials: credentials)) {
+                    downloader in
                     _ = try await Self.bytes(downloader, id, 0..<100, size: Self.bigSize)
                     sim.resetStatistics()
                     try sim.control("POST", ["sessions", "expire"])
@@ -419,8 +415,7 @@ struct RangeDownloadTests {
             let expected = try sim.expectedBytes(of: id)
             var configuration = Self.webLogin(sim, api: .legacyREST)
             configuration.rangeSessionRenewalInterval = .zero
-            try await withSource(configuration) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(configuration) { downloader async throws in
                 for round in 1...2 {
                     try sim.control("POST", ["sessions", "expire"])
                     let range: Range<Int64> = 0..<1000
@@ -437,8 +432,7 @@ struct RangeDownloadTests {
         try await withSimulator { sim async throws in
             let id = DownloadTests.bigFixture
             let expected = try sim.expectedBytes(of: id)
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 _ = try await Self.bytes(downloader, id, 0..<100, size: Self.bigSize)
                 sim.resetStatistics()
                 try sim.control("POST", ["sessions", "expire"])
@@ -462,8 +456,7 @@ struct RangeDownloadTests {
     func basicRefusedByForm() async throws {
         try await withSimulator { sim async throws in
             let id = DownloadTests.bigFixture
-            try await withSource(Harness.configuration(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Harness.configuration(sim, api: .legacyREST)) { downloader async throws in
                 let page = """
                     <html><body><div class="messagebox messagebox_error">Bei der Anmeldung trat ein Fehler auf!</div>
                     <form method="post" action="index.php"><input type="text" name="loginname">
@@ -489,8 +482,7 @@ struct RangeDownloadTests {
     func basicFormUnavailable() async throws {
         try await withSimulator { sim async throws in
             let id = DownloadTests.bigFixture
-            try await withSource(Harness.configuration(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Harness.configuration(sim, api: .legacyREST)) { downloader async throws in
                 sim.inject(Fault(action: .status(503), pathContains: "index.php", method: "POST"))
                 sim.resetStatistics()
                 for range in [0..<100, 5000..<6000, 9000..<9100] as [Range<Int64>] {
@@ -515,8 +507,7 @@ struct RangeDownloadTests {
             let expected = try sim.expectedBytes(of: id)
             var configuration = Harness.configuration(sim, api: .legacyREST)
             configuration.rangeSessionRenewalInterval = .zero
-            try await withSource(configuration) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(configuration) { downloader async throws in
                 sim.inject(Fault(action: .status(503), pathContains: "index.php", method: "POST", remaining: 1))
                 let error = await Self.failure(downloader, id, 0..<100, size: Self.bigSize)
                 #expect(!Self.isRangesUnavailable(error), "\(String(describing: error))")
@@ -540,8 +531,7 @@ struct RangeDownloadTests {
             let size = 1 << 20
             let own = try sim.addDocument(size: size)
             let near = try sim.expectedBytes(of: own)
-            try await withSource(Self.webLogin(sim, api: .jsonAPI)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .jsonAPI)) { downloader async throws in
                 // The probe of the document hosted elsewhere waits at Stud.IP, so that the other range joins it.
                 sim.inject(
                     Fault(
@@ -566,8 +556,7 @@ struct RangeDownloadTests {
             try sim.relink(id, to: "/elsewhere/\(id)/daten.bin")
             let expected = try sim.expectedBytes(of: id)
             let size = Int64(expected.count)
-            try await withSource(Self.webLogin(sim, api: api)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: api)) { downloader async throws in
                 // A first range of a document on Stud.IP decides the route (JSON:API's probe would otherwise meet the
                 // other host: docs/ranges.md).
                 _ = try await Self.bytes(downloader, DownloadTests.fixtureDocuments[0], 0..<10, size: 0)
@@ -596,8 +585,7 @@ struct RangeDownloadTests {
     func chunkedAnswers() async throws {
         try await withSimulator { sim async throws in
             let id = DownloadTests.bigFixture
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 for (sent, broke) in [(60, true), (150, false)] {
                     let host = try RawHTTPHost(
                         response: RawHTTPHost.chunked206(contentRange: "bytes 0-99/1000", bytes: sent))
@@ -632,8 +620,7 @@ struct RangeDownloadTests {
         try await withSimulator { sim async throws in
             let id = DownloadTests.bigFixture
             let expected = try sim.expectedBytes(of: id)
-            try await withSource(Self.webLogin(sim, api: .legacyREST)) { source in
-                let downloader = try #require(source.downloader)
+            try await Self.withDownloader(Self.webLogin(sim, api: .legacyREST)) { downloader async throws in
                 // Large enough that neither socket buffers nor the client's hold them: each stream keeps its slot and
                 // its connection.
                 let big = try sim.addDocument(size: 32 << 20)

@@ -55,6 +55,19 @@ struct CLI: Sendable {
         home.appendingPathComponent("data/campusfs/\(profile)/campusfs.sqlite")
     }
 
+    /// Runs `campusfs` with `arguments` and expects it to leave the default profile's store alone: not a byte of the
+    /// database changes and no WAL is written (the read-only open of search and grep, docs/search.md).
+    func runLeavingTheStoreAlone(_ arguments: [String]) async throws -> Result {
+        let database = database()
+        let before = try Data(contentsOf: database)
+        let result = try await run(arguments)
+        let command = arguments.first ?? "campusfs"
+        #expect(try Data(contentsOf: database) == before, "\(command) changed the store")
+        let wal = try? FileManager.default.attributesOfItem(atPath: database.path + "-wal")[.size] as? Int
+        #expect((wal ?? 0) == 0, "\(command) wrote \(wal ?? 0) bytes of WAL")
+        return result
+    }
+
     /// Starts `campusfs` with `arguments`; the caller waits or kills.
     func launch(_ arguments: [String]) throws -> Child {
         try Subprocess.launch(Self.binary, arguments, environment: environment)
