@@ -25,9 +25,7 @@ extension MetadataStore {
     public func applyCourse(_ content: CourseContent, now: Date = Date()) throws(StoreError) -> RefreshSummary {
         try write("applying the content of course \(content.course.title) (\(content.course.id))") { db in
             var refresh = try CourseRefresh(db: db, content: content, now: now)
-            let summary = try refresh.run()
-            if refresh.treeChanged { try SearchSQL.indexMetadata(course: content.course.id, db) }
-            return summary
+            return try refresh.run()
         }
     }
 }
@@ -137,10 +135,6 @@ private struct CourseRefresh {
     var oldPaths: PathMap
     let contentFolderIDs: Set<String>
     var changes: [(inode: Int64, item: ItemKind, id: String, highlight: Highlight?, kind: Change)] = []
-    /// Whether the refresh changed a node, folder or document row. Only then can the rows derived from them
-    /// (highlight counts, the tag view, the search index's metadata) change, so a refresh of an unchanged course
-    /// reads the course's rows and writes nothing but its listing times (docs/metadata-store.md, "Refresh").
-    private(set) var treeChanged = false
 
     enum Change {
         case added
@@ -198,7 +192,10 @@ private struct CourseRefresh {
         }
         try deleteVanished(present: present)
         try editor.finish()
-        treeChanged = db.totalChangesCount != changesBefore
+        // Only when the refresh changed a node, folder or document row can the rows derived from them (highlight
+        // counts, the tag view, the search index's metadata) change, so a refresh of an unchanged course reads the
+        // course's rows and writes nothing but its listing times (docs/metadata-store.md, "Refresh").
+        let treeChanged = db.totalChangesCount != changesBefore
         try recordRestrictedChecks()
         try db.run(
             "UPDATE course SET listed_at = ?, root_folder_id = ? WHERE id = ?",
@@ -213,6 +210,7 @@ private struct CourseRefresh {
         try summarize()
         try TagView.sync(&editor, now: now)
         editor.record(into: &summary)
+        try SearchSQL.indexMetadata(course: content.course.id, db)
         return summary
     }
 

@@ -39,7 +39,7 @@ extension MetadataStore {
             let root = inode == Node.rootInode
             let arguments: StatementArguments = root ? [] : ["target": inode]
             guard namingMissing else {
-                let sql = root ? GrepSQL.missingInTreeCount : "SELECT count(*) FROM (\(GrepSQL.missing))"
+                let sql = root ? GrepSQL.missingInTreeCount : GrepSQL.missingCount
                 let count = try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments)
                 return GrepScope(documents: documents, missingCount: count ?? 0, missing: [])
             }
@@ -105,4 +105,7 @@ enum GrepSQL {
         LEFT JOIN search_extraction e ON e.document_id = n.studip_id
         WHERE n.item_kind = 'document' AND d.downloadable AND e.document_id IS NULL
         """
+
+    /// How many ``missing`` names.
+    static let missingCount = "SELECT count(*) FROM (\(missing))"
 }

@@ -18,7 +18,7 @@ enum HighlightCounts {
             parents[inode] = try row.decode(Int64?.self, atIndex: 1)
             let item = try row.decode(String.self, atIndex: 2)
             if item == ItemKind.document.rawValue || item == ItemKind.announcement.rawValue {
-                if try row.decode(Int64.self, atIndex: 4) != 0 { lit.append(inode) }
+                if try row.bool(atIndex: 4) { lit.append(inode) }
             } else {
                 counts[inode] = 0
                 stored[inode] = try row.decode(Int.self, atIndex: 3)

@@ -39,6 +39,10 @@ extension Row {
     func bool(_ column: String) throws -> Bool {
         try decode(Int64.self, forColumn: column) != 0
     }
+
+    func bool(atIndex index: Int) throws -> Bool {
+        try decode(Int64.self, atIndex: index) != 0
+    }
 }
 
 extension Node {

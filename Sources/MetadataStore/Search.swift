@@ -209,7 +209,7 @@ extension MetadataStore {
 
     /// Documents in the tree with a stored page or slide containing every word, each as the start of a token
     /// (case, accents and `ue`/`ü` spellings ignored): the only ones a grep for a pattern with these literal words
-    /// needs to read. A literal that starts inside a word cannot use the index (read ``storedUTF8(documentID:)``).
+    /// needs to read. A literal that starts inside a word cannot use it (``candidateParts(containingAll:)`` can).
     public func candidateDocuments(containingAll words: [String]) throws(StoreError) -> [IndexedDocument] {
         guard let expression = SearchQuery.allPrefixes(words) else { return [] }
         return try read("finding documents that contain \(words.joined(separator: ", "))") { db in
@@ -219,19 +219,6 @@ extension MetadataStore {
                     version: DocumentVersion(fileID: try row.decode(atIndex: 2), size: try row.decode(atIndex: 3)),
                     partKind: TextPartKind(storedValue: try row.decode(atIndex: 4)))
             }
-        }
-    }
-
-    /// The stored text of the document, in page or slide order (empty when none is stored), as the UTF-8 bytes
-    /// SQLite holds (copies of ``StoredText/parts(of:only:_:)``'s).
-    public func storedUTF8(documentID: String) throws(StoreError) -> [(number: Int?, text: [UInt8])] {
-        try readingStoredText { text in
-            var parts: [(number: Int?, text: [UInt8])] = []
-            try text.parts(of: documentID) { number, bytes in
-                parts.append((number, Array(bytes)))
-                return true
-            }
-            return parts
         }
     }
 
@@ -439,19 +426,23 @@ enum SearchSQL {
         """
 
     /// bm25 weights of title, course, semester, path, owner, description, tags: the name counts most.
+    static let metadataRank = "bm25(search_document, 10.0, 3.0, 1.0, 2.0, 3.0, 1.0, 3.0)"
+    /// A hit's snippet: the best column's matching words between char(2) and char(3).
+    static let metadataSnippetCall = "snippet(search_document, -1, char(2), char(3), '…', 12)"
+
     static let metadataHits = """
-        SELECT m.rowid, d.id, snippet(search_document, -1, char(2), char(3), '…', 12)
+        SELECT m.rowid, d.id, \(metadataSnippetCall)
         FROM search_document m JOIN node n ON n.inode = m.rowid JOIN document d ON d.inode = m.rowid
         JOIN course c ON c.id = n.course_id
         WHERE search_document MATCH :match AND \(filters)
-        ORDER BY bm25(search_document, 10.0, 3.0, 1.0, 2.0, 3.0, 1.0, 3.0)
+        ORDER BY \(metadataRank)
         LIMIT :limit
         """
 
     /// ``metadataHits`` without filters, in three steps: every match, ranked as there, ...
     static let rankedMetadata = """
         SELECT rowid FROM search_document WHERE search_document MATCH :match
-        ORDER BY bm25(search_document, 10.0, 3.0, 1.0, 2.0, 3.0, 1.0, 3.0)
+        ORDER BY \(metadataRank)
         """
 
     /// ... whether one is a document in the tree, ...
@@ -462,7 +453,7 @@ enum SearchSQL {
 
     /// ... and its snippet.
     static let metadataSnippet = """
-        SELECT snippet(search_document, -1, char(2), char(3), '…', 12) FROM search_document
+        SELECT \(metadataSnippetCall) FROM search_document
         WHERE search_document MATCH :match AND rowid = :inode
         """
 

@@ -89,7 +89,7 @@ struct TreeEditor {
                     waiting.append(
                         (
                             try row.decode(atIndex: 0), try row.decode(atIndex: 2),
-                            try row.decode(Int64.self, atIndex: 5) != 0,
+                            try row.bool(atIndex: 5),
                             try row.decode(atIndex: 3),
                             try row.decode(String?.self, atIndex: 4) ?? ""
                         ))

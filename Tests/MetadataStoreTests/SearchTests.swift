@@ -228,8 +228,15 @@ import Testing
 }
 
 extension MetadataStore {
-    /// ``storedUTF8(documentID:)`` decoded, for assertions.
+    /// The stored text of the document, in page or slide order (empty when none is stored), for assertions.
     func storedText(documentID: String) throws -> [(number: Int?, text: String)] {
-        try storedUTF8(documentID: documentID).map { ($0.number, String(decoding: $0.text, as: UTF8.self)) }
+        try readingStoredText { text in
+            var parts: [(number: Int?, text: String)] = []
+            try text.parts(of: documentID) { number, bytes in
+                parts.append((number, String(decoding: bytes, as: UTF8.self)))
+                return true
+            }
+            return parts
+        }
     }
 }
