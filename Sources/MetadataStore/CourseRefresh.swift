@@ -59,21 +59,33 @@ struct ExistingItem {
     var size: Int64
     var mtime: Double
     var created: Double
-    var fileID: String?
-    var highlight: String?
-    /// A document's name on Stud.IP, as the last listing gave it.
-    var documentName: String?
     /// The `folder` or `document` row, for ``DetailRecord/save(_:stored:)``.
     var stored: [DatabaseValue]
+
+    var fileID: String? { document(Self.fileID) }
+    var highlight: String? { document(Self.highlight) }
+    /// A document's name on Stud.IP, as the last listing gave it.
+    var documentName: String? { document(Self.documentName) }
+    /// A folder's `listed_at` as stored (nil for a document).
+    var listedAt: DatabaseValue? { item == .folder ? stored[Self.listedAt] : nil }
+
+    private static let fileID = DocumentRecord.sql.index(of: "file_id")
+    private static let highlight = DocumentRecord.sql.index(of: "highlight")
+    private static let documentName = DocumentRecord.sql.index(of: "name")
+    private static let listedAt = FolderRecord.sql.index(of: "listed_at")
+
+    /// A column of the document row; nil for a folder or a NULL.
+    private func document<Value: DatabaseValueConvertible>(_ column: Int) -> Value? {
+        item == .document ? Value.fromDatabaseValue(stored[column]) : nil
+    }
 
     /// The node's columns, then the document's and the folder's (``DetailSQL/selection(_:)``).
     static let query = """
         SELECT n.inode, n.parent, n.name, n.base_name, n.item_kind, n.studip_id, n.course_id, n.size, n.mtime,
-               n.created, d.file_id, d.highlight, d.name AS document_name,
-               \(DocumentRecord.sql.selection("d")), \(FolderRecord.sql.selection("f"))
+               n.created, \(DocumentRecord.sql.selection("d")), \(FolderRecord.sql.selection("f"))
         FROM node n LEFT JOIN document d ON d.inode = n.inode LEFT JOIN folder f ON f.inode = n.inode
         """
-    private static let nodeColumns = 13
+    private static let nodeColumns = 10
 
     /// Reads by index, in ``query``'s order: by name, GRDB looks each column up case-insensitively, which was a
     /// quarter of an unchanged course's refresh.
@@ -92,9 +104,6 @@ struct ExistingItem {
         size = try row.decode(atIndex: 7)
         mtime = try row.decode(atIndex: 8)
         created = try row.decode(atIndex: 9)
-        fileID = try row.decode(atIndex: 10)
-        highlight = try row.decode(atIndex: 11)
-        documentName = try row.decode(atIndex: 12)
         let documentColumns = DocumentRecord.sql.columns.count
         let start = item == .document ? Self.nodeColumns : Self.nodeColumns + documentColumns
         let count = item == .document ? documentColumns : FolderRecord.sql.columns.count
@@ -391,7 +400,7 @@ private struct CourseRefresh {
         // (NULL), the course's previous listing; 0 for a folder never listed.
         var listedAt = DatabaseValue.null
         if content.failedFolderIDs.contains(folder.id) {
-            let kept = stored?.last.flatMap { $0.isNull ? previousListing?.databaseValue : $0 }
+            let kept = folders[folder.id]?.listedAt.flatMap { $0.isNull ? previousListing?.databaseValue : $0 }
             listedAt = kept ?? 0.databaseValue
         }
         try FolderRecord(inode: inode, folder: folder, listedAt: listedAt).save(db, stored: stored)

@@ -130,6 +130,12 @@ struct DetailSQL {
         update = "UPDATE \(table) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE inode = ?"
     }
 
+    /// Where `column`, one of ``columns``, is in a row of them.
+    func index(of column: String) -> Int {
+        guard let index = columns.firstIndex(of: column) else { preconditionFailure("no column \(column)") }
+        return index
+    }
+
     /// The columns as a query selects them from the table aliased `alias`: the `stored` values of
     /// ``DetailRecord/save(_:stored:)``.
     func selection(_ alias: String) -> String {
