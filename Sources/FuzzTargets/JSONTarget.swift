@@ -75,7 +75,7 @@ enum JSONTarget {
         switch value {
         case .number(let number): number.isFinite
         case .array(let elements): elements.allSatisfy(allFinite)
-        case .object(let members): members.values.allSatisfy(allFinite)
+        case .object(let members): members.pairs.allSatisfy { allFinite($0.value) }
         case .null, .bool, .string: true
         }
     }

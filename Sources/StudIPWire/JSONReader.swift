@@ -19,6 +19,10 @@ package struct JSONReader: ~Copyable {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
     private var depth = 0
+    /// The members and elements of the containers still open, innermost last: each container is copied out
+    /// once, at its closing bracket, into an array of its exact size instead of growing its own.
+    private var openMembers: [(key: String, value: JSONValue)] = []
+    private var openElements: [JSONValue] = []
 
     /// Parses one complete document; `bytes` must stay valid for the call only.
     package static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> JSONValue {
@@ -53,40 +57,46 @@ package struct JSONReader: ~Copyable {
 
     private mutating func object() throws(SyntaxError) -> JSONValue {
         try enter()
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if consume(UInt8(ascii: "}")) {
             depth -= 1
-            return .object(members)
+            return .object(JSONObject(pairs: []))
         }
+        let first = openMembers.count
         repeat {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let key = try string()
             skipWhitespace()
             guard consume(UInt8(ascii: ":")) else { throw error("expected ':' after a member name") }
-            members[key] = try value()
+            let member = try value()
+            openMembers.append((key, member))
             skipWhitespace()
         } while consume(UInt8(ascii: ","))
         guard consume(UInt8(ascii: "}")) else { throw error("expected ',' or '}' in an object") }
         depth -= 1
-        return .object(members)
+        let object = JSONObject(pairs: Array(openMembers[first...]))
+        openMembers.removeSubrange(first...)
+        return .object(object)
     }
 
     private mutating func array() throws(SyntaxError) -> JSONValue {
         try enter()
-        var elements: [JSONValue] = []
         skipWhitespace()
         if consume(UInt8(ascii: "]")) {
             depth -= 1
-            return .array(elements)
+            return .array([])
         }
+        let first = openElements.count
         repeat {
-            elements.append(try value())
+            let element = try value()
+            openElements.append(element)
             skipWhitespace()
         } while consume(UInt8(ascii: ","))
         guard consume(UInt8(ascii: "]")) else { throw error("expected ',' or ']' in an array") }
         depth -= 1
+        let elements = Array(openElements[first...])
+        openElements.removeSubrange(first...)
         return .array(elements)
     }
 
@@ -155,23 +165,39 @@ package struct JSONReader: ~Copyable {
     private mutating func string() throws(SyntaxError) -> String {
         position += 1
         let start = position
-        while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
-            guard byte >= 0x20 else { throw error("control character in a string") }
-            position += 1
-        }
-        guard let stop = peek() else { throw error("unterminated string") }
-        if stop == UInt8(ascii: "\"") {
+        skipPlainRun()
+        guard position < bytes.count else { throw error("unterminated string") }
+        switch bytes[position] {
+        case UInt8(ascii: "\""):
             position += 1
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position - 1]), as: UTF8.self)
+        case UInt8(ascii: "\\"):
+            var scalars: [UInt8] = []
+            scalars.reserveCapacity(2 * (position - start) + 16)
+            scalars.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<position]))
+            try escapedRemainder(into: &scalars)
+            return String(decoding: scalars, as: UTF8.self)
+        default:
+            throw error("control character in a string")
         }
-        var scalars = Array(bytes[start..<position])
-        try escapedRemainder(into: &scalars)
-        return String(decoding: scalars, as: UTF8.self)
+    }
+
+    /// Advances over the bytes that stand for themselves in a string, to its next quote, backslash or control
+    /// character: the loop every string spends its time in, so it indexes the bytes directly.
+    private mutating func skipPlainRun() {
+        var index = position
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
+        position = index
     }
 
     /// Continues a string at its first backslash, appending UTF-8 to `output`, through the closing quote.
     private mutating func escapedRemainder(into output: inout [UInt8]) throws(SyntaxError) {
-        while let byte = peek() {
+        while position < bytes.count {
+            let byte = bytes[position]
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
@@ -189,11 +215,12 @@ package struct JSONReader: ~Copyable {
                 case UInt8(ascii: "u"): output.append(contentsOf: String(try unicodeEscape()).utf8)
                 default: throw error("unknown escape sequence")
                 }
-            case 0..<0x20:
-                throw error("control character in a string")
             default:
-                output.append(byte)
+                throw error("control character in a string")
             }
+            let run = position
+            skipPlainRun()
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<position]))
         }
         throw error("unterminated string")
     }

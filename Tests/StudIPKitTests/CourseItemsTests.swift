@@ -167,11 +167,11 @@ struct CourseItemsTests {
         #expect(jsonAPI.first(where: \.isCancelled)?.title == "Sitzung")
         #expect(legacy.first(where: \.isCancelled)?.title == "Sitzung")
         // A date without a room: REST's "()" is none, as JSON:API's empty location.
-        guard case .object(var roomless) = try #require(Self.legacyCollection("rest_course2_events").first) else {
+        guard case .object(let date) = try #require(Self.legacyCollection("rest_course2_events").first) else {
             Issue.record("a date is an object")
             return
         }
-        roomless["room"] = .string("()")
+        let roomless = JSONObject(pairs: date.pairs + [("room", .string("()"))])
         #expect(try LegacyRESTFormat.courseDates([.object(roomless)], what: "test").first?.room == nil)
     }
 

@@ -62,6 +62,55 @@ struct DecodingTests {
         #expect(StudIPDate.unix(value["f"]) == nil)
     }
 
+    @Test("dates of Stud.IP's shape read by hand as Foundation reads them; other shapes left to Foundation")
+    func handReadDates() throws {
+        func foundation(_ text: String) -> TimeInterval? {
+            (try? Date(text, strategy: .iso8601))?.timeIntervalSince1970
+        }
+        var generator = SystemRandomNumberGenerator()
+        let offsets = [
+            "Z", "+00:00", "-00:00", "+02:00", "+01:00", "-05:00", "+05:30", "+05:45", "-09:30", "+14:00", "-12:00",
+        ]
+        var checked = 0
+        for year in stride(from: 1900, through: 2199, by: 1) {
+            for month in 1...12 {
+                let day = Int.random(in: 1...28, using: &generator)
+                let clock = (
+                    Int.random(in: 0...23, using: &generator), Int.random(in: 0...59, using: &generator),
+                    Int.random(in: 0...59, using: &generator)
+                )
+                let offset = try #require(offsets.randomElement(using: &generator))
+                let text =
+                    String(format: "%04d-%02d-%02dT%02d:%02d:%02d", year, month, day, clock.0, clock.1, clock.2)
+                    + offset
+                let hand = StudIPDate.commonISO8601(text)
+                #expect(hand != nil && hand == foundation(text), "\(text)")
+                checked += 1
+            }
+        }
+        for text in [
+            "2024-02-29T23:59:59+02:00", "2000-02-29T00:00:00Z", "1970-01-01T00:00:00Z", "2199-12-31T23:59:59-12:00",
+            "1900-01-01T00:00:00+14:00", "2024-12-31T23:59:59Z",
+        ] {
+            #expect(
+                StudIPDate.commonISO8601(text) != nil && StudIPDate.commonISO8601(text) == foundation(text), "\(text)")
+        }
+        #expect(checked == 3_600)
+        for text in [
+            "2023-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2024-04-31T00:00:00Z", "2024-10-15T24:00:00Z",
+            "2024-10-15T12:60:00Z",
+            "2024-10-15T12:00:60Z", "2024-10-15T15:46:40.250+02:00", "1899-12-31T00:00:00Z", "2200-01-01T00:00:00Z",
+            "2024-10-15 15:46:40Z", "2024-10-15T15:46:40+0200", "2024-10-15T15:46:40+15:00", "2024-13-01T00:00:00Z",
+            "2024-00-10T00:00:00Z", "2024-10-00T00:00:00Z", "2024-1a-15T15:46:40Z", "2024-10-15t15:46:40z",
+        ] {
+            #expect(StudIPDate.commonISO8601(text) == nil, "\(text)")
+            #expect(
+                StudIPDate.iso8601(.string(text))?.timeIntervalSince1970 == foundation(text)
+                    ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))?
+                    .timeIntervalSince1970, "\(text)")
+        }
+    }
+
     @Test("malformed JSON is a typed error that names the item")
     func malformed() {
         #expect(throws: StudIPError.self) { try JSONValue.parse(Data("<html>".utf8), what: "folder X") }

@@ -14,7 +14,7 @@ struct JSONReaderTests {
     static func reference(_ value: Any) -> JSONValue {
         switch value {
         case let text as String: .string(text)
-        case let object as [String: Any]: .object(object.mapValues(reference))
+        case let object as [String: Any]: .object(JSONObject(object.mapValues(reference)))
         case let list as [Any]: .array(list.map(reference))
         case let number as NSNumber:
             String(cString: number.objCType) == "c" ? .bool(number.boolValue) : .number(number.doubleValue)
@@ -73,6 +73,75 @@ struct JSONReaderTests {
         let value = try Self.read(" \n\t{ \"a\" : [ ] , \"b\" : { } , \"c\" : [true,false,null] }\r\n ")
         #expect(
             value == .object(["a": .array([]), "b": .object([:]), "c": .array([.bool(true), .bool(false), .null])]))
+    }
+
+    @Test("objects keep their members in document order; a duplicate name's last value wins, as in a dictionary")
+    func members() throws {
+        let value = try Self.read(#"{"b": 1, "a": {"x": 1}, "c": 3, "a": {"x": 2}, "b": null}"#)
+        guard case .object(let object) = value else {
+            Issue.record("not an object: \(value)")
+            return
+        }
+        #expect(object.pairs.map(\.key) == ["b", "a", "c", "a", "b"], "as read, duplicates included")
+        #expect(value["a"]?["x"]?.int == 2)
+        #expect(value["b"]?.isNull == true)
+        #expect(object.map(\.key) == ["b", "a", "c"], "one member per name, in order of first appearance")
+        #expect(object.map(\.value) == [.null, .object(["x": .number(2)]), .number(3)])
+        #expect(
+            value == .object(["c": .number(3), "a": .object(["x": .number(2)]), "b": .null]),
+            "order is no part of equality")
+        #expect(value != .object(["c": .number(3), "a": .object(["x": .number(1)]), "b": .null]))
+        let keyed = try Self.read(#"{"collection": {"/b": {"id": "b1"}, "/a": {"id": "a"}, "/b": {"id": "b2"}}}"#)
+        #expect(keyed["collection"]?.elements?.compactMap { $0["id"]?.string } == ["a", "b2"])
+    }
+
+    @Test("containers nested in containers close where their brackets do")
+    func nesting() throws {
+        let value = try Self.read(#"{"a": {"b": [1, {"c": [2, []]}, {}], "d": 3}, "e": [[], [4, [5]]], "f": {}}"#)
+        let expected: JSONValue = .object([
+            "a": .object([
+                "b": .array([.number(1), .object(["c": .array([.number(2), .array([])])]), .object([:])]),
+                "d": .number(3),
+            ]),
+            "e": .array([.array([]), .array([.number(4), .array([.number(5)])])]), "f": .object([:]),
+        ])
+        #expect(value == expected)
+        guard case .object(let outer) = value, case .object(let inner)? = value["a"] else {
+            Issue.record("not objects: \(value)")
+            return
+        }
+        #expect(outer.pairs.map(\.key) == ["a", "e", "f"])
+        #expect(inner.pairs.map(\.key) == ["b", "d"])
+        let limit = JSONReader.maximumDepth
+        let objects = String(repeating: #"{"a":"#, count: limit - 1) + "[]" + String(repeating: "}", count: limit - 1)
+        #expect(throws: Never.self) { try Self.read(objects) }
+        #expect(throws: StudIPError.self) { try Self.read("[" + objects + "]") }
+    }
+
+    @Test("escapes between plain runs, and where a bad string breaks")
+    func escapeRuns() throws {
+        let value = try Self.read(
+            #"["\/jsonapi.php\/v1\/file-refs\/0a1b", "M\u00fcller, Thomas", "tab\there\"", "\n"]"#)
+        #expect(
+            value
+                == .array([
+                    .string("/jsonapi.php/v1/file-refs/0a1b"), .string("Müller, Thomas"), .string("tab\there\""),
+                    .string("\n"),
+                ]))
+        for (text, offset) in [
+            ("\"a\u{1}b\"", 2), (#""a\nb"# + "\u{1}\"", 6), (#""abc"#, 4), (#""a\"#, 3), (#""a\q""#, 4),
+        ] {
+            do {
+                let read = try Self.read(text)
+                Issue.record("\(text.debugDescription) read as \(read)")
+            } catch {
+                guard case .malformedResponse(_, let detail) = error else {
+                    Issue.record("unexpected \(error)")
+                    continue
+                }
+                #expect(detail.contains("at byte \(offset) "), "\(text.debugDescription): \(detail)")
+            }
+        }
     }
 
     @Test(
