@@ -23,7 +23,9 @@ extension MetadataStore {
     /// whose version (``DocumentVersion``: file id, size) changes is `changed` (an unread `new` stays `new`). A new
     /// chdate alone is a rename or a move on Stud.IP, never new content.
     public func applyCourse(_ content: CourseContent, now: Date = Date()) throws(StoreError) -> RefreshSummary {
-        try write("applying the content of course \(content.course.title) (\(content.course.id))") { db in
+        try write(
+            "applying the content of course \(content.course.title) (\(content.course.id))", durability: .deferred
+        ) { db in
             var refresh = try CourseRefresh(db: db, content: content, now: now)
             return try refresh.run()
         }

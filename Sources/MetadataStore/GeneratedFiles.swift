@@ -48,7 +48,7 @@ extension MetadataStore {
     /// was deleted leaves the tree and is recorded as departed. The folder is there while the course has
     /// announcements, the calendar while it has dates.
     public func applyCourseExtras(_ extras: CourseExtras, now: Date = Date()) throws(StoreError) -> RefreshSummary {
-        try write("applying the announcements and dates of course \(extras.courseID)") { db in
+        try write("applying the announcements and dates of course \(extras.courseID)", durability: .deferred) { db in
             guard
                 let courseInode = try Int64.fetchOne(
                     db, sql: "SELECT inode FROM node WHERE item_kind = 'course' AND studip_id = ?",
@@ -170,7 +170,7 @@ extension MetadataStore {
     public func applyTimetable(
         semesterID: String, slots: [ScheduleSlot]?, file: GeneratedFile?, now: Date = Date()
     ) throws(StoreError) -> RefreshSummary {
-        try write("applying the timetable of semester \(semesterID)") { db in
+        try write("applying the timetable of semester \(semesterID)", durability: .deferred) { db in
             var editor = TreeEditor(db: db)
             var summary = RefreshSummary()
             let existing = try GeneratedNode.fetch(kind: .timetable, id: semesterID, db)

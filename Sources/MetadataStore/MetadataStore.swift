@@ -25,6 +25,16 @@ public final class MetadataStore: Sendable {
     /// so a read waits only while all 16 are busy. The CLI runs in a process (and pool) of its own.
     public static let maximumReaderCount = 16
     static let busyTimeout: TimeInterval = 10
+    /// WAL pages after which a commit checkpoints (SQLite's default is 1,000): 32 MiB of 4 KiB pages.
+    static let walCheckpointPages = 8192
+    /// Bytes the WAL file is cut back to after a checkpoint: SQLite's default interval's worth.
+    static let walSizeLimit = 4 << 20
+    /// The writer connection's page cache (SQLite's default: 2,000 KiB). A course's first fill inserts ids at
+    /// random places of the indexes keyed by Stud.IP ids (`node_item`, `node_single_placement`, `document.id`,
+    /// `folder.id`: 19 MB on `huge`), and every page missing from the cache is a `pread`; 8 MiB on the writer
+    /// alone read 3 GB less in `huge`'s fill, for about 8 MB of RSS (docs/performance.md, "The store's I/O in a
+    /// first fill").
+    static let writerCacheKiB = 8192
 
     let pool: DatabasePool
     /// The database file, for error messages.
@@ -64,10 +74,21 @@ public final class MetadataStore: Sendable {
         configuration.label = "campusfs.metadata"
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
-            // GRDB sets NORMAL on the (single) writer connection, which may lose the last commits on power loss;
-            // tags and flags must be durable when a setter returns. Costs one fsync per write transaction, and a
-            // refresh is one transaction per course.
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            // Every write sets its own `synchronous` level (``Durability``). SQLite checkpoints the WAL into the
+            // database once it holds `walCheckpointPages`: each checkpoint copies every page the commits since the
+            // last one changed, once, so a longer interval copies a page that many courses of a first fill change
+            // (an index keyed by Stud.IP ids) fewer times (docs/performance.md, "The store's I/O in a first fill").
+            // After a checkpoint the WAL file shrinks back to `walSizeLimit`, so an idle daemon keeps no 32 MB WAL.
+            // The writer's page cache is `writerCacheKiB`; readers keep SQLite's 2 MB each (16 of them).
+            try pool.writeWithoutTransaction { db in
+                try db.execute(
+                    sql: """
+                        PRAGMA synchronous = FULL;
+                        PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages);
+                        PRAGMA journal_size_limit = \(Self.walSizeLimit);
+                        PRAGMA cache_size = -\(Self.writerCacheKiB)
+                        """)
+            }
             try Schema.migrator.migrate(pool)
         } catch {
             throw .cannotOpen(path: path, detail: "\(error)")
@@ -159,11 +180,43 @@ public final class MetadataStore: Sendable {
         try await BlockingPool.shared.run { () throws(StoreError) in try body(self) }
     }
 
-    /// One write transaction, committed (and synced, `synchronous = FULL`) before returning.
-    func write<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+    /// When a write transaction must be on disk.
+    enum Durability {
+        /// When the call returns (`synchronous = FULL`, an `fsync` of the WAL at commit): the user's tags,
+        /// ratings, flags, pins and what they read, which nothing else could restore.
+        case synced
+        /// At the next synced commit or checkpoint (`synchronous = NORMAL`): what a refresh stores, which the next
+        /// refresh fetches again. A power loss may take the last such commits, never leaves half of one; a crash
+        /// of the daemon alone loses nothing (the WAL is in the page cache). A first fill of `huge` commits 1,000
+        /// of these (docs/performance.md, "The store's I/O in a first fill").
+        case deferred
+
+        var pragma: String {
+            switch self {
+            case .synced: "PRAGMA synchronous = FULL"
+            case .deferred: "PRAGMA synchronous = NORMAL"
+            }
+        }
+    }
+
+    /// One write transaction, committed before returning, on disk as `durability` says. Each write sets its level
+    /// on the (single) writer connection before it begins (SQLite takes it only outside a transaction), so no
+    /// write inherits another's. A synced commit syncs the whole WAL, deferred commits before it too.
+    func write<T>(_ operation: String, durability: Durability = .synced, _ body: (Database) throws -> T)
+        throws(StoreError) -> T
+    {
         BlockingPool.checkBlockingAllowed("SQLite write: \(operation)")
         do {
-            return try pool.write(body)
+            return try pool.writeWithoutTransaction { db in
+                try db.run(durability.pragma)
+                var result: T?
+                try db.inTransaction {
+                    result = try body(db)
+                    return .commit
+                }
+                guard let result else { preconditionFailure("a committed transaction has its body's result") }
+                return result
+            }
         } catch {
             throw failure(error, while: operation)
         }

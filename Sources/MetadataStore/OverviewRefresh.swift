@@ -15,7 +15,7 @@ extension MetadataStore {
     public func applyOverview(
         _ overview: RemoteOverview, options: TreeOptions = TreeOptions(), now: Date = Date()
     ) throws(StoreError) -> RefreshSummary {
-        try write("applying the course overview") { db in
+        try write("applying the course overview", durability: .deferred) { db in
             var refresh = OverviewRefresh(db: db, overview: overview, options: options, now: now)
             let indexed = try SearchSQL.courseTexts(db)
             let summary = try refresh.run()
