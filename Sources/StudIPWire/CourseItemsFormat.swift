@@ -201,15 +201,28 @@ package enum CourseItemText {
 
     /// Stud.IP marks HTML bodies (as opposed to its own markup) with a leading `<!--HTML-->` comment.
     package static func withoutHTMLMarker(_ text: String) -> String {
-        guard let match = text.prefixMatch(of: /\s*<!--\s*HTML\s*-->/) else { return text }
-        return String(text[match.range.upperBound...])
+        guard let end = htmlMarkerEnd(text) else { return text }
+        return String(text[end...])
+    }
+
+    /// Where a leading `<!--HTML-->` marker ends, blanks allowed around and inside it. Matched by hand: a regex
+    /// literal is compiled again each time it is evaluated, 1 % of the daemon's CPU during a first fill
+    /// (docs/performance.md, "Decoding").
+    static func htmlMarkerEnd(_ text: String) -> String.Index? {
+        var rest = text.drop(while: \.isWhitespace)
+        for part in ["<!--", "HTML", "-->"] {
+            guard rest.hasPrefix(part) else { return nil }
+            rest = rest.dropFirst(part.count)
+            if part != "-->" { rest = rest.drop(while: \.isWhitespace) }
+        }
+        return rest.startIndex
     }
 
     /// A stored body (JSON:API `content`, REST `body`) as HTML: with Stud.IP's marker it is HTML; without, it is
     /// text that Stud.IP shows with its line breaks (REST's `body_html` has a `<br>` for each), so its markup
     /// characters are escaped and each line break becomes a `<br>`.
     static func bodyHTML(_ text: String) -> String {
-        if text.prefixMatch(of: /\s*<!--\s*HTML\s*-->/) != nil { return withoutHTMLMarker(text) }
+        if let end = htmlMarkerEnd(text) { return String(text[end...]) }
         var html = ""
         // "\r\n" is one Character in Swift: one break.
         for character in text {

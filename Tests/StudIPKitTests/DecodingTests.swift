@@ -111,6 +111,16 @@ struct DecodingTests {
         }
     }
 
+    @Test("the <!--HTML--> marker: blanks around and inside it, nothing after it taken, anything else kept")
+    func htmlMarker() {
+        #expect(CourseItemText.withoutHTMLMarker("<!--HTML--><p>x</p>") == "<p>x</p>")
+        #expect(CourseItemText.withoutHTMLMarker("\r\n <!--\tHTML\n--> \n<p>x") == " \n<p>x")
+        #expect(CourseItemText.withoutHTMLMarker("<!-- HTML -->") == "")
+        for kept in ["<!--html--><p>x", "x<!--HTML-->", "<!--HTML--", "<!--HTM-->", "<!- -HTML-->", ""] {
+            #expect(CourseItemText.withoutHTMLMarker(kept) == kept, "\(kept.debugDescription)")
+        }
+    }
+
     @Test("malformed JSON is a typed error that names the item")
     func malformed() {
         #expect(throws: StudIPError.self) { try JSONValue.parse(Data("<html>".utf8), what: "folder X") }
