@@ -1,5 +1,24 @@
 // swift-tools-version:6.2
+import Foundation
 import PackageDescription
+
+/// The include directories of libsecret and GIO (and GLib's), from pkg-config, for CLibSecret and CGio and the Swift
+/// modules that import them. Not `systemLibrary(pkgConfig:)`, which would also link the libraries into `campusfs`:
+/// they are loaded with dlopen by the few commands that need them (docs/performance.md, "Process start").
+let glibHeaders: [String] = {
+    let pkgConfig = Process()
+    let output = Pipe()
+    pkgConfig.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    pkgConfig.arguments = ["pkg-config", "--cflags-only-I", "libsecret-1", "gio-2.0"]
+    pkgConfig.standardOutput = output
+    do { try pkgConfig.run() } catch { fatalError("pkg-config cannot run (Scripts/bootstrap installs it): \(error)") }
+    let flags = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    pkgConfig.waitUntilExit()
+    guard pkgConfig.terminationStatus == 0 else {
+        fatalError("pkg-config finds no libsecret-1 or gio-2.0: install libsecret-1-dev and libglib2.0-dev")
+    }
+    return flags.split(whereSeparator: \.isWhitespace).map(String.init)
+}()
 
 let package = Package(
     name: "CampusFS",
@@ -93,11 +112,18 @@ let package = Package(
         .systemLibrary(name: "CWctype"),
         .target(name: "TextGrep", dependencies: ["CWctype", "StudIPModel"]),
         // The login's secrets in the desktop's keyring (libsecret), or a 0600 file without one (docs/secrets.md).
-        .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        // libsecret loaded with dlopen when the keyring is first asked, so that the other commands start without it
+        // and GLib (docs/performance.md, "Process start"): its headers, not its libraries (`glibHeaders`).
+        .target(name: "CLibSecret", cSettings: [.unsafeFlags(glibHeaders)]),
         // The person's desktop session: notifications over D-Bus (GIO's GDBus), `xdg-open` (issue 19).
-        .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
-        .target(name: "Desktop", dependencies: ["AsyncHelpers", "CGio", "SystemSupport"]),
-        .target(name: "SecretStore", dependencies: ["CLibSecret", "SystemSupport"]),
+        // GIO the same way, loaded when the daemon first connects for notifications.
+        .target(name: "CGio", cSettings: [.unsafeFlags(glibHeaders)]),
+        .target(
+            name: "Desktop", dependencies: ["AsyncHelpers", "CGio", "SystemSupport"],
+            swiftSettings: [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]),
+        .target(
+            name: "SecretStore", dependencies: ["CLibSecret", "SystemSupport"],
+            swiftSettings: [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]),
         // The filesystem: FUSE operations onto the store and the cache, attributes, kernel invalidations.
         .target(
             name: "CampusFS",

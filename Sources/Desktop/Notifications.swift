@@ -1,4 +1,4 @@
-import CGio
+internal import CGio
 import Dispatch
 import Foundation
 import Synchronization
@@ -49,13 +49,15 @@ public struct NotificationError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The session's notification server (org.freedesktop.Notifications on the D-Bus session bus), through GIO's
-/// GDBus — the library the keyring's libsecret already brings. One connection for the daemon's life, so the server
+/// GDBus — the library the keyring's libsecret already brings, loaded on the first connection (CGio) so that
+/// the commands without notifications start without it (docs/performance.md, "Process start"). One connection for the daemon's life, so the server
 /// can tell it which action the person chose: a notification's actions only work while its sender is connected.
 ///
 /// ``post(_:)`` is a synchronous D-Bus call (up to 5 s): call it from a thread that may block. The server's
 /// signals (an action chosen, a notification closed) arrive on the thread `campusfs-desktop`, which runs a GLib
 /// main loop for them and nothing else, and which opens the chosen folder with ``Opener``.
 public final class NotificationBus: Sendable {
+    private let gio: campusfs_gio
     private let connection: BusConnection
     private let application: String
     private let events: Events
@@ -67,9 +69,18 @@ public final class NotificationBus: Sendable {
     /// server's signals. Blocks until connected. A chosen action's folder opens in the session's file manager
     /// (``showFolder(_:on:)``), else with ``Opener``.
     public init(address: String, application: String = "CampusFS") throws(NotificationError) {
+        var reason: UnsafePointer<CChar>?
+        guard let loaded = campusfs_gio_load(&reason) else {
+            throw NotificationError(
+                description: "cannot load GIO for the session bus: "
+                    + (reason.map { String(cString: $0) } ?? "unknown reason")
+                    + "; install it (Debian and Ubuntu: the package libglib2.0-0)")
+        }
+        let gio = loaded.pointee
+        self.gio = gio
         var message: UnsafeMutablePointer<CChar>?
         guard let raw = campusfs_bus_open(address, &message) else {
-            defer { g_free(message) }
+            defer { gio.g_free(message) }
             throw NotificationError(
                 description: "cannot connect to the session bus at \(address): "
                     + (message.map { String(cString: $0) } ?? "unknown error"))
@@ -78,12 +89,12 @@ public final class NotificationBus: Sendable {
         self.connection = connection
         self.application = application
         events = Events { path in
-            if !NotificationBus.showFolder(path, on: connection) { _ = Opener.open(path) }
+            if !NotificationBus.showFolder(path, on: connection, gio: gio) { _ = Opener.open(path) }
         }
-        loop = MainLoop()
+        loop = MainLoop(gio: gio)
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [connection, events, loop, loopEnded] in
-            g_main_context_push_thread_default(loop.context)
+            gio.g_main_context_push_thread_default(loop.context)
             let retained = Unmanaged.passRetained(events)
             let subscription = UnsafeMutablePointer<campusfs_subscription>.allocate(capacity: 1)
             subscription.initialize(
@@ -95,11 +106,11 @@ public final class NotificationBus: Sendable {
                     }, context: retained.toOpaque()))
             let id = campusfs_subscribe(connection.raw, subscription)
             started.signal()
-            g_main_loop_run(loop.loop)
-            g_dbus_connection_signal_unsubscribe(connection.raw, id)
+            gio.g_main_loop_run(loop.loop)
+            gio.g_dbus_connection_signal_unsubscribe(connection.raw, id)
             // The subscription's data may be used until what was queued for it is dispatched.
-            while g_main_context_iteration(loop.context, 0) != 0 {}
-            g_main_context_pop_thread_default(loop.context)
+            while gio.g_main_context_iteration(loop.context, 0) != 0 {}
+            gio.g_main_context_pop_thread_default(loop.context)
             subscription.deallocate()
             retained.release()
             loopEnded.signal()
@@ -120,7 +131,7 @@ public final class NotificationBus: Sendable {
                 notification.urgency.rawValue, notification.category, -1, &message)
         }
         guard id != 0 else {
-            defer { g_free(message) }
+            defer { gio.g_free(message) }
             throw NotificationError(
                 description: "the notification server did not take the notification: "
                     + (message.map { String(cString: $0) } ?? "unknown error"))
@@ -133,10 +144,10 @@ public final class NotificationBus: Sendable {
     /// Nemo, Caja and Thunar offer): it starts by D-Bus activation outside our process, so stopping the mount's
     /// unit does not close its window, and it needs no `DISPLAY` in our environment, which a user unit may lack.
     /// False when no file manager answers. Blocks for the call (up to 10 s).
-    fileprivate static func showFolder(_ path: String, on connection: BusConnection) -> Bool {
+    fileprivate static func showFolder(_ path: String, on connection: BusConnection, gio: campusfs_gio) -> Bool {
         var message: UnsafeMutablePointer<CChar>?
         let shown = campusfs_show_folder(connection.raw, URL(fileURLWithPath: path).absoluteString, &message) != 0
-        g_free(message)
+        gio.g_free(message)
         return shown
     }
 
@@ -151,15 +162,15 @@ public final class NotificationBus: Sendable {
         // A quit before the loop runs is lost (GLib clears it when the loop starts), so it repeats until the loop
         // thread ends.
         repeat {
-            g_main_loop_quit(loop.loop)
-            g_main_context_wakeup(loop.context)
+            gio.g_main_loop_quit(loop.loop)
+            gio.g_main_context_wakeup(loop.context)
         } while loopEnded.wait(timeout: .now() + .milliseconds(50)) == .timedOut
-        g_dbus_connection_close_sync(connection.raw, nil, nil)
+        _ = gio.g_dbus_connection_close_sync(connection.raw, nil, nil)
     }
 
     deinit {
         close()
-        g_object_unref(UnsafeMutableRawPointer(connection.raw))
+        gio.g_object_unref(UnsafeMutableRawPointer(connection.raw))
     }
 }
 
@@ -208,15 +219,21 @@ private final class BusConnection: @unchecked Sendable {
 private final class MainLoop: @unchecked Sendable {
     let context: OpaquePointer
     let loop: OpaquePointer
+    private let gio: campusfs_gio
 
-    init() {
-        context = g_main_context_new()
-        loop = g_main_loop_new(context, 0)
+    init(gio: campusfs_gio) {
+        self.gio = gio
+        // GLib aborts the process itself when it cannot allocate: never nil.
+        guard let context = gio.g_main_context_new(), let loop = gio.g_main_loop_new(context, 0) else {
+            fatalError("g_main_context_new or g_main_loop_new returned NULL")
+        }
+        self.context = context
+        self.loop = loop
     }
 
     deinit {
-        g_main_loop_unref(loop)
-        g_main_context_unref(context)
+        gio.g_main_loop_unref(loop)
+        gio.g_main_context_unref(context)
     }
 }
 

@@ -122,10 +122,19 @@ public final class SecretStore: Sendable {
         do throws(KeyringFailure) {
             return try Keyring.withService(body)
         } catch {
-            guard case .failed(let operation, let message) = error else { return nil }
-            throw SecretStoreError(
-                "the keyring (Secret Service) could not \(operation): \(message). Unlock the keyring (for example "
-                    + "in Seahorse, \"Passwords and Keys\") and answer its prompt, then try again")
+            switch error {
+            case .absent:
+                return nil
+            case .failed(let operation, let message):
+                throw SecretStoreError(
+                    "the keyring (Secret Service) could not \(operation): \(message). Unlock the keyring (for "
+                        + "example in Seahorse, \"Passwords and Keys\") and answer its prompt, then try again")
+            case .libraryMissing(let reason):
+                throw SecretStoreError(
+                    "the keyring (Secret Service) cannot be used without libsecret: \(reason). Install it (Debian "
+                        + "and Ubuntu: the package libsecret-1-0), or unset DBUS_SESSION_BUS_ADDRESS to keep the "
+                        + "secret in a file readable only by you")
+            }
         }
     }
 }
