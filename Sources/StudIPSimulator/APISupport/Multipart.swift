@@ -1,35 +1,29 @@
 import Foundation
 
-/// The file parts of a `multipart/form-data` body (uploads), as PHP's `$_FILES` sees them.
-struct MultipartFile: Sendable {
-    var fieldName: String
-    var fileName: String
-    var contentType: String?
-    var data: Data
+/// A `multipart/form-data` body as PHP sees it: `$_FILES` (parts with a `filename`) and `$_POST` (the others).
+struct MultipartForm: Sendable {
+    var files: [MultipartFile] = []
+    /// Text parts by field name; a later part of the same name wins, as in `$_POST`.
+    var fields: [String: String] = [:]
 
-    /// Every part that carries a `filename`; nil when the body is not multipart or has no boundary.
-    static func files(body: Data, contentType: String?) -> [MultipartFile]? {
+    /// Nil when the body is not multipart or has no boundary.
+    init?(body: Data, contentType: String?) {
         guard let contentType, contentType.lowercased().hasPrefix("multipart/form-data"),
-            let boundary = parameter("boundary", in: contentType)
+            let boundary = Self.parameter("boundary", in: contentType)
         else { return nil }
         let delimiter = Data("--\(boundary)".utf8)
-        var files: [MultipartFile] = []
-        var cursor = body.startIndex
-        guard let first = body.range(of: delimiter, in: cursor..<body.endIndex) else { return [] }
-        cursor = first.upperBound
+        guard var cursor = body.range(of: delimiter)?.upperBound else { return }
         while let next = body.range(of: delimiter, in: cursor..<body.endIndex) {
-            let part = body[cursor..<next.lowerBound]
+            add(body[cursor..<next.lowerBound])
             cursor = next.upperBound
-            if let file = parsePart(Data(part)) { files.append(file) }
         }
-        return files
     }
 
-    private static func parsePart(_ part: Data) -> MultipartFile? {
+    private mutating func add(_ part: Data) {
         let separator = Data("\r\n\r\n".utf8)
         guard let split = part.range(of: separator),
             let head = String(data: part[part.startIndex..<split.lowerBound], encoding: .utf8)
-        else { return nil }
+        else { return }
         var content = part[split.upperBound..<part.endIndex]
         if content.suffix(2) == Data("\r\n".utf8) { content = content.dropLast(2) }
         var disposition = ""
@@ -43,14 +37,16 @@ struct MultipartFile: Sendable {
             default: break
             }
         }
-        guard let fileName = parameter("filename", in: disposition) else { return nil }
-        return MultipartFile(
-            fieldName: parameter("name", in: disposition) ?? "", fileName: fileName, contentType: type,
-            data: Data(content))
+        let name = Self.parameter("name", in: disposition) ?? ""
+        guard let fileName = Self.parameter("filename", in: disposition) else {
+            fields[name] = String(decoding: content, as: UTF8.self)
+            return
+        }
+        files.append(MultipartFile(fieldName: name, fileName: fileName, contentType: type, data: Data(content)))
     }
 
     /// A `key=value` or `key="value"` parameter of a header value.
-    private static func parameter(_ name: String, in header: String) -> String? {
+    static func parameter(_ name: String, in header: String) -> String? {
         for item in header.split(separator: ";").dropFirst() {
             let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard pair.count == 2, pair[0].lowercased() == name else { continue }
@@ -62,6 +58,14 @@ struct MultipartFile: Sendable {
         }
         return nil
     }
+}
+
+/// One file part: `$_FILES[field]`.
+struct MultipartFile: Sendable {
+    var fieldName: String
+    var fileName: String
+    var contentType: String?
+    var data: Data
 }
 
 /// Guesses a MIME type from a file name, as Stud.IP's `get_mime_type()` does for uploads.

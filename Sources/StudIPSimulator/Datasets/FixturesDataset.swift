@@ -91,6 +91,64 @@ enum FixturesDataset {
         return university
     }
 
+    /// The demo course "Test Lehrveranstaltung" with the folders `fixtures-5.0.7-writes` captured in its step 1
+    /// (the demo data's ids, which the first capture did not show: its root replaces the invented one), the
+    /// document hosted elsewhere in its root, and that installation's extra licence `CAMPUSFS_NODOWNLOAD`.
+    static func addWritableDemoCourse(to university: inout University) throws {
+        let courseID = "a07535cf2f8a72df33c12ddfa4b53dde"
+        let rootID = "f7fc5ae64d2c453daa9619a820a6467e"
+        let owner = "76ed43ef286fb55cf9e41beadb484a9f"
+        guard var course = university.courses[courseID] else {
+            throw LoadError(description: "the demo course \(courseID) is missing")
+        }
+        let inventedRoot = course.topFolderID
+        course.topFolderID = rootID
+        university.add(course)
+        try university.removeFolder(inventedRoot)
+        let folders:
+            [(id: String, type: String, name: String, description: String, mkdate: Int, chdate: Int, data: String)] = [
+                (rootID, "RootFolder", "Test Lehrveranstaltung", "", 1_510_849_315, 1_510_849_315, "[]"),
+                (
+                    "012cb91a42cf85e5fafdd84e54ed2ec3", "CourseDateFolder",
+                    "13. Klausur am Wed., 07/27/22, 10:15 - 12:00", "",
+                    1_543_859_055, 1_543_859_055, #"{"termin_id":"9ff59e18112a686c553412761a5df85c","permission":5}"#
+                ),
+                (
+                    "ca002fbae136b07e4df29e0136e3bd32", "StandardFolder", "Allgemeiner Dateiordner",
+                    "Ablage für allgemeine Ordner und Dokumente der Veranstaltung", 1_343_924_407, 1_343_924_894, "[]"
+                ),
+                (
+                    "df122112a21812ff4ffcf1965cb48fc3", "CourseGroupFolder", "Dateiordner der Gruppe: Studierende",
+                    "Ablage für Ordner und Dokumente dieser Gruppe", 1_343_924_860, 1_343_924_860,
+                    #"{"group":"2f597139a049a768dbf8345a0a0af3de"}"#
+                ),
+                (
+                    "ad8dc6a6162fb0fe022af4a62a15e309", "HomeworkFolder", "Hausaufgaben", "", 1_343_924_873,
+                    1_343_924_877,
+                    #"{"permission":"3"}"#
+                ),
+            ]
+        for folder in folders {
+            university.add(
+                Folder(
+                    id: folder.id, userID: owner, parentID: folder.id == rootID ? "" : rootID, rangeID: courseID,
+                    folderType: folder.type, name: folder.name, mkdate: folder.mkdate, chdate: folder.chdate,
+                    description: folder.description, dataContent: folder.data))
+        }
+        university.add(
+            FileRef(
+                id: "f62768f0cbd0bcdc4912ce5e4f84eb14", fileID: "b86665948274be968d78777830990eb5", folderID: rootID,
+                name: "mappe_studip-el.pdf", userID: owner, mimeType: "0", size: 314_146, mkdate: 1_607_705_144,
+                chdate: 1_607_705_144, content: .external(url: "https://www.studip.de/download/mappe_studip-el.pdf"),
+                downloads: 1, termsOfUseID: "FREE_LICENSE"))
+        university.add(
+            TermsOfUse(
+                id: "CAMPUSFS_NODOWNLOAD", name: "Nur Lehrende (kein Download)", icon: "lock-locked", position: 6,
+                mkdate: 1_795_850_012, chdate: 1_795_850_012,
+                description: "Dokumente dieser Lizenz dürfen Studierende nicht herunterladen.",
+                studentDescription: "Kein Download.", downloadCondition: 2))
+    }
+
     /// The layout of `news-and-dates.json`.
     private struct LaterFile: Decodable {
         var now: Int

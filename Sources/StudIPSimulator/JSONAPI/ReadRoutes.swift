@@ -142,9 +142,10 @@ extension JSONAPIEnvironment {
         return document(["data": file(first, references: references)])
     }
 
+    /// Paginated, by id (`w1_terms_of_use`).
     func termsList() -> SimResponse {
-        let all = university.termsOfUse.values.sorted { ($0.position, $0.id) < ($1.position, $1.id) }
-        return document(["data": .array(all.map(terms))])
+        let all = university.termsOfUse.values.sorted { $0.id < $1.id }
+        return collection(all.map(terms), page: Page(query: request.query))
     }
 
     func termsShow(id: String) -> SimResponse {

@@ -255,7 +255,7 @@ extension JSONAPIEnvironment {
             (
                 "terms-of-use",
                 relationship(
-                    data: identifier("terms-of-use", ref.termsOfUseID),
+                    data: identifier("terms-of-use", termsOfUseID(of: ref)),
                     links: [("self", .string(link("file-refs/\(id)/relationships/terms-of-use")))])
             ),
         ]
@@ -269,9 +269,15 @@ extension JSONAPIEnvironment {
             meta: ["download-url": .string(downloadURL)])
     }
 
+    /// The licence id; one the installation does not know (an upload's unchecked `term-id`) shows as `UNDEFINED`
+    /// (`w3_upload_term_id_invalid_file_ref`).
+    func termsOfUseID(of ref: FileRef) -> String {
+        university.termsOfUse[ref.termsOfUseID] == nil ? "UNDEFINED" : ref.termsOfUseID
+    }
+
     func file(_ ref: FileRef, references: [FileRef]) -> JSON {
         let attributes: [(String, JSON)] = [
-            ("name", .string(ref.name)), ("mime-type", .string(ref.mimeType)), ("filesize", .int(ref.size)),
+            ("name", .string(ref.fileName)), ("mime-type", .string(ref.mimeType)), ("filesize", .int(ref.size)),
             ("mkdate", date(ref.fileMkdate)), ("chdate", date(ref.fileChdate)),
         ]
         let relationships: [(String, JSON)] = [

@@ -294,6 +294,8 @@ public struct FileRef: Sendable, Hashable, Named {
     public var fileID: String
     public var folderID: String
     public var name: String
+    /// The `files` row's name (JSON:API `files/{id}`): set by an upload and a new version, kept by a rename.
+    public var fileName: String
     public var description: String = ""
     /// Uploader; may name a deleted user (then ``authorName`` is shown).
     public var userID: String
@@ -326,6 +328,7 @@ public struct FileRef: Sendable, Hashable, Named {
         self.fileID = fileID
         self.folderID = folderID
         self.name = name
+        self.fileName = name
         self.userID = userID
         self.mimeType = mimeType
         self.size = size
@@ -350,7 +353,7 @@ public struct FileRef: Sendable, Hashable, Named {
 }
 
 /// A license (`content_terms_of_use_entries`). `downloadCondition`: 0 none, 1 closed groups only, 2 owner only.
-public struct TermsOfUse: Sendable, Hashable {
+public struct TermsOfUse: Sendable, Hashable, Named {
     public var id: String
     public var name: String
     public var description: String = ""

@@ -2,12 +2,15 @@ import Foundation
 
 /// Who may see what, after Stud.IP's folder types and license download conditions (API.md §0.2, §2.5.5).
 ///
-/// Simplified where the simulator needs no more: members with status `autor` or higher may upload into
-/// standard and root folders (the 5.0.7 fixtures show `is-writable: true` for `test_autor`); `HiddenFolder` is
-/// for teachers only; a `PermissionEnabledFolder` reads its student bits from `data_content.permission`
-/// (`x`=1 visible, `w`=2 writable, `r`=4 readable) — `"1"` makes the visible-but-unreadable subfolder of legacy
-/// REST. A user's personal file area belongs to that user alone. License condition 2 restricts downloads to
-/// the uploader, 1 ("closed groups only") to teachers and uploader.
+/// As the 5.0.7 captures show them (fixtures-5.0.7-writes step 1, 6 and 7; docs/simulator.md "Writing"):
+/// members with status `autor` or higher may upload into standard, root and group folders; `HiddenFolder` is for
+/// teachers only; `PermissionEnabledFolder` and its subclasses `CourseDateFolder` and `HomeworkFolder` read their
+/// student bits from `data_content.permission` (`x`=1 visible, `w`=2 writable, `r`=4 readable; default 7, a
+/// homework folder's 3: a student may hand in but not read, not even what they handed in). Only tutors and
+/// lecturers edit a course's folders (rename, delete; never the root) and create subfolders, except in a
+/// `CourseGroupFolder`, where every member who may write may (the simulator has no status groups: every member is
+/// in the group); nobody creates one in a homework folder. A user's personal file area belongs to that user alone.
+/// License condition 2 restricts downloads to the uploader, 1 ("closed groups only") to teachers and uploader.
 extension University {
     /// Member of the course, or root.
     public func canAccess(course: Course, user: User) -> Bool {
@@ -30,15 +33,19 @@ extension University {
         folderPermissions(folder, user: user).writable
     }
 
-    /// Rename or delete the folder (`isEditable`): never the root; the owner or a teacher otherwise.
+    /// Rename or delete the folder (`isEditable`): never the root; in a course only teachers, not even the
+    /// student who created it (`w7_subfolder_groupfolder_created`).
     public func canEdit(folder: Folder, user: User) -> Bool {
         guard !folder.isRoot, canRead(folder: folder, user: user) else { return false }
-        return folder.userID == user.id || isManager(ofRangeOf: folder, user: user)
+        return isManager(ofRangeOf: folder, user: user)
     }
 
-    /// Create subfolders (`isSubfolderAllowed`): teachers in courses, the owner in a personal file area.
+    /// Create subfolders (`isSubfolderAllowed`): teachers, and in a group folder every member who may write;
+    /// never in a homework folder.
     public func canCreateSubfolder(in folder: Folder, user: User) -> Bool {
-        canRead(folder: folder, user: user) && isManager(ofRangeOf: folder, user: user)
+        guard folder.folderType != "HomeworkFolder", canRead(folder: folder, user: user) else { return false }
+        if folder.folderType == "CourseGroupFolder" { return canWrite(folder: folder, user: user) }
+        return isManager(ofRangeOf: folder, user: user)
     }
 
     /// Rename, replace or delete a document (`is-editable`/`is-writable`): its uploader or a teacher.
@@ -73,9 +80,10 @@ extension University {
         switch folder.folderType {
         case "HiddenFolder":
             return (teacher, teacher, teacher)
-        case "PermissionEnabledFolder":
+        case "PermissionEnabledFolder", "CourseDateFolder", "HomeworkFolder":
             if teacher { return (true, true, true) }
-            let bits = Self.studentPermissionBits(folder.dataContent)
+            let bits = Self.studentPermissionBits(
+                folder.dataContent, default: folder.folderType == "HomeworkFolder" ? 3 : 7)
             return (bits & 1 != 0, bits & 4 != 0, bits & 2 != 0)
         default:
             return (
@@ -90,14 +98,14 @@ extension University {
         return course(ofFolder: folder.id).map { isTeacher(in: $0, user: user) } ?? false
     }
 
-    private static func studentPermissionBits(_ dataContent: String) -> Int {
+    private static func studentPermissionBits(_ dataContent: String, default bits: Int) -> Int {
         guard let data = dataContent.data(using: .utf8),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return 7 }
+        else { return bits }
         switch object["permission"] {
-        case let text as String: return Int(text) ?? 7
+        case let text as String: return Int(text) ?? bits
         case let number as Int: return number
-        default: return 7
+        default: return bits
         }
     }
 }

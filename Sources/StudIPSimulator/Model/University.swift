@@ -218,10 +218,13 @@ extension University {
         childFileRefs[ref.folderID]?.removeAll { $0 == id }
     }
 
-    /// Removes a folder with everything below it. A course's root folder cannot be removed.
+    /// Removes a folder with everything below it. A course's root folder cannot be removed (one the course no
+    /// longer points to can).
     public mutating func removeFolder(_ id: String) throws(ModelError) {
         guard let folder = folders[id] else { throw ModelError("no folder with id \(id)") }
-        guard !folder.parentID.isEmpty else { throw ModelError("folder \(id) is a course's root folder") }
+        guard !folder.parentID.isEmpty || courses[folder.rangeID]?.topFolderID != id else {
+            throw ModelError("folder \(id) is a course's root folder")
+        }
         removeSubtree(id)
         childFolders[folder.parentID]?.removeAll { $0 == id }
     }

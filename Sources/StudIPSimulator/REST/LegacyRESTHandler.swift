@@ -98,6 +98,16 @@ public struct LegacyRESTHandler: APIHandler {
         Route("GET", "file/:file_ref_id", user: { env, p, user in env.fileShow(id: p[0], viewer: user) }),
         Route("GET", "file/:file_ref_id/download", user: { env, p, user in env.download(id: p[0], viewer: user) }),
         Route("POST", "file/:folder_id", user: { env, p, user in env.upload(into: p[0], user: user) }),
+        Route("DELETE", "file/:file_ref_id", user: { env, p, user in env.deleteFile(id: p[0], user: user) }),
+        Route("PUT", "file/:file_ref_id", user: { env, p, user in env.editFile(id: p[0], user: user) }),
+        Route("POST", "file/:file_ref_id/update", user: { env, p, user in env.updateFile(id: p[0], user: user) }),
+        Route(
+            "POST", "file/:file_ref_id/move/:destination_folder_id",
+            user: { env, p, user in env.moveFile(id: p[0], to: p[1], user: user) }),
+        Route(
+            "POST", "folder/:folder_id/new_folder", user: { env, p, user in env.createFolder(in: p[0], user: user) }),
+        Route("DELETE", "folder/:folder_id", user: { env, p, user in env.deleteFolder(id: p[0], user: user) }),
+        Route("GET", "studip/file_system/folder_types", user: { env, _, _ in env.folderTypes() }),
         Route("GET", "course/:course_id/news", user: { env, p, user in env.courseNews(id: p[0], viewer: user) }),
         Route("GET", "news/:news_id", user: { env, p, _ in env.newsShow(id: p[0]) }),
         Route("GET", "news/:news_id/comments", user: { env, p, _ in env.newsComments(id: p[0]) }),

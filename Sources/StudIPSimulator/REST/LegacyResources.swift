@@ -121,15 +121,13 @@ extension LegacyEnvironment {
             ("name", .string(ref.name)), ("mkdate", .int(ref.mkdate)), ("chdate", .int(ref.chdate)),
             ("size", .int(ref.size)), ("mime_type", .string(ref.mimeType)),
             ("storage", .string(ref.isLink ? "url" : "disk")),
+            ("is_readable", .bool(readable)), ("is_downloadable", .bool(university.canDownload(ref, user: viewer))),
+            ("is_editable", .bool(editable)), ("is_writable", .bool(editable)),
         ]
         if ref.isLink {
             let query = PHP.buildQuery([("type", "0"), ("file_id", ref.id), ("file_name", ref.name)])
             fields.append(("url", .string(context.basePath + "/sendfile.php?" + query)))
         }
-        fields += [
-            ("is_readable", .bool(readable)), ("is_downloadable", .bool(university.canDownload(ref, user: viewer))),
-            ("is_editable", .bool(editable)), ("is_writable", .bool(editable)),
-        ]
         if extended {
             if let folder = university.folders[ref.folderID] {
                 fields.append(("folder", self.folder(folder, viewer: viewer)))
@@ -142,11 +140,12 @@ extension LegacyEnvironment {
         return .object(fields)
     }
 
+    /// Position and download condition as strings (`w1_rest_terms_of_use`).
     func terms(_ terms: TermsOfUse) -> JSON {
         [
-            "id": .string(terms.id), "name": .string(terms.name), "position": .int(terms.position),
+            "id": .string(terms.id), "name": .string(terms.name), "position": .string(String(terms.position)),
             "description": .string(terms.description), "student_description": .string(terms.studentDescription),
-            "download_condition": .int(terms.downloadCondition), "icon": .string(terms.icon),
+            "download_condition": .string(String(terms.downloadCondition)), "icon": .string(terms.icon),
             "is_default": .bool(terms.isDefault), "mkdate": .int(terms.mkdate), "chdate": .int(terms.chdate),
         ]
     }

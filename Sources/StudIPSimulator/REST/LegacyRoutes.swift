@@ -93,8 +93,10 @@ extension LegacyEnvironment {
         return paginated(refs.map { (key: $0.id, value: fileRef($0, viewer: viewer)) }, keyed: false)
     }
 
+    /// 403 for a folder the user may not read, though its listing shows it writable (`w1_rest_folder_homework_demo_permissions`).
     func folderPermissions(id: String, viewer: User) -> SimResponse {
         guard let found = university.folders[id] else { return error(404, "Folder with id \(id) not found!") }
+        guard university.canRead(folder: found, user: viewer) else { return notReadable(id) }
         let permissions = university.folderPermissions(found, user: viewer)
         return json([
             "folder_id": .string(id), "user_id": .string(viewer.id), "is_visible": .bool(permissions.visible),
@@ -134,24 +136,40 @@ extension LegacyEnvironment {
             body: .document(documentID: ref.id, content: ref.content, size: ref.size), route: route)
     }
 
-    /// `POST file/:folder_id`: Stud.IP 5.0 stores the upload, then fails rendering it (`filerefToJSON()` gets a
-    /// `StandardFile`), so the client sees the HTML error page with status 500 (fixture `rest_upload_file`).
+    /// `POST file/:folder_id`: Stud.IP 5.0.7 stores every file part, then fails rendering the answer
+    /// (`filerefToJSON()` gets a `StandardFile`): 500 with an HTML error page although the files are stored
+    /// (`w8_rest_upload*`). Its refusals are 500 JSON strings with Stud.IP's message; an unreadable folder (a
+    /// homework folder, for a student) is a 403 (`w6_rest_upload_autor`).
     func upload(into folderID: String, user: User) -> SimResponse {
         guard let folder = university.folders[folderID] else {
             return error(404, "Folder with id \(folderID) not found!")
         }
+        guard university.canRead(folder: folder, user: user) else { return notReadable(folderID) }
+        guard let form = MultipartForm(body: request.body, contentType: request.header("content-type")),
+            !form.files.isEmpty
+        else { return error(400, "No files found in request.") }
         guard university.canWrite(folder: folder, user: user) else {
-            return error(403, "You are not allowed to upload files into the folder with the id \(folderID)!")
+            return error(500, "Error while uploading files: Keine Schreibrechte für Zielordner!")
         }
-        guard let files = MultipartFile.files(body: request.body, contentType: request.header("content-type")),
-            let upload = files.first
-        else { return error(400, "No file was uploaded!") }
-        let now = Int(Date().timeIntervalSince1970)
-        let ref = FileRef(
-            id: PHP.newID(), fileID: PHP.newID(), folderID: folderID, name: upload.fileName, userID: user.id,
-            mimeType: MIMEType.guess(fileName: upload.fileName), size: upload.data.count, mkdate: now, chdate: now,
-            content: .bytes(upload.data), termsOfUseID: "UNDEF_LICENSE")
-        _ = try? context.mutate { $0.add(ref) }
+        let policy = UploadPolicy.studIP507
+        for file in form.files where !policy.accepts(name: file.fileName, size: file.data.count) {
+            let ext = file.fileName.split(separator: ".").last.map(String.init) ?? ""
+            let reason =
+                file.data.count > policy.maxFileSize
+                ? "Die maximale Größe für einen Upload (\(policy.maxFileSize >> 20) MB) wurde überschritten."
+                : "Sie dürfen den Dateityp \(ext) nicht hochladen!"
+            return error(500, "Error while uploading files: \(reason)")
+        }
+        let now = university.now
+        let uploads = form.files.map { file in
+            FileRef(
+                id: PHP.newID(), fileID: PHP.newID(), folderID: folderID, name: file.fileName, userID: user.id,
+                mimeType: MIMEType.guess(fileName: file.fileName), size: file.data.count, mkdate: now, chdate: now,
+                content: .bytes(file.data), termsOfUseID: university.defaultTermsOfUseID)
+        }
+        _ = try? context.mutate { university in
+            for upload in uploads { university.addUpload(upload) }
+        }
         return .text(
             "<!DOCTYPE html><html><body><div class=\"messagebox messagebox_exception\">"
                 + "Fehler! Bitte wenden Sie sich an Ihren Systemadministrator. Argument 1 passed to "
@@ -160,8 +178,152 @@ extension LegacyEnvironment {
             status: 500, route: route)
     }
 
+    /// `DELETE file/:file_ref_id`: 200 with an empty body (`w8_rest_delete`); refusals are 500 with an empty reason
+    /// (`w5_rest_delete`).
+    func deleteFile(id: String, user: User) -> SimResponse {
+        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard university.canEdit(ref, user: user) else {
+            return error(500, "Error while deleting a file reference: ")
+        }
+        guard (try? context.mutate({ try $0.removeFileRef(id) })) != nil else {
+            return error(404, "File reference with id \(id) not found!")
+        }
+        return SimResponse(status: 200, headers: [("Content-Type", "application/json;charset=utf-8")], route: route)
+    }
+
+    /// `POST file/:file_ref_id/move/:destination_folder_id`, the only move 5.0.7 has (`w4_move_rest`): 200 with
+    /// the document; without the right to edit it or to write into the target, 500 (`w4_move_rest_nonwritable`).
+    func moveFile(id: String, to folderID: String, user: User) -> SimResponse {
+        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard let target = university.folders[folderID] else {
+            return error(404, "Folder with id \(folderID) not found!")
+        }
+        guard university.canEdit(ref, user: user), university.canWrite(folder: target, user: user) else {
+            return error(
+                500,
+                "Error while moving a file reference: Ungenügende Berechtigungen zum Kopieren der Datei \(ref.name) "
+                    + "in Ordner \(displayName(of: target))!")
+        }
+        return changeFile(id, user: user) { document, time in
+            document.folderID = folderID
+            document.chdate = time
+        }
+    }
+
+    /// `POST file/:file_ref_id/update`, multipart: a new `files` row with the bytes (``UploadPath/rest``), 200
+    /// with the document (fixtures-5.0.7-more `p2_v4_rest_file_update`); someone else's document: 500
+    /// (`w5_rest_update`).
+    func updateFile(id: String, user: User) -> SimResponse {
+        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard university.canEdit(ref, user: user) else {
+            return error(
+                500,
+                "Error while updating a file reference: Sie sind nicht dazu berechtigt, die Datei \(ref.name) zu "
+                    + "aktualisieren!")
+        }
+        guard let form = MultipartForm(body: request.body, contentType: request.header("content-type")),
+            let file = form.files.first
+        else { return error(400, "No files found in request.") }
+        return changeFile(id, user: user) { document, time in
+            document.storeVersion(.bytes(file.data), size: file.data.count, via: .rest, at: time)
+        }
+    }
+
+    /// `PUT file/:file_ref_id` with JSON `name`/`description`; someone else's document: 500 (`w5_rest_rename`).
+    /// Only the refusal was captured; a rename answers the document as a move does.
+    func editFile(id: String, user: User) -> SimResponse {
+        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard university.canEdit(ref, user: user) else {
+            return error(
+                500,
+                "Error while editing a file reference: Ungenügende Berechtigungen zum Bearbeiten der Datei \(ref.name)!"
+            )
+        }
+        let body = JSON.parse(String(decoding: request.body, as: UTF8.self))
+        var name: String?
+        if case .string(let text)? = body?["name"], !text.isEmpty { name = text }
+        var description: String?
+        if case .string(let text)? = body?["description"] { description = text }
+        return changeFile(id, user: user) { [name, description] document, time in
+            if let name { document.name = name }
+            if let description { document.description = description }
+            document.chdate = time
+        }
+    }
+
+    /// `POST folder/:folder_id/new_folder` with JSON `name`, `description`: 200 (not 201) with the folder
+    /// (`w7_rest_new_folder_groupfolder`); 403 into a folder not writable, 500 where writable but no subfolders
+    /// are allowed (`w7_rest_new_folder_*`).
+    func createFolder(in parentID: String, user: User) -> SimResponse {
+        guard let parent = university.folders[parentID] else {
+            return error(404, "Folder with id \(parentID) not found!")
+        }
+        guard university.canWrite(folder: parent, user: user) else {
+            return error(403, "You are not permitted to create a subfolder in the parent folder!")
+        }
+        guard university.canCreateSubfolder(in: parent, user: user) else {
+            return error(
+                500, "Error while creating a folder: Sie sind nicht dazu berechtigt, einen Unterordner zu erstellen!")
+        }
+        let body = JSON.parse(String(decoding: request.body, as: UTF8.self))
+        guard case .string(let name)? = body?["name"], !name.isEmpty else {
+            return error(400, "A folder name is required!")
+        }
+        var description = ""
+        if case .string(let text)? = body?["description"] { description = text }
+        let now = university.now
+        let new = Folder(
+            id: PHP.newID(), userID: user.id, parentID: parentID, rangeID: parent.rangeID,
+            folderType: "StandardFolder", name: name, mkdate: now, chdate: now, rangeType: parent.rangeType,
+            description: description)
+        guard let updated = try? context.mutate({ $0.addNewFolder(new) }), let folder = updated.folders[new.id] else {
+            return error(500, "Error while creating a folder: ")
+        }
+        return json(with(updated).folder(folder, viewer: user))
+    }
+
+    /// `DELETE folder/:folder_id`: a student may not, not even a folder they created (`w7_rest_delete_folder`).
+    func deleteFolder(id: String, user: User) -> SimResponse {
+        guard let folder = university.folders[id] else { return error(404, "Folder with id \(id) not found!") }
+        guard university.canEdit(folder: folder, user: user) else {
+            return error(
+                500,
+                "Error while deleting a folder: Unzureichende Berechtigungen zum Löschen von Ordner \(folder.name)!")
+        }
+        guard (try? context.mutate({ try $0.removeFolder(id) })) != nil else {
+            return error(404, "Folder with id \(id) not found!")
+        }
+        return SimResponse(status: 200, headers: [("Content-Type", "application/json;charset=utf-8")], route: route)
+    }
+
+    /// `studip/file_system/folder_types`: the class names, a plain list (`w1_rest_folder_types`).
+    func folderTypes() -> SimResponse {
+        json(.array(JSONAPIEnvironment.folderTypeOrder.map { .string($0) }))
+    }
+
+    /// Applies `change` to a document at the server's time and answers it as the routes that change one do.
+    private func changeFile(
+        _ id: String, user: User, _ change: @escaping @Sendable (inout FileRef, Int) -> Void
+    ) -> SimResponse {
+        guard
+            let updated = try? context.mutate({ university in
+                guard var document = university.fileRefs[id] else { throw ModelError("no document with id \(id)") }
+                change(&document, university.now)
+                try university.update(document)
+            }), let document = updated.fileRefs[id]
+        else { return error(404, "File reference with id \(id) not found!") }
+        return json(with(updated).fileRef(document, viewer: user))
+    }
+
+    /// A course's root folder is named after the course, as Stud.IP's messages name it.
+    private func displayName(of folder: Folder) -> String {
+        guard folder.isRoot, let course = university.course(ofFolder: folder.id) else { return folder.name }
+        return course.fullName
+    }
+
+    /// By name (`w1_rest_terms_of_use`).
     func termsList() -> SimResponse {
-        let all = university.termsOfUse.values.sorted { ($0.position, $0.id) < ($1.position, $1.id) }
+        let all = University.collated(Array(university.termsOfUse.values))
         return paginated(all.map { (key: $0.id, value: terms($0)) }, keyed: false)
     }
 
