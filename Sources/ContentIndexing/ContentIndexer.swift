@@ -96,15 +96,19 @@ public final class ContentIndexer: Sendable {
     private let logger: Logger
     private let queue = Mutex(Queue())
     private let worker = BlockingPool(threads: 1, name: "campusfs-index", niceness: 10)
+    private let batchEnded: @Sendable () -> Void
 
+    /// `batchEnded` runs on the indexer's thread whenever an extraction leaves the queue empty: the daemon hands
+    /// back there what extracting freed (docs/performance.md, "Root's indexing RSS").
     public init(
         store: MetadataStore, limits: TextExtractor.Limits = TextExtractor.Limits(), retries: Retries = Retries(),
-        logger: Logger = Logger(label: "campusfs.index")
+        logger: Logger = Logger(label: "campusfs.index"), batchEnded: @escaping @Sendable () -> Void = {}
     ) {
         self.store = store
         self.limits = limits
         self.retries = retries
         self.logger = logger
+        self.batchEnded = batchEnded
     }
 
     /// Documents queued, and the one being indexed (not those waiting to be tried again).
@@ -150,7 +154,19 @@ public final class ContentIndexer: Sendable {
 
     private func indexNext() {
         guard let copy = queue.withLock({ $0.pop() }) else { return }
-        defer { queue.withLock { $0.current = nil } }
+        let outcome = extract(copy)
+        let drained = queue.withLock { queue in
+            queue.current = nil
+            return queue.waiting == 0
+        }
+        switch outcome {
+        case .indexed, .failed: if drained { batchEnded() }
+        case .alreadyIndexed, .outdated, .copyGone, nil: break
+        }
+    }
+
+    /// Indexes one copy, logs what came of it and schedules a retry; nil when the store failed.
+    private func extract(_ copy: CommittedCopy) -> Outcome? {
         // Queued again before its retry was due (the cache committed it anew): this extraction is that retry.
         queue.withLock { $0.retrying.removeValue(forKey: copy) }?.cancel()
         let started = ContinuousClock.now
@@ -178,6 +194,7 @@ public final class ContentIndexer: Sendable {
         case .alreadyIndexed, .outdated, .copyGone, nil:
             break
         }
+        return outcome
     }
 
     /// Queues `copy` again after `delay`; a sleeping task, not a thread, waits meanwhile. Made under the queue's

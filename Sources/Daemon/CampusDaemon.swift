@@ -65,6 +65,7 @@ public final class CampusDaemon: Sendable {
             // Every mount test's daemon then stops at blocking work done in a task (docs/threads.md).
             BlockingPool.trapBlockingInTasks()
         #endif
+        returnLargeBlocksWhenFreed()
         let store: MetadataStore
         let synced: Bool
         do throws(StoreError) {
@@ -103,7 +104,8 @@ public final class CampusDaemon: Sendable {
             }
         }
         let mount: CampusMount
-        let indexer = ContentIndexer(store: store)
+        // What extracting a batch freed goes back to the system, as after a refresh (`settled` below).
+        let indexer = ContentIndexer(store: store, batchEnded: { _ = malloc_trim(0) })
         var cacheConfiguration = configuration.cache
         cacheConfiguration.revalidationInterval = configuration.listingTTL
         cacheConfiguration.committed = { indexer.enqueue($0) }
@@ -201,6 +203,16 @@ public final class CampusDaemon: Sendable {
         }
         await reporter.reportReady()
         return daemon
+    }
+
+    /// glibc serves a block below its mmap threshold from an arena, and raises the threshold to the size of each
+    /// mapped block freed (up to 32 MiB). After the daemon's 1 MiB reads (root's raised read-ahead) and downloads,
+    /// blocks of 1-4 MiB came from its 16 arenas and stayed there when freed, kept resident between small live ones:
+    /// 98 of 107 MB of arena memory was free before root's `campusfs index --rebuild` in `Scripts/bench`
+    /// (docs/performance.md, "Root's indexing RSS"). Setting the threshold stops it moving: blocks of 128 KiB
+    /// (glibc's starting value) and more are mapped on their own and unmapped when freed.
+    static func returnLargeBlocksWhenFreed() {
+        _ = mallopt(M_MMAP_THRESHOLD, 128 << 10)
     }
 
     private init(
