@@ -207,11 +207,12 @@ enum SecretEnvironment {
 
     static var values: [String: String] { captured.withLock { $0 } }
 
+    /// The two variables by getenv, not `ProcessInfo.environment`, which copies the whole environment into a
+    /// dictionary at every command's start (docs/performance.md, "Process start").
     static func take() {
-        let environment = ProcessInfo.processInfo.environment
         captured.withLock { values in
             for name in names {
-                if let value = environment[name] { values[name] = value }
+                if let value = getenv(name) { values[name] = String(cString: value) }
                 unsetenv(name)
             }
         }

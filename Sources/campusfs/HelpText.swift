@@ -9,12 +9,24 @@ enum HelpText {
     /// terminal is then printed whole (the terminal folds it and copies it as one line); before more prose,
     /// ArgumentParser would break that prose's first line instead.
     static func examples(_ lines: String) -> String {
-        let indented = lines.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
-        return "\n\nExamples:\n" + indented.joined(separator: "\n").replacingOccurrences(of: " ", with: noBreakSpace)
+        let indented = "  " + replacing("\n", with: "\n  ", in: lines)
+        return "\n\nExamples:\n" + replacing(" ", with: noBreakSpace, in: indented)
     }
 
     /// `text` as a person copies it: ordinary spaces.
     static func printable(_ text: String) -> String {
-        text.replacingOccurrences(of: noBreakSpace, with: " ")
+        replacing(Character(noBreakSpace), with: " ", in: text)
+    }
+
+    /// A plain loop, neither Foundation's `replacingOccurrences` nor a generic split, map and join: every command
+    /// builds the examples as it starts, and those cost it about 1 ms, in Foundation's first string search and in the
+    /// runtime's lookups of generic conformances in a binary this large (docs/performance.md, "Process start").
+    private static func replacing(_ character: Character, with replacement: String, in text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for next in text {
+            if next == character { result += replacement } else { result.append(next) }
+        }
+        return result
     }
 }
