@@ -190,6 +190,96 @@ struct WriteCaptureTests {
         }
     }
 
+    /// What a client sees of test_autor's document in one state (README step 4): the file-ref, its `files` row, the
+    /// content route's ETag and legacy REST's file.
+    static func observe(fileRef: Data?, file: Data?, etag: String?, restFile: Data?) throws -> [String: String] {
+        var seen: [String: String] = [:]
+        func object(_ data: Data?) throws -> [String: Any] {
+            let bytes = try #require(data)
+            return try #require(try JSONSerialization.jsonObject(with: bytes) as? [String: Any])
+        }
+        let ref = try #require(try object(fileRef)["data"] as? [String: Any])
+        let refAttributes = ref["attributes"] as? [String: Any] ?? [:]
+        for key in ["name", "chdate", "filesize", "mkdate"] {
+            seen["file-ref \(key)"] = refAttributes[key].map { "\($0)" }
+        }
+        let row = try #require(try object(file)["data"] as? [String: Any])
+        seen["files id"] = row["id"] as? String
+        let rowAttributes = row["attributes"] as? [String: Any] ?? [:]
+        for key in ["name", "chdate", "filesize", "mkdate"] {
+            seen["files \(key)"] = rowAttributes[key].map { "\($0)" }
+        }
+        let parts = (etag ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\"")).split(separator: " ")
+        for (name, part) in zip(["inode", "mtime", "size"], parts) { seen["ETag \(name)"] = String(part) }
+        let rest = try object(restFile)
+        for key in ["file_id", "name", "chdate", "size"] { seen["REST \(key)"] = rest[key].map { "\($0)" } }
+        return seen
+    }
+
+    static func changed(_ before: [String: String], _ after: [String: String]) -> Set<String> {
+        Set(before.keys.filter { before[$0] != after[$0] })
+    }
+
+    /// New versions through `POST file-refs/{id}/content` (same size, other size, other file name, the old name as
+    /// Slug): the simulator changes exactly the values Stud.IP changed between the captured states, and takes the
+    /// captured names and sizes; the clock moves a few seconds between steps, as it did during the capture.
+    @Test func newVersionsChangeWhatStudIPChanged() async throws {
+        let states = ["before", "after_same_size", "after_other_size", "after_other_name", "after_slug_name"]
+        let versions = [
+            "w4_version_same_size", "w4_version_other_size", "w4_version_other_name", "w4_version_slug_name",
+        ]
+        let captured = try states.map { state in
+            try Self.observe(
+                fileRef: try Fixture.named("w4_\(state)_file_ref", in: Self.directory).body,
+                file: try Fixture.named("w4_\(state)_file", in: Self.directory).body,
+                etag: try Fixture.named("w4_\(state)_content_head", in: Self.directory).header("ETag"),
+                restFile: try Fixture.named("w4_\(state)_rest_file", in: Self.directory).body)
+        }
+        try await withSimulator(.fixtures507Writes, flavour: .v50) { sim async throws in
+            try sim.store.mutate { $0.pinnedNow = 1_795_853_872 }
+            let upload = try Fixture.named("w2_upload", in: Self.directory)
+            let created = try await HTTP.request(
+                .POST, sim.baseURL + upload.url,
+                headers: upload.requestHeaders.map { ($0.key, $0.value) } + [HTTP.basic("test_autor")],
+                body: try Self.requestBody(upload))
+            let id = try #require(created.header("Location")?.split(separator: "/").last.map(String.init))
+            let jsonapi = "\(sim.baseURL)/jsonapi.php/v1"
+            let auth = [HTTP.basic("test_autor"), HTTP.jsonAPIAccept]
+            func simulated() async throws -> [String: String] {
+                let fileRef = try await HTTP.get("\(jsonapi)/file-refs/\(id)", headers: auth)
+                let fileID = try #require(sim.university.fileRefs[id]?.fileID)
+                return try Self.observe(
+                    fileRef: fileRef.body, file: try await HTTP.get("\(jsonapi)/files/\(fileID)", headers: auth).body,
+                    etag: try await HTTP.request(.HEAD, "\(jsonapi)/file-refs/\(id)/content", headers: auth).header(
+                        "ETag"),
+                    restFile: try await HTTP.get(
+                        "\(sim.baseURL)/api.php/file/\(id)", headers: [HTTP.basic("test_autor")]
+                    )
+                    .body)
+            }
+            var before = try await simulated()
+            for (step, version) in versions.enumerated() {
+                try sim.store.mutate { $0.pinnedNow = ($0.pinnedNow ?? 0) + 3 }
+                let fixture = try Fixture.named(version, in: Self.directory)
+                let response = try await HTTP.request(
+                    .POST, "\(jsonapi)/file-refs/\(id)/content",
+                    headers: fixture.requestHeaders.map { ($0.key, $0.value) } + [HTTP.basic("test_autor")],
+                    body: try Self.requestBody(fixture))
+                #expect(response.status == 201, "\(version)")
+                #expect(response.header("Location") == "\(jsonapi)/file-refs/\(id)", "\(version)")
+                let after = try await simulated()
+                #expect(
+                    Self.changed(before, after) == Self.changed(captured[step], captured[step + 1]), "\(version)")
+                for key in [
+                    "file-ref name", "file-ref filesize", "files name", "files filesize", "REST name", "REST size",
+                ] {
+                    #expect(after[key] == captured[step + 1][key], "\(version): \(key)")
+                }
+                before = after
+            }
+        }
+    }
+
     /// One pass over the captured exchanges: the ids the simulator generates replace the captured ones as they
     /// become known (from `Location` headers and from bodies that show a new id where the capture had another).
     struct Replay {
