@@ -27,8 +27,10 @@ public final class MetadataStore: Sendable {
     static let busyTimeout: TimeInterval = 10
     /// WAL pages after which a commit checkpoints (SQLite's default is 1,000): 32 MiB of 4 KiB pages.
     static let walCheckpointPages = 8192
-    /// Bytes the WAL file is cut back to after a checkpoint: SQLite's default interval's worth.
-    static let walSizeLimit = 4 << 20
+    /// Bytes the WAL file is cut back to after a checkpoint: one interval's worth, so that the WAL keeps its size
+    /// between checkpoints (cut to 4 MiB, `huge`'s fill truncated and grew it 75 times: `ftruncate` was 1.9 % of the daemon's samples) and only a
+    /// transaction larger than that (a migration, an index rebuild) leaves no larger file behind.
+    static let walSizeLimit = walCheckpointPages * 4096
     /// The writer connection's page cache (SQLite's default: 2,000 KiB). A course's first fill inserts ids at
     /// random places of the indexes keyed by Stud.IP ids (`node_item`, `node_single_placement`, `document.id`,
     /// `folder.id`: 19 MB on `huge`), and every page missing from the cache is a `pread`; 8 MiB on the writer
@@ -78,7 +80,7 @@ public final class MetadataStore: Sendable {
             // database once it holds `walCheckpointPages`: each checkpoint copies every page the commits since the
             // last one changed, once, so a longer interval copies a page that many courses of a first fill change
             // (an index keyed by Stud.IP ids) fewer times (docs/performance.md, "The store's I/O in a first fill").
-            // After a checkpoint the WAL file shrinks back to `walSizeLimit`, so an idle daemon keeps no 32 MB WAL.
+            // After a checkpoint the WAL file shrinks back to `walSizeLimit`.
             // The writer's page cache is `writerCacheKiB`; readers keep SQLite's 2 MB each (16 of them).
             try pool.writeWithoutTransaction { db in
                 try db.execute(

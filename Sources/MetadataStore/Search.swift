@@ -349,6 +349,9 @@ enum SearchSQL {
     /// than triggers, because a row combines five tables and the folder path, which a rename of any folder above
     /// changes, and SQLite's triggers cannot run the recursive query that builds it. Only rows whose text changed
     /// are rewritten: a refresh that changes nothing costs a read of the course's rows (`large`, docs/benchmarks.md).
+    /// When none of them is indexed yet (the course's first fill), one `INSERT … SELECT` writes them all inside
+    /// SQLite, without a row, an array and a statement per document in Swift (docs/performance.md, "The store's
+    /// I/O in a first fill").
     static func indexMetadata(course: String, document: Int64? = nil, _ db: Database) throws {
         let arguments: StatementArguments = ["course": course, "document": document]
         var indexed: [Int64: [DatabaseValue]] = [:]
@@ -360,6 +363,10 @@ enum SearchSQL {
             """, arguments)
         {
             indexed[try row.decode(atIndex: 0)] = Array(row.databaseValues.dropFirst())
+        }
+        guard !indexed.isEmpty else {
+            try db.run("INSERT INTO search_document (rowid, \(metadataColumns)) \(metadataRows)", arguments)
+            return
         }
         for row in try db.rows(metadataRows, arguments) {
             let inode: Int64 = try row.decode(atIndex: 0)
