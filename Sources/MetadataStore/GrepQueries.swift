@@ -11,41 +11,45 @@ public struct GrepScopeDocument: Sendable, Hashable {
     public var partKind: TextPartKind?
 }
 
-/// What `campusfs grep` may search below a PATH.
-public struct GrepScope: Sendable, Hashable {
-    /// The documents with stored text, sorted by path.
-    public var documents: [GrepScopeDocument]
-    /// How many documents have no text yet (never downloaded, or not indexed yet) that the user may download:
-    /// grep's note. Failed extractions (images, broken files) and documents the user may not download are in
-    /// neither list.
-    public var missingCount: Int
+/// The documents below a `campusfs grep` PATH without text yet (never downloaded, or not indexed yet) that the user
+/// may download: grep's note. Failed extractions (images, broken files) and documents the user may not download
+/// are not among them.
+public struct GrepMissing: Sendable, Hashable {
+    public var count: Int
     /// Their names, when asked for (`--include`/`--exclude` decide which of them count); else empty.
-    public var missing: [String]
+    public var names: [String]
 }
 
 extension MetadataStore {
-    /// The documents below `inode` (or `inode` itself when it is one): what `campusfs grep` may search there.
-    /// Symlinks below (a course's earlier semesters) are not followed, like `grep -r`. Paths are built for the
-    /// documents with text alone, upwards from them, rather than for every document below (`large`: 454 of 7,516;
-    /// the query over all took 20 ms of every grep, docs/search.md). Without `namingMissing` the documents without
-    /// text are only counted: their 7,060 names cost `large` 3 ms of every grep.
-    public func grepScope(below inode: Int64, namingMissing: Bool = false) throws(StoreError) -> GrepScope {
+    /// The documents with stored text below `inode` (or `inode` itself when it is one), sorted by path: what
+    /// `campusfs grep` searches there. Symlinks below (a course's earlier semesters) are not followed, like
+    /// `grep -r`. Paths are built for the documents with text alone, upwards from them, rather than for every
+    /// document below (`large`: 454 of 7,516; the query over all took 20 ms of every grep, docs/search.md).
+    public func grepDocuments(below inode: Int64) throws(StoreError) -> [GrepScopeDocument] {
         try read("listing the documents below inode \(inode)") { db in
-            let documents = try db.rows(GrepSQL.stored, ["target": inode]).map { row in
+            try db.rows(GrepSQL.stored, ["target": inode]).map { row in
                 GrepScopeDocument(
                     documentID: try row.decode(atIndex: 0), relativePath: try row.decode(atIndex: 1),
                     name: try row.decode(atIndex: 2), partKind: TextPartKind(storedValue: try row.decode(atIndex: 3)))
             }
+        }
+    }
+
+    /// The documents below `inode` that have no text yet. A query of its own, apart from ``grepDocuments(below:)``,
+    /// so that grep runs the two on two threads (docs/search.md, "grep"). Without `naming` they are only counted:
+    /// their 7,060 names cost `large` 3 ms of every grep.
+    public func grepMissing(below inode: Int64, naming: Bool = false) throws(StoreError) -> GrepMissing {
+        try read("counting the documents without text below inode \(inode)") { db in
             let root = inode == Node.rootInode
             let arguments: StatementArguments = root ? [] : ["target": inode]
-            guard namingMissing else {
+            guard naming else {
                 let sql = root ? GrepSQL.missingInTreeCount : GrepSQL.missingCount
                 let count = try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments)
-                return GrepScope(documents: documents, missingCount: count ?? 0, missing: [])
+                return GrepMissing(count: count ?? 0, names: [])
             }
             let sql = root ? GrepSQL.missingInTree : GrepSQL.missing
-            let missing = try String.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
-            return GrepScope(documents: documents, missingCount: missing.count, missing: missing)
+            let names = try String.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+            return GrepMissing(count: names.count, names: names)
         }
     }
 }

@@ -25,6 +25,9 @@ public final class MetadataStore: Sendable {
     /// so a read waits only while all 16 are busy. The CLI runs in a process (and pool) of its own.
     public static let maximumReaderCount = 16
     static let busyTimeout: TimeInterval = 10
+    /// Reads at once on a ``readOnly(path:)`` store: `campusfs grep` reads on up to this many threads (one per
+    /// core, docs/search.md, "grep"); each reader is a connection of its own, opened on first use.
+    public static let readOnlyReaders = 4
     /// WAL pages after which a commit checkpoints (SQLite's default is 1,000): 32 MiB of 4 KiB pages.
     static let walCheckpointPages = 8192
     /// Bytes the WAL file is cut back to after a checkpoint: one interval's worth, so that the WAL keeps its size
@@ -87,7 +90,7 @@ public final class MetadataStore: Sendable {
                     sql: """
                         PRAGMA synchronous = FULL;
                         PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages);
-                        PRAGMA journal_size_limit = \(Self.walSizeLimit);
+
                         PRAGMA cache_size = -\(Self.writerCacheKiB)
                         """)
             }
@@ -105,8 +108,7 @@ public final class MetadataStore: Sendable {
         BlockingPool.checkBlockingAllowed("opening the store at \(path)")
         var configuration = Configuration()
         configuration.readonly = true
-        // One read at a time: the CLI's.
-        configuration.maximumReaderCount = 1
+        configuration.maximumReaderCount = Self.readOnlyReaders
         configuration.busyMode = .timeout(Self.busyTimeout)
         configuration.label = "campusfs.metadata.readonly"
         do {

@@ -40,25 +40,48 @@ public struct GrepDocument: Sendable {
     }
 }
 
-/// grep over documents, one after the other, printing as GNU grep does (`path:page 3:12:line`, `-` for context
-/// lines, `--` between groups, GNU's default colours) through `write`.
+/// What searching one document printed and selected: its bytes wait in a ``GrepHit`` until ``Grep/print(_:)``
+/// writes them, in document order, whichever thread searched it.
+public struct GrepHit: Sendable {
+    /// The document's output; without the `--` its first group needs after an earlier document's lines, which only
+    /// ``Grep/print(_:)`` knows about.
+    public var output: [UInt8]
+    /// How many lines it selected.
+    public var selected: Int
+    /// Whether it printed a line (so context groups after it start with `--`).
+    var printedLine: Bool
+}
+
+/// Searches documents and prints their ``GrepHit``s as GNU grep does (`path:page 3:12:line`, `-` for context
+/// lines, `--` between groups, GNU's default colours) through `write`, in the order given.
 public final class Grep {
     public let options: GrepOptions
-    private let matcher: GrepMatcher
-    private let write: (String) -> Void
+    /// This thread's searcher: ``search(label:partKind:parts:)`` and ``skipUnmatched(label:)``.
+    private let searcher: GrepSearcher
+    private let write: ([UInt8]) -> Void
     /// Whether any line was selected so far: grep's exit status.
     public private(set) var selectedAny = false
     /// Whether a line has been printed, so the next group not adjacent to it starts with `--`.
     private var printedLine = false
 
-    public init(pattern: String, options: GrepOptions, write: @escaping (String) -> Void) throws(GrepError) {
+    public init(pattern: String, options: GrepOptions, write: @escaping ([UInt8]) -> Void) throws(GrepError) {
         self.options = options
-        matcher = try GrepMatcher(pattern: pattern, options: options)
+        searcher = try GrepSearcher(pattern: pattern, options: options)
         self.write = write
     }
 
     /// True once nothing further can change the output or the exit status (`-q` after a selected line).
     public var isFinished: Bool { options.output == .quiet && selectedAny }
+
+    /// Prints a document's hit after the ones printed before it.
+    public func print(_ hit: GrepHit) {
+        if hit.selected > 0 { selectedAny = true }
+        if hit.printedLine, printedLine, options.before != nil || options.after != nil {
+            write(Array(searcher.colored("--", .separator).utf8) + [UInt8(ascii: "\n")])
+        }
+        if hit.printedLine { printedLine = true }
+        if !hit.output.isEmpty { write(hit.output) }
+    }
 
     /// Searches one document and prints what its flags say; returns how many lines it selected.
     @discardableResult
@@ -71,42 +94,80 @@ public final class Grep {
         }
     }
 
-    /// Searches one document whose parts `parts` hands to its `visit` closure one by one, in order, each valid
-    /// only during that call (the store's row, not a copy); `visit` returns false once the document is settled.
-    /// Prints what the flags say; returns how many lines it selected.
+    /// ``GrepSearcher/search(label:partKind:parts:)`` on this thread, printed at once.
     @discardableResult
     public func search<Failure: Error>(
         label: String, partKind: TextPartKind?,
         parts: (_ visit: (_ number: Int?, _ text: UnsafeBufferPointer<UInt8>) -> Bool) throws(Failure) -> Void
     ) throws(Failure) -> Int {
-        var selected = 0
-        // Only lines and counts need every page; for the rest one selected line settles the document.
-        let firstSettles = options.output != .lines && options.output != .count
-        try parts { number, text in
-            selected += searchPart(text, label: label, partKind: partKind, number: number)
-            return !(selected > 0 && firstSettles)
-        }
-        if selected > 0 { selectedAny = true }
-        finish(label, selected: selected)
-        return selected
+        let hit = try searcher.search(label: label, partKind: partKind, parts: parts)
+        print(hit)
+        return hit.selected
     }
 
     /// A document the index shows has no line that matches (without `-v`): only `-c` and `-L` print it.
     public func skipUnmatched(label: String) {
+        print(searcher.unmatched(label: label))
+    }
+}
+
+/// Searches one document at a time into a ``GrepHit``; one per thread: glibc serialises the `regexec` calls on
+/// one compiled pattern.
+public final class GrepSearcher {
+    public let options: GrepOptions
+    private let matcher: GrepMatcher
+    /// The current document's output, as bytes: no String per printed line (docs/search.md, "grep").
+    private var output: [UInt8] = []
+    /// Whether the current document printed a line, so its next group not adjacent to it starts with `--`.
+    private var printedLine = false
+
+    public init(pattern: String, options: GrepOptions) throws(GrepError) {
+        self.options = options
+        matcher = try GrepMatcher(pattern: pattern, options: options)
+    }
+
+    /// Searches one document whose parts `parts` hands to its `visit` closure one by one, in order, each valid
+    /// only during that call (the store's row, not a copy); `visit` returns false once the document is settled.
+    public func search<Failure: Error>(
+        label: String, partKind: TextPartKind?,
+        parts: (_ visit: (_ number: Int?, _ text: UnsafeBufferPointer<UInt8>) -> Bool) throws(Failure) -> Void
+    ) throws(Failure) -> GrepHit {
+        var selected = 0
+        // Only lines and counts need every page; for the rest one selected line settles the document.
+        let firstSettles = options.output != .lines && options.output != .count
+        var labelBytes: [UInt8]?
+        try parts { number, text in
+            selected += searchPart(text, label: label, labelBytes: &labelBytes, partKind: partKind, number: number)
+            return !(selected > 0 && firstSettles)
+        }
+        return finish(label, selected: selected)
+    }
+
+    /// A document the index shows has no line that matches (without `-v`): only `-c` and `-L` print it.
+    public func unmatched(label: String) -> GrepHit {
         finish(label, selected: 0)
     }
 
-    private func finish(_ label: String, selected: Int) {
+    private func finish(_ label: String, selected: Int) -> GrepHit {
         switch options.output {
         case .count:
-            write(
+            append(
                 options.withFileName
                     ? colored(label, .fileName) + colored(":", .separator) + "\(selected)\n" : "\(selected)\n")
         case .filesWithMatches where selected > 0, .filesWithoutMatch where selected == 0:
-            write(colored(label, .fileName) + "\n")
+            append(colored(label, .fileName) + "\n")
         default:
             break
         }
+        defer {
+            output = []
+            printedLine = false
+        }
+        return GrepHit(output: output, selected: selected, printedLine: printedLine)
+    }
+
+    private func append(_ text: String) {
+        output.append(contentsOf: text.utf8)
     }
 
     private func partLabel(_ kind: TextPartKind?, _ number: Int?) -> String? {
@@ -114,10 +175,12 @@ public final class Grep {
         return "\(kind.rawValue) \(number)"
     }
 
-    /// The lines of one page or part: selection, context and output.
-    private func searchPart(_ text: UnsafeBufferPointer<UInt8>, label: String, partKind: TextPartKind?, number: Int?)
-        -> Int
-    {
+    /// The lines of one page or part: selection, context and output. `labelBytes` is the document's coloured
+    /// label, made on its first printed line.
+    private func searchPart(
+        _ text: UnsafeBufferPointer<UInt8>, label: String, labelBytes: inout [UInt8]?, partKind: TextPartKind?,
+        number: Int?
+    ) -> Int {
         // Most pages of a scan have no match: settled before any splitting into lines, or a label for them
         // (`page 3` for each of `large`'s 18,060 pages was 0.6 ms of a scan, docs/search.md).
         if !options.invertMatch && matcher.nextMatchingLine(in: text, from: 0) == nil { return 0 }
@@ -144,7 +207,8 @@ public final class Grep {
             let line = UnsafeBufferPointer(rebasing: text[range])
             guard matching[index] != options.invertMatch else {
                 if printsLines, afterLeft > 0 {
-                    printLine(line, number: index + 1, label: label, part: part, selected: false)
+                    printLine(
+                        line, number: index + 1, labelBytes: &labelBytes, label: label, part: part, selected: false)
                     lastPrinted = index
                     afterLeft -= 1
                 }
@@ -157,15 +221,15 @@ public final class Grep {
             }
             let first = max(lastPrinted.map { $0 + 1 } ?? 0, index - before)
             if printedLine, options.before != nil || options.after != nil, lastPrinted.map({ $0 + 1 }) != first {
-                write(colored("--", .separator) + "\n")
+                append(colored("--", .separator) + "\n")
             }
             for contextIndex in first..<index {
                 let context = lines[contextIndex]
                 printLine(
-                    UnsafeBufferPointer(rebasing: text[context]), number: contextIndex + 1, label: label, part: part,
-                    selected: false)
+                    UnsafeBufferPointer(rebasing: text[context]), number: contextIndex + 1, labelBytes: &labelBytes,
+                    label: label, part: part, selected: false)
             }
-            printLine(line, number: index + 1, label: label, part: part, selected: true)
+            printLine(line, number: index + 1, labelBytes: &labelBytes, label: label, part: part, selected: true)
             lastPrinted = index
             afterLeft = after
         }
@@ -173,36 +237,39 @@ public final class Grep {
     }
 
     private func printLine(
-        _ line: UnsafeBufferPointer<UInt8>, number: Int, label: String, part: String?, selected: Bool
+        _ line: UnsafeBufferPointer<UInt8>, number: Int, labelBytes: inout [UInt8]?, label: String, part: String?,
+        selected: Bool
     ) {
         printedLine = true
         let separator = colored(selected ? ":" : "-", .separator)
-        var output = ""
-        if options.withFileName { output += colored(label, .fileName) + separator }
-        if let part { output += colored(part, .lineNumber) + separator }
-        if options.lineNumbers { output += colored(String(number), .lineNumber) + separator }
-        guard options.color else {
-            write(output + String(decoding: line, as: UTF8.self) + "\n")
-            return
+        if options.withFileName {
+            if labelBytes == nil { labelBytes = Array(colored(label, .fileName).utf8) }
+            output.append(contentsOf: labelBytes ?? [])
+            append(separator)
         }
+        if let part { append(colored(part, .lineNumber) + separator) }
+        if options.lineNumbers { append(colored(String(number), .lineNumber) + separator) }
         var position = 0
-        for match in matcher.allMatches(in: line) {
-            output += String(decoding: UnsafeBufferPointer(rebasing: line[position..<match.lowerBound]), as: UTF8.self)
-            output += colored(String(decoding: UnsafeBufferPointer(rebasing: line[match]), as: UTF8.self), .match)
-            position = match.upperBound
+        if options.color {
+            for match in matcher.allMatches(in: line) {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: line[position..<match.lowerBound]))
+                append(colored(String(decoding: UnsafeBufferPointer(rebasing: line[match]), as: UTF8.self), .match))
+                position = match.upperBound
+            }
         }
-        write(output + String(decoding: UnsafeBufferPointer(rebasing: line[position...]), as: UTF8.self) + "\n")
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: line[position...]))
+        output.append(UInt8(ascii: "\n"))
     }
 
     /// GNU grep's default `GREP_COLORS`: `fn=35`, `ln=32`, `se=36`, `ms=01;31`.
-    private enum Color: String {
+    enum Color: String {
         case fileName = "35"
         case lineNumber = "32"
         case separator = "36"
         case match = "01;31"
     }
 
-    private func colored(_ text: String, _ color: Color) -> String {
+    func colored(_ text: String, _ color: Color) -> String {
         options.color ? "\u{1B}[\(color.rawValue)m\u{1B}[K\(text)\u{1B}[m\u{1B}[K" : text
     }
 }

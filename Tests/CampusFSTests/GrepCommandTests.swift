@@ -34,7 +34,7 @@ struct GrepCommandTests {
             try store.document(inode: try store.resolve(path: course + "/Übungsblätter/diagramm.png").inode))
         try store.recordExtractionFailure(
             documentID: image.id, version: image.version, extractor: 1, reason: "an image")
-        return try store.grepScope(below: Node.rootInode).missingCount
+        return try store.grepMissing(below: Node.rootInode).count
     }
 
     static func noDownloads(_ sim: Simulator) -> Bool {

@@ -8,7 +8,8 @@ import TextGrep
 
 /// `campusfs grep`'s use of the index: the words ``IndexWords`` takes from a pattern pick, through
 /// ``MetadataStore/candidateDocuments(containingAll:)``, every document the engine selects a line of (a superset:
-/// case, umlauts, `ue` spellings), and ``MetadataStore/grepScope(below:)`` lists what a PATH covers.
+/// case, umlauts, `ue` spellings), and ``MetadataStore/grepDocuments(below:)`` and ``MetadataStore/grepMissing(below:naming:)`` list what a
+/// PATH covers.
 @Suite struct GrepCandidateTests {
     /// One document per line, in a course folder.
     static let lines = [
@@ -205,7 +206,9 @@ import TextGrep
         options.withFileName = false
         for (index, letter) in letters.enumerated() {
             var matched: [String] = []
-            let grep = try Grep(pattern: "x\(letter)y", options: options) { matched.append(String($0.dropLast())) }
+            let grep = try Grep(pattern: "x\(letter)y", options: options) {
+                matched += String(decoding: $0, as: UTF8.self).split(separator: "\n").map(String.init)
+            }
             grep.search(GrepDocument(label: "", partKind: nil, parts: [(nil, text)]))
             let substrings = IndexWords.substrings(pattern: "x\(letter)y", options: options)
             guard !substrings.isEmpty else {
@@ -241,30 +244,26 @@ import TextGrep
         try store.recordExtractionFailure(
             documentID: "c", version: DocumentVersion(fileID: "file-c", size: 1000), extractor: 1, reason: "an image")
         let folien = try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien").inode
-        let scope = try store.grepScope(below: folien, namingMissing: true)
-        #expect(scope.documents.map(\.relativePath) == ["Alt/b.txt", "a.pdf"])
-        #expect(scope.documents.map(\.partKind) == [nil, .page])
-        #expect(scope.missing == ["h.txt"], "not c.png (failed), not e.pdf (locked)")
-        #expect(scope.missingCount == 1)
+        #expect(try store.grepDocuments(below: folien).map(\.relativePath) == ["Alt/b.txt", "a.pdf"])
+        #expect(try store.grepDocuments(below: folien).map(\.partKind) == [nil, .page])
+        let missing = try store.grepMissing(below: folien, naming: true)
+        #expect(missing.names == ["h.txt"], "not c.png (failed), not e.pdf (locked)")
+        #expect(missing.count == 1)
         // Only counted: the same number, no names.
-        let counted = try store.grepScope(below: folien)
-        #expect(counted.documents == scope.documents)
-        #expect(counted.missingCount == 1 && counted.missing.isEmpty)
-        let single = try store.grepScope(below: try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/a.pdf").inode)
-        #expect(single.documents.map(\.relativePath) == [""])
-        let root = try store.grepScope(below: Node.rootInode, namingMissing: true)
+        #expect(try store.grepMissing(below: folien) == GrepMissing(count: 1, names: []))
+        let single = try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/a.pdf").inode
+        #expect(try store.grepDocuments(below: single).map(\.relativePath) == [""])
         #expect(
-            root.documents.map(\.relativePath) == [
+            try store.grepDocuments(below: Node.rootInode).map(\.relativePath) == [
                 "WS 2026-27/INF-101 Foo/Folien/Alt/b.txt", "WS 2026-27/INF-101 Foo/Folien/a.pdf",
             ])
-        #expect(Set(root.missing) == ["d.txt", "h.txt"])
-        #expect(root.missingCount == 2)
-        let rootCounted = try store.grepScope(below: Node.rootInode)
-        #expect(rootCounted.missingCount == 2 && rootCounted.missing.isEmpty)
-        let alt = try store.grepScope(
-            below: try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/Alt").inode, namingMissing: true)
-        #expect(alt.documents.map(\.relativePath) == ["b.txt"], "a.pdf is not below Alt")
-        #expect(alt.missing == ["h.txt"])
+        let root = try store.grepMissing(below: Node.rootInode, naming: true)
+        #expect(Set(root.names) == ["d.txt", "h.txt"])
+        #expect(root.count == 2)
+        #expect(try store.grepMissing(below: Node.rootInode) == GrepMissing(count: 2, names: []))
+        let alt = try store.resolve(path: "WS 2026-27/INF-101 Foo/Folien/Alt").inode
+        #expect(try store.grepDocuments(below: alt).map(\.relativePath) == ["b.txt"], "a.pdf is not below Alt")
+        #expect(try store.grepMissing(below: alt, naming: true).names == ["h.txt"])
     }
 
     /// ``StoredText/parts(of:only:_:)`` reads SQLite's row in place: each part's exact bytes (umlauts, CRLF, an

@@ -157,7 +157,7 @@ import Testing
         options.lineNumbers = true
         options.before = 1
         var output = ""
-        let grep = try Grep(pattern: "B-Baum", options: options) { output += $0 }
+        let grep = try Grep(pattern: "B-Baum", options: options) { output += String(decoding: $0, as: UTF8.self) }
         #expect(grep.search(GrepDocument(label: "Kurs/Folien.pdf", partKind: .page, parts: parts)) == 2)
         #expect(
             output == """
@@ -169,11 +169,39 @@ import Testing
 
                 """)
         output = ""
-        let slides = try Grep(pattern: "hier", options: GrepOptions()) { output += $0 }
+        let slides = try Grep(pattern: "hier", options: GrepOptions()) { output += String(decoding: $0, as: UTF8.self) }
         slides.search(GrepDocument(label: "a.pptx", partKind: .slide, parts: parts))
         slides.search(GrepDocument(label: "b.txt", partKind: nil, parts: [(nil, Array("hier\n".utf8))]))
         #expect(output == "a.pptx:slide 2:B-Baum hier\nb.txt:hier\n")
         #expect(slides.selectedAny)
+    }
+
+    /// Documents searched by searchers of their own (as `campusfs grep`'s threads do) and printed in order read as
+    /// GNU grep's output over the same files: `--` between the groups of different documents, labels, counts.
+    @Test(arguments: [
+        ["-n", "-C1", "-H"], ["-A1", "-H"], ["-c", "-H"], ["-l"], ["-L"], ["-H", "--color=always", "-B1"],
+    ])
+    func documentsSearchedApartPrintAsOneGrep(flags: [String]) async throws {
+        let texts = [Self.text, "nichts\n", Self.prefilterText, "Übung\nzwei\n"]
+        let files = try texts.map { try Self.write($0) }
+        defer { for file in files { try? FileManager.default.removeItem(atPath: file) } }
+        let command =
+            (["LC_ALL=C.UTF-8", "/bin/grep"] + flags + ["--", "Übung\\|Baum"] + files).map {
+                $0.contains("\\") ? "'\($0)'" : $0
+            }
+            .joined(separator: " ")
+        let gnu = try await shell(command)
+        var output: [UInt8] = []
+        let grep = try Grep(pattern: "Übung\\|Baum", options: Self.options(flags)) { output += $0 }
+        // Each document on a searcher of its own, printed in order afterwards, as from two threads.
+        let hits = try zip(files, texts).map { file, text in
+            try GrepSearcher(pattern: "Übung\\|Baum", options: Self.options(flags)).search(
+                label: file, partKind: nil
+            ) { visit in _ = Array(text.utf8).withUnsafeBufferPointer { visit(nil, $0) } }
+        }
+        for hit in hits { grep.print(hit) }
+        #expect(String(decoding: output, as: UTF8.self) == gnu.stdout, "grep \(flags)")
+        #expect((grep.selectedAny ? 0 : 1) == gnu.status)
     }
 
     /// The engine's options for grep's flags (only those ``cases`` use).
@@ -218,7 +246,7 @@ import Testing
         -> (output: String, status: Int32)
     {
         var output = ""
-        let grep = try Grep(pattern: pattern, options: options(flags)) { output += $0 }
+        let grep = try Grep(pattern: pattern, options: options(flags)) { output += String(decoding: $0, as: UTF8.self) }
         grep.search(GrepDocument(label: label, partKind: nil, parts: [(nil, Array(text.utf8))]))
         return (output, grep.selectedAny ? 0 : 1)
     }
