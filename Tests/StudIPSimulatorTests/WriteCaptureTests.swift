@@ -212,7 +212,9 @@ struct WriteCaptureTests {
         let parts = (etag ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\"")).split(separator: " ")
         for (name, part) in zip(["inode", "mtime", "size"], parts) { seen["ETag \(name)"] = String(part) }
         let rest = try object(restFile)
-        for key in ["file_id", "name", "chdate", "size"] { seen["REST \(key)"] = rest[key].map { "\($0)" } }
+        for key in ["file_id", "name", "chdate", "size", "folder_id"] {
+            seen["REST \(key)"] = rest[key].map { "\($0)" }
+        }
         return seen
     }
 
@@ -220,15 +222,24 @@ struct WriteCaptureTests {
         Set(before.keys.filter { before[$0] != after[$0] })
     }
 
-    /// New versions through `POST file-refs/{id}/content` (same size, other size, other file name, the old name as
-    /// Slug): the simulator changes exactly the values Stud.IP changed between the captured states, and takes the
-    /// captured names and sizes; the clock moves a few seconds between steps, as it did during the capture.
-    @Test func newVersionsChangeWhatStudIPChanged() async throws {
-        let states = ["before", "after_same_size", "after_other_size", "after_other_name", "after_slug_name"]
-        let versions = [
-            "w4_version_same_size", "w4_version_other_size", "w4_version_other_name", "w4_version_slug_name",
+    /// test_autor's own document through README step 4: four new versions by `POST file-refs/{id}/content` (same
+    /// size, other size, other file name, the old name as Slug), the renames by `PATCH` and the move by legacy REST.
+    /// After each step the simulator has changed exactly the values Stud.IP changed between the captured states,
+    /// to the captured names, sizes and folder; the clock moves a few seconds a step, as it did during the capture.
+    @Test func ownDocumentChangesWhatStudIPChanged() async throws {
+        let steps: [(state: String, exchanges: [String])] = [
+            ("after_same_size", ["w4_version_same_size"]), ("after_other_size", ["w4_version_other_size"]),
+            ("after_other_name", ["w4_version_other_name"]), ("after_slug_name", ["w4_version_slug_name"]),
+            (
+                "after_rename",
+                [
+                    "w4_rename_patch", "w4_rename_patch_existing_name", "w4_patch_description_terms",
+                    "w4_move_patch_parent",
+                ]
+            ),
+            ("after_move", ["w4_move_rest"]),
         ]
-        let captured = try states.map { state in
+        let captured = try (["before"] + steps.map(\.state)).map { state in
             try Self.observe(
                 fileRef: try Fixture.named("w4_\(state)_file_ref", in: Self.directory).body,
                 file: try Fixture.named("w4_\(state)_file", in: Self.directory).body,
@@ -243,6 +254,7 @@ struct WriteCaptureTests {
                 headers: upload.requestHeaders.map { ($0.key, $0.value) } + [HTTP.basic("test_autor")],
                 body: try Self.requestBody(upload))
             let id = try #require(created.header("Location")?.split(separator: "/").last.map(String.init))
+            let capturedID = "9939b64763e8baf41222432a8ad6998d"
             let jsonapi = "\(sim.baseURL)/jsonapi.php/v1"
             let auth = [HTTP.basic("test_autor"), HTTP.jsonAPIAccept]
             func simulated() async throws -> [String: String] {
@@ -258,22 +270,28 @@ struct WriteCaptureTests {
                     .body)
             }
             var before = try await simulated()
-            for (step, version) in versions.enumerated() {
-                try sim.store.mutate { $0.pinnedNow = ($0.pinnedNow ?? 0) + 3 }
-                let fixture = try Fixture.named(version, in: Self.directory)
-                let response = try await HTTP.request(
-                    .POST, "\(jsonapi)/file-refs/\(id)/content",
-                    headers: fixture.requestHeaders.map { ($0.key, $0.value) } + [HTTP.basic("test_autor")],
-                    body: try Self.requestBody(fixture))
-                #expect(response.status == 201, "\(version)")
-                #expect(response.header("Location") == "\(jsonapi)/file-refs/\(id)", "\(version)")
+            for (index, step) in steps.enumerated() {
+                for name in step.exchanges {
+                    try sim.store.mutate { $0.pinnedNow = ($0.pinnedNow ?? 0) + 2 }
+                    let fixture = try Fixture.named(name, in: Self.directory)
+                    let body = try Self.requestBody(fixture).map {
+                        Data(String(decoding: $0, as: UTF8.self).replacingOccurrences(of: capturedID, with: id).utf8)
+                    }
+                    let response = try await HTTP.request(
+                        HTTPMethod(rawValue: fixture.method),
+                        sim.baseURL + fixture.url.replacingOccurrences(of: capturedID, with: id),
+                        headers: fixture.requestHeaders.map { ($0.key, $0.value) } + [HTTP.basic("test_autor")],
+                        body: body)
+                    #expect(response.status == fixture.status, "\(name)")
+                }
                 let after = try await simulated()
-                #expect(
-                    Self.changed(before, after) == Self.changed(captured[step], captured[step + 1]), "\(version)")
+                let expected = captured[index + 1]
+                #expect(Self.changed(before, after) == Self.changed(captured[index], expected), "\(step.state)")
                 for key in [
                     "file-ref name", "file-ref filesize", "files name", "files filesize", "REST name", "REST size",
+                    "REST folder_id",
                 ] {
-                    #expect(after[key] == captured[step + 1][key], "\(version): \(key)")
+                    #expect(after[key] == expected[key], "\(step.state): \(key)")
                 }
                 before = after
             }
