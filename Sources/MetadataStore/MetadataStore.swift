@@ -90,7 +90,7 @@ public final class MetadataStore: Sendable {
                     sql: """
                         PRAGMA synchronous = FULL;
                         PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages);
-
+                        PRAGMA journal_size_limit = \(Self.walSizeLimit);
                         PRAGMA cache_size = -\(Self.writerCacheKiB)
                         """)
             }
