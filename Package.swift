@@ -182,6 +182,11 @@ let package = Package(
                         "-Xlinker", "-lFoundationInternationalization", "-Xlinker", "-l_FoundationICU",
                         "-Xlinker", "-lFoundationEssentials", "-Xlinker", "-l_FoundationCShims",
                         "-Xlinker", "-l_FoundationCollections", "-Xlinker", "--end-group",
+                        // The toolchain's static-stdlib-args.lnk exports the executable's 45,000 symbols: the Swift
+                        // backtracer's static initialiser walks them with dladdr, and each symbol a shared library
+                        // looks up is first sought among them, 0.8-1.6 ms at every start. Only dladdr's names in a
+                        // crash's stack dump need them (docs/performance.md, "Process start").
+                        "-Xlinker", "--no-export-dynamic",
                     ], .when(configuration: .release))
             ]
         ),
