@@ -4,11 +4,11 @@ import Foundation
 /// captured 5.0.7 has them (fixtures-5.0.7-writes, its README's "Upload limits"; docs/simulator.md "Writing").
 struct UploadPolicy: Sendable {
     /// Every extension but these (`type: "allow"`), compared without case.
-    var forbiddenExtensions: Set<String> = ["exe"]
+    let forbiddenExtensions: Set<String> = ["exe"]
     /// `file_sizes` for `autor` and up (64 MiB); PHP's `upload_max_filesize` is the same.
-    var maxFileSize = 64 << 20
+    let maxFileSize = 64 << 20
     /// PHP's `post_max_size` (70 MiB): a larger request arrives with no files at all.
-    var maxRequestSize = 70 << 20
+    let maxRequestSize = 70 << 20
 
     static let studIP507 = UploadPolicy()
 
@@ -40,24 +40,19 @@ extension University {
         return "\(base)[\(number)]\(ext)"
     }
 
-    /// Adds a new document under a free name (see ``uniqueName(_:among:first:)``, uploads count from 2) and
-    /// returns it as stored.
-    @discardableResult
-    mutating func addUpload(_ upload: FileRef) -> FileRef {
+    /// Adds a new document under a free name (see ``uniqueName(_:among:first:)``, uploads count from 2).
+    mutating func addUpload(_ upload: FileRef) {
         var ref = upload
         ref.name = Self.uniqueName(upload.name, among: documentNames(in: upload.folderID), first: 2)
         ref.fileName = ref.name
         add(ref)
-        return ref
     }
 
-    /// Adds a new folder under a free name (counting from 1) and returns it as stored.
-    @discardableResult
-    mutating func addNewFolder(_ folder: Folder) -> Folder {
+    /// Adds a new folder under a free name (counting from 1).
+    mutating func addNewFolder(_ folder: Folder) {
         var named = folder
         named.name = Self.uniqueName(folder.name, among: folderNames(in: folder.parentID), first: 1)
         add(named)
-        return named
     }
 
     /// Names of the documents in a folder, but `excluding` one (a document being renamed).
