@@ -52,6 +52,8 @@ let package = Package(
         .target(name: "FUSEKitTesting", dependencies: ["FUSEKit"]),
         .systemLibrary(name: "CXattr"),
         .systemLibrary(name: "CMalloc"),
+        // sqlite3_config, which is variadic, for MetadataStore; the libsqlite3 GRDB links (libsqlite3-dev).
+        .systemLibrary(name: "CSQLiteConfig", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSystemZlib", providers: [.apt(["zlib1g-dev"])]),
         // SHA-256, HMAC and MD5 by the system's libcrypto, for PKCE and the simulator: not swift-crypto's own
         // BoringSSL, a second one beside swift-nio-ssl's.
@@ -83,7 +85,8 @@ let package = Package(
         .target(
             name: "MetadataStore",
             dependencies: [
-                "StudIPModel", "NamingRules", "SystemSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "StudIPModel", "NamingRules", "SystemSupport", "CSQLiteConfig",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .target(

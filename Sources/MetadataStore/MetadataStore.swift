@@ -1,3 +1,4 @@
+import CSQLiteConfig
 import Foundation
 import GRDB
 import SystemSupport
@@ -41,6 +42,13 @@ public final class MetadataStore: Sendable {
     /// first fill").
     static let writerCacheKiB = 8192
 
+    /// Whether SQLite keeps memory statistics in this process, decided once, before the first connection opens.
+    /// Off: with them on (Debian's libsqlite3 default), every SQLite allocation and free takes one process-wide
+    /// mutex, and `campusfs grep`'s reading threads spent about 7 % of the scan waiting on it (docs/search.md,
+    /// "grep"). Nobody reads the statistics. On when something in the process opened SQLite before a store (SQLite
+    /// then refuses the setting); that costs only speed.
+    static let memoryStatisticsOff: Bool = campusfs_sqlite3_disable_memory_statistics() == SQLITE_OK
+
     let pool: DatabasePool
     /// The database file, for error messages.
     public let path: String
@@ -69,6 +77,7 @@ public final class MetadataStore: Sendable {
 
     private init(path: String, temporaryDirectory: URL?) throws(StoreError) {
         BlockingPool.checkBlockingAllowed("opening the store at \(path)")
+        _ = MetadataStore.memoryStatisticsOff
         self.path = path
         self.temporaryDirectory = temporaryDirectory
         try Self.createPrivateFile(at: path)
@@ -106,6 +115,7 @@ public final class MetadataStore: Sendable {
     /// only ``init(path:)`` migrates.
     public static func readOnly(path: String) throws(StoreError) -> MetadataStore? {
         BlockingPool.checkBlockingAllowed("opening the store at \(path)")
+        _ = MetadataStore.memoryStatisticsOff
         var configuration = Configuration()
         configuration.readonly = true
         configuration.maximumReaderCount = Self.readOnlyReaders

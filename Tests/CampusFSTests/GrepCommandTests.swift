@@ -142,6 +142,47 @@ struct GrepCommandTests {
         }
     }
 
+    /// grep's process keeps no SQLite memory statistics (MetadataStore turns them off before the store opens: with
+    /// them on, every SQLite allocation of grep's reading threads takes one process-wide mutex, docs/search.md). A
+    /// library preloaded into the real binary prints SQLite's own peak of counted memory at exit; Python's sqlite3
+    /// (the same libsqlite3, statistics left on) shows that the probe does count. The Swift toolchain's clang builds it.
+    @Test func grepKeepsNoSQLiteMemoryStatistics() async throws {
+        try await withSimulator(.fixtures507) { sim async throws in
+            var cli = try CLI()
+            defer { cli.removeHome() }
+            let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            _ = try Self.index(cli.database())
+            let probe = cli.home.appendingPathComponent("memory-probe")
+            try """
+            #include <sqlite3.h>
+            #include <stdio.h>
+            __attribute__((destructor)) static void report(void) {
+                fprintf(stderr, "sqlite-memory-highwater=%lld\\n", (long long)sqlite3_memory_highwater(0));
+            }
+            """.write(to: probe.appendingPathExtension("c"), atomically: true, encoding: .utf8)
+            let compiled = try await shell(
+                "clang -shared -fPIC -o \(quoted(probe.path + ".so")) \(quoted(probe.path + ".c")) -lsqlite3")
+            #expect(compiled.status == 0, "\(compiled.stderr)")
+            let python = try await shell(
+                "LD_PRELOAD=\(quoted(probe.path + ".so")) python3 -c "
+                    + quoted("import sqlite3; sqlite3.connect(':memory:').execute('select 1')"))
+            #expect(Self.memoryPeaks(python.stderr).contains { $0 > 0 }, "\(python.stderr)")
+            cli.environment["LD_PRELOAD"] = probe.path + ".so"
+            let found = try await cli.run(["grep", "-c", "B-Baum", Self.course])
+            #expect(found.status == 0 && found.lines.count == 3, "\(found)")
+            let peaks = Self.memoryPeaks(found.stderr)
+            #expect(!peaks.isEmpty && peaks.allSatisfy { $0 == 0 }, "\(found.stderr)")
+        }
+    }
+
+    /// What the probe of ``grepKeepsNoSQLiteMemoryStatistics()`` printed, one number a process that loaded it.
+    static func memoryPeaks(_ stderr: String) -> [Int] {
+        stderr.split(separator: "\n").compactMap { line in
+            line.hasPrefix("sqlite-memory-highwater=") ? Int(line.dropFirst("sqlite-memory-highwater=".count)) : nil
+        }
+    }
+
     @Test func searchesWhileMountedWithoutTouchingTheMount() async throws {
         try await DaemonTests.with { setup in
             #expect(try await setup.mount().status == 0)
