@@ -206,13 +206,15 @@ public final class CampusDaemon: Sendable {
     }
 
     /// glibc serves a block below its mmap threshold from an arena, and raises the threshold to the size of each
-    /// mapped block freed (up to 32 MiB). After the daemon's 1 MiB reads (root's raised read-ahead) and downloads,
-    /// blocks of 1-4 MiB came from its 16 arenas and stayed there when freed, kept resident between small live ones:
-    /// 98 of 107 MB of arena memory was free before root's `campusfs index --rebuild` in `Scripts/bench`
-    /// (docs/performance.md, "Root's indexing RSS"). Setting the threshold stops it moving: blocks of 128 KiB
-    /// (glibc's starting value) and more are mapped on their own and unmapped when freed.
+    /// mapped block freed (up to 32 MiB), the heap's trim threshold to twice that. After root's reads and downloads,
+    /// freed blocks of 1-3.4 MiB stayed resident in the daemon's 16 arenas between small live ones: 98 of 107 MB of
+    /// arena memory was free before root's `campusfs index --rebuild` in `Scripts/bench` (docs/performance.md,
+    /// "Root's indexing RSS"). Fixed at 2 MiB, both stop moving: libfuse's 1 MiB reply buffer (root's 1 MiB READs
+    /// when the reply cannot be spliced) is still reused from an arena without page faults, each heap keeps at most
+    /// 2 MiB free at its top, and larger blocks are mapped on their own and unmapped when freed.
     static func returnLargeBlocksWhenFreed() {
-        _ = mallopt(M_MMAP_THRESHOLD, 128 << 10)
+        _ = mallopt(M_MMAP_THRESHOLD, 2 << 20)
+        _ = mallopt(M_TRIM_THRESHOLD, 2 << 20)
     }
 
     private init(
