@@ -29,6 +29,11 @@ public final class MetadataStore: Sendable {
     /// Reads at once on a ``readOnly(path:)`` store: `campusfs grep` reads on up to this many threads (one per
     /// core, docs/search.md, "grep"); each reader is a connection of its own, opened on first use.
     public static let readOnlyReaders = 4
+    /// The page cache of each ``readOnly(path:)`` connection (SQLite's default: 2,000 KiB). A command reads the text
+    /// of a document once (`campusfs grep` reads every page of `large`'s 7.8 MB): a larger cache only fills memory
+    /// that every page first faults in; 256 KiB still holds the indexes' upper pages that `campusfs search` revisits
+    /// (docs/search.md, "grep").
+    static let readOnlyCacheKiB = 256
     /// WAL pages after which a commit checkpoints (SQLite's default is 1,000): 32 MiB of 4 KiB pages.
     static let walCheckpointPages = 8192
     /// Bytes the WAL file is cut back to after a checkpoint: one interval's worth, so that the WAL keeps its size
@@ -121,6 +126,9 @@ public final class MetadataStore: Sendable {
         configuration.maximumReaderCount = Self.readOnlyReaders
         configuration.busyMode = .timeout(Self.busyTimeout)
         configuration.label = "campusfs.metadata.readonly"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.readOnlyCacheKiB)")
+        }
         do {
             let pool = try DatabasePool(path: path, configuration: configuration)
             guard try pool.read(Schema.migrator.hasCompletedMigrations) else { return nil }

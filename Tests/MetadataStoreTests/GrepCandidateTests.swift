@@ -302,4 +302,15 @@ import TextGrep
         #expect(try read("a", only: []) == [])
     }
 
+    /// grep's read-only connections keep a small page cache: it reads each page of text once, and SQLite's default
+    /// of 2,000 KiB a connection was memory that every page of the scan faulted in first (docs/search.md, "grep").
+    /// The migrating store's connections keep SQLite's default.
+    @Test func readOnlyConnectionsKeepASmallPageCache() throws {
+        let store = try MetadataStore.temporary()
+        let reader = try #require(try MetadataStore.readOnly(path: store.path))
+        let sizes = try [store, reader].map { store in
+            try store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
+        }
+        #expect(sizes == [-2000, -256])
+    }
 }
