@@ -155,7 +155,9 @@ struct GrepCommand: ParsableCommand {
         var failed = false
         do throws(CLIError) {
             // grep only reads: no migration, no write, no wait for the daemon's writer (docs/search.md, "Latency").
-            tree = try UserTree(profile: profile, arguments: arguments, readOnly: true)
+            // The mountpoint only translates PATHs inside the mount: without one, no round trip to the daemon.
+            tree = try UserTree(
+                profile: profile, arguments: arguments, readOnly: true, askingTheDaemon: !arguments.isEmpty)
             for argument in arguments {
                 do throws(CLIError) {
                     targets.append((argument, try tree.node(argument).0))

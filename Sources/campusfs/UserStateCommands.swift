@@ -210,12 +210,16 @@ struct UserTree {
     let mountpoint: String?
 
     /// `profile` if named, else the one the mounts suggest for `arguments` (``MountedProfiles``); `readOnly` for a
-    /// command that never writes the store (``ProfileStore/open(_:paths:readOnly:)``).
-    init(profile: String?, arguments: [String] = [], readOnly: Bool = false) throws(CLIError) {
+    /// command that never writes the store (``ProfileStore/open(_:paths:readOnly:)``). Without `askingTheDaemon`
+    /// the daemon's status is not asked for (a round trip to a running daemon) and ``mountpoint`` is nil: for a
+    /// command that names no path.
+    init(profile: String?, arguments: [String] = [], readOnly: Bool = false, askingTheDaemon: Bool = true)
+        throws(CLIError)
+    {
         paths = Paths()
         self.profile = try MountedProfiles.name(explicit: profile, arguments: arguments, paths: paths)
         store = try ProfileStore.open(self.profile, paths: paths, readOnly: readOnly)
-        mountpoint = DaemonDirectory.status(paths.socket(profile: self.profile))?.mountpoint
+        mountpoint = askingTheDaemon ? DaemonDirectory.status(paths.socket(profile: self.profile))?.mountpoint : nil
     }
 
     /// A path inside the mount, or relative to the tree's root. While mounted, a path the store lacks is looked up

@@ -176,6 +176,52 @@ struct GrepCommandTests {
         }
     }
 
+    /// grep without a PATH does not ask the profile's daemon for its status (a round trip to the daemon at every
+    /// grep, docs/search.md): the mountpoint only translates PATHs inside the mount. A listener on the control
+    /// socket's path counts the connections (and closes each: no daemon answers); grep with a PATH still asks.
+    @Test func grepWithoutAPathAsksNoDaemon() async throws {
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            _ = try Self.index(cli.database())
+            let runtime = cli.home.appendingPathComponent("run/campusfs")
+            try FileManager.default.createDirectory(
+                at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let count = cli.home.appendingPathComponent("connections")
+            let script = """
+                import socket, sys
+                listener = socket.socket(socket.AF_UNIX)
+                listener.bind(sys.argv[1])
+                listener.listen(8)
+                open(sys.argv[2], "w").write("0")
+                connections = 0
+                while True:
+                    connection, _ = listener.accept()
+                    connections += 1
+                    connection.close()
+                    open(sys.argv[2], "w").write(str(connections))
+                """
+            let started = try await shell(
+                "timeout 120 python3 -c \(quoted(script)) \(quoted(runtime.appendingPathComponent("default.sock").path)) "
+                    + "\(quoted(count.path)) >/dev/null 2>&1 & echo $!")
+            let listener = try #require(Int32(started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            defer { kill(listener, SIGTERM) }
+            for _ in 0..<100 where !FileManager.default.fileExists(atPath: count.path) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let connections = { try String(contentsOf: count, encoding: .utf8) }
+            #expect(try connections() == "0")
+            let all = try await cli.run(["grep", "-c", "B-Baum"])
+            #expect(all.status == 0, "\(all.stderr)")
+            #expect(try connections() == "0")
+            let below = try await cli.run(["grep", "-c", "B-Baum", Self.course])
+            #expect(below.status == 0 && below.lines.count == 3, "\(below)")
+            #expect(try connections() == "1")
+        }
+    }
+
     /// What the probe of ``grepKeepsNoSQLiteMemoryStatistics()`` printed, one number a process that loaded it.
     static func memoryPeaks(_ stderr: String) -> [Int] {
         stderr.split(separator: "\n").compactMap { line in
