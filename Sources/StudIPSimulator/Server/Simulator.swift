@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// How to start a simulated Stud.IP installation.
@@ -68,13 +69,16 @@ public final class Simulator: Sendable {
     let faults: FaultInjector
     let authenticator: Authenticator
     let settings: SettingsBox
+    /// The listeners (the installation, the external host, the IdP), shut down gracefully by ``stop()``.
+    private let services: ServiceGroup
     private let runner: Task<Void, any Error>
 
     private init(
         baseURL: String, externalBaseURL: String, identityProviderURL: String?, basePathLength: Int, flavour: Flavour,
         store: UniversityStore,
         statistics: Statistics,
-        faults: FaultInjector, authenticator: Authenticator, settings: SettingsBox, runner: Task<Void, any Error>
+        faults: FaultInjector, authenticator: Authenticator, settings: SettingsBox, services: ServiceGroup,
+        runner: Task<Void, any Error>
     ) {
         self.baseURL = baseURL
         self.externalBaseURL = externalBaseURL
@@ -86,6 +90,7 @@ public final class Simulator: Sendable {
         self.faults = faults
         self.authenticator = authenticator
         self.settings = settings
+        self.services = services
         self.runner = runner
     }
 
@@ -129,13 +134,13 @@ public final class Simulator: Sendable {
             onServerRunning: { await ports.set(\.installation, $0.localAddress?.port) },
             logger: logger)
 
-        let runner = Task {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { try await external.run() }
-                group.addTask { try await installation.run() }
-                if let identityProvider { group.addTask { try await identityProvider.run() } }
-            }
-        }
+        // A service group, so that `stop()` can shut the listeners down gracefully: cancelling a Hummingbird server
+        // while it accepts a connection drops that connection's channel unclosed, which NIO traps on
+        // ("Deinited NIOAsyncWriter without calling finish()").
+        let services = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [external, installation] + (identityProvider.map { [$0] } ?? []), logger: logger))
+        let runner = Task { try await services.run() }
         guard let (port, externalPort, identityProviderPort) = await ports.waitForAll(orFailureOf: runner) else {
             runner.cancel()
             throw SimulatorError.bindFailed(port: configuration.port)
@@ -145,14 +150,22 @@ public final class Simulator: Sendable {
             identityProviderURL: identityProviderPort.map { "http://127.0.0.1:\($0)" },
             basePathLength: base.count,
             flavour: configuration.flavour, store: store, statistics: statistics, faults: faults,
-            authenticator: authenticator, settings: settings, runner: runner)
+            authenticator: authenticator, settings: settings, services: services, runner: runner)
     }
 
-    /// Closes the listeners and waits until they are gone.
+    /// Closes the listeners, lets the requests in flight finish, and waits until the listeners are gone. A
+    /// response that is still streaming after `stopGracePeriod` (a stalled download) is cancelled.
     public func stop() async {
-        runner.cancel()
+        await services.triggerGracefulShutdown()
+        let deadline = Task { [runner] in
+            try await Task.sleep(for: Self.stopGracePeriod)
+            runner.cancel()
+        }
         _ = try? await runner.value
+        deadline.cancel()
     }
+
+    static let stopGracePeriod = Duration.seconds(2)
 
     /// Runs until the surrounding task is cancelled (the `studip-sim` executable's main loop).
     public func wait() async {
