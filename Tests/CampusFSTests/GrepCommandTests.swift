@@ -128,15 +128,22 @@ struct GrepCommandTests {
         }
     }
 
-    /// grep opens the store read-only: neither the database nor its WAL changes (the migrating open wrote a WAL
-    /// and checkpointed it on close).
-    @Test func grepWritesNothingToTheStore() async throws {
+    /// A profile refreshed from the simulator's fixtures with ``index(_:)``'s text in its store, for `body`.
+    static func withIndexedProfile(_ body: (inout CLI) async throws -> Void) async throws {
         try await withSimulator(.fixtures507) { sim async throws in
-            let cli = try CLI()
+            var cli = try CLI()
             defer { cli.removeHome() }
             let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
             #expect(refresh.status == 0, "\(refresh.stderr)")
-            _ = try Self.index(cli.database())
+            _ = try index(cli.database())
+            try await body(&cli)
+        }
+    }
+
+    /// grep opens the store read-only: neither the database nor its WAL changes (the migrating open wrote a WAL
+    /// and checkpointed it on close).
+    @Test func grepWritesNothingToTheStore() async throws {
+        try await Self.withIndexedProfile { cli async throws in
             let found = try await cli.runLeavingTheStoreAlone(["grep", "-c", "B-Baum", Self.course])
             #expect(found.status == 0 && found.lines.count == 3, "\(found)")
         }
@@ -147,12 +154,7 @@ struct GrepCommandTests {
     /// library preloaded into the real binary prints SQLite's own peak of counted memory at exit; Python's sqlite3
     /// (the same libsqlite3, statistics left on) shows that the probe does count. The Swift toolchain's clang builds it.
     @Test func grepKeepsNoSQLiteMemoryStatistics() async throws {
-        try await withSimulator(.fixtures507) { sim async throws in
-            var cli = try CLI()
-            defer { cli.removeHome() }
-            let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
-            #expect(refresh.status == 0, "\(refresh.stderr)")
-            _ = try Self.index(cli.database())
+        try await Self.withIndexedProfile { cli async throws in
             let probe = cli.home.appendingPathComponent("memory-probe")
             try """
             #include <sqlite3.h>
@@ -180,12 +182,7 @@ struct GrepCommandTests {
     /// grep, docs/search.md): the mountpoint only translates PATHs inside the mount. A listener on the control
     /// socket's path counts the connections (and closes each: no daemon answers); grep with a PATH still asks.
     @Test func grepWithoutAPathAsksNoDaemon() async throws {
-        try await withSimulator(.fixtures507) { sim async throws in
-            let cli = try CLI()
-            defer { cli.removeHome() }
-            let refresh = try await cli.run(["refresh", "--server", sim.baseURL, "--username", "test_autor"])
-            #expect(refresh.status == 0, "\(refresh.stderr)")
-            _ = try Self.index(cli.database())
+        try await Self.withIndexedProfile { cli async throws in
             let runtime = cli.home.appendingPathComponent("run/campusfs")
             try FileManager.default.createDirectory(
                 at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -463,7 +463,7 @@ import Testing
     /// leaves no file behind.
     @Test func aRemovalDuringARangeFetchEndsEverything() async throws {
         let size = 4 << 20
-        let (fixture, document, _, cache, handle) = try await Self.openHeld("doc", size: size, rangesWaitAtGate: true)
+        let (fixture, _, _, cache, handle) = try await Self.openHeld("doc", size: size, rangesWaitAtGate: true)
         defer { fixture.remove() }
         let read = Task { try await cache.read(handle, offset: 3 << 20, length: 4096) }
         try await eventually { fixture.downloader.liveRangeBodies != 0 }

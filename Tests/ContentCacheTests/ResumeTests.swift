@@ -251,7 +251,7 @@ import Testing
         defer { fixture.remove() }
         let (document, bytes) = fixture.document("doc", size: 5000)
         _ = try fixture.cache()
-        let key = try Self.leave(bytes[0..<3000], of: "doc", file: 1, in: fixture)
+        _ = try Self.leave(bytes[0..<3000], of: "doc", file: 1, in: fixture)
         fixture.downloader.configure {
             $0.servesRanges = true
             $0.queuedAtTheGate = ["doc"]

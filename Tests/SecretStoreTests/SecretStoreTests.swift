@@ -156,6 +156,7 @@ import Testing
 }
 
 /// Runs a store call (which blocks on D-Bus or the disk) on the blocking pool, never on the test's task.
+@discardableResult
 private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await BlockingPool.shared.run(body)
 }

@@ -75,7 +75,7 @@ struct LoginFlowTests {
     /// server ends is renewed with exactly one login.
     @Test func withoutBasicTheWebFormLogsInAndASessionIsRenewedOnce() async throws {
         try await Self.with(Self.simulator()) { setup in
-            setup.sim.settings.update { $0.basicAuthReachesPHP = false }
+            _ = setup.sim.settings.update { $0.basicAuthReachesPHP = false }
             setup.cli.environment["CAMPUSFS_PASSWORD"] = "testing"
             let login = try await setup.campusfs(["login", "--server", setup.sim.baseURL, "--username", "test_autor"])
             #expect(login.status == 0, "\(login.stderr)")
