@@ -56,7 +56,7 @@ public struct GrepHit: Sendable {
 /// lines, `--` between groups, GNU's default colours) through `write`, in the order given.
 public final class Grep {
     public let options: GrepOptions
-    /// This thread's searcher: ``search(label:partKind:parts:)`` and ``skipUnmatched(label:)``.
+    /// This thread's searcher, for ``search(_:)``.
     private let searcher: GrepSearcher
     private let write: ([UInt8]) -> Void
     /// Whether any line was selected so far: grep's exit status.
@@ -86,29 +86,16 @@ public final class Grep {
     /// Searches one document and prints what its flags say; returns how many lines it selected.
     @discardableResult
     public func search(_ document: GrepDocument) -> Int {
-        search(label: document.label, partKind: document.partKind) { (visit) -> Void in
+        let hit = searcher.search(label: document.label, partKind: document.partKind) { (visit) -> Void in
             for part in document.parts {
                 let goOn = part.text.withUnsafeBufferPointer { visit(part.number, $0) }
                 if !goOn { return }
             }
         }
-    }
-
-    /// ``GrepSearcher/search(label:partKind:parts:)`` on this thread, printed at once.
-    @discardableResult
-    public func search<Failure: Error>(
-        label: String, partKind: TextPartKind?,
-        parts: (_ visit: (_ number: Int?, _ text: UnsafeBufferPointer<UInt8>) -> Bool) throws(Failure) -> Void
-    ) throws(Failure) -> Int {
-        let hit = try searcher.search(label: label, partKind: partKind, parts: parts)
         print(hit)
         return hit.selected
     }
 
-    /// A document the index shows has no line that matches (without `-v`): only `-c` and `-L` print it.
-    public func skipUnmatched(label: String) {
-        print(searcher.unmatched(label: label))
-    }
 }
 
 /// Searches one document at a time into a ``GrepHit``; one per thread: glibc serialises the `regexec` calls on
@@ -120,6 +107,8 @@ public final class GrepSearcher {
     private var output: [UInt8] = []
     /// Whether the current document printed a line, so its next group not adjacent to it starts with `--`.
     private var printedLine = false
+    /// The current document's coloured label, made on its first printed line.
+    private var labelBytes: [UInt8]?
 
     public init(pattern: String, options: GrepOptions) throws(GrepError) {
         self.options = options
@@ -135,9 +124,8 @@ public final class GrepSearcher {
         var selected = 0
         // Only lines and counts need every page; for the rest one selected line settles the document.
         let firstSettles = options.output != .lines && options.output != .count
-        var labelBytes: [UInt8]?
         try parts { number, text in
-            selected += searchPart(text, label: label, labelBytes: &labelBytes, partKind: partKind, number: number)
+            selected += searchPart(text, label: label, partKind: partKind, number: number)
             return !(selected > 0 && firstSettles)
         }
         return finish(label, selected: selected)
@@ -162,6 +150,7 @@ public final class GrepSearcher {
         defer {
             output = []
             printedLine = false
+            labelBytes = nil
         }
         return GrepHit(output: output, selected: selected, printedLine: printedLine)
     }
@@ -175,12 +164,10 @@ public final class GrepSearcher {
         return "\(kind.rawValue) \(number)"
     }
 
-    /// The lines of one page or part: selection, context and output. `labelBytes` is the document's coloured
-    /// label, made on its first printed line.
-    private func searchPart(
-        _ text: UnsafeBufferPointer<UInt8>, label: String, labelBytes: inout [UInt8]?, partKind: TextPartKind?,
-        number: Int?
-    ) -> Int {
+    /// The lines of one page or part: selection, context and output.
+    private func searchPart(_ text: UnsafeBufferPointer<UInt8>, label: String, partKind: TextPartKind?, number: Int?)
+        -> Int
+    {
         // Most pages of a scan have no match: settled before any splitting into lines, or a label for them
         // (`page 3` for each of `large`'s 18,060 pages was 0.6 ms of a scan, docs/search.md).
         if !options.invertMatch && matcher.nextMatchingLine(in: text, from: 0) == nil { return 0 }
@@ -207,8 +194,7 @@ public final class GrepSearcher {
             let line = UnsafeBufferPointer(rebasing: text[range])
             guard matching[index] != options.invertMatch else {
                 if printsLines, afterLeft > 0 {
-                    printLine(
-                        line, number: index + 1, labelBytes: &labelBytes, label: label, part: part, selected: false)
+                    printLine(line, number: index + 1, label: label, part: part, selected: false)
                     lastPrinted = index
                     afterLeft -= 1
                 }
@@ -226,10 +212,10 @@ public final class GrepSearcher {
             for contextIndex in first..<index {
                 let context = lines[contextIndex]
                 printLine(
-                    UnsafeBufferPointer(rebasing: text[context]), number: contextIndex + 1, labelBytes: &labelBytes,
-                    label: label, part: part, selected: false)
+                    UnsafeBufferPointer(rebasing: text[context]), number: contextIndex + 1, label: label, part: part,
+                    selected: false)
             }
-            printLine(line, number: index + 1, labelBytes: &labelBytes, label: label, part: part, selected: true)
+            printLine(line, number: index + 1, label: label, part: part, selected: true)
             lastPrinted = index
             afterLeft = after
         }
@@ -237,14 +223,14 @@ public final class GrepSearcher {
     }
 
     private func printLine(
-        _ line: UnsafeBufferPointer<UInt8>, number: Int, labelBytes: inout [UInt8]?, label: String, part: String?,
-        selected: Bool
+        _ line: UnsafeBufferPointer<UInt8>, number: Int, label: String, part: String?, selected: Bool
     ) {
         printedLine = true
         let separator = colored(selected ? ":" : "-", .separator)
         if options.withFileName {
-            if labelBytes == nil { labelBytes = Array(colored(label, .fileName).utf8) }
-            output.append(contentsOf: labelBytes ?? [])
+            let labelBytes = labelBytes ?? Array(colored(label, .fileName).utf8)
+            self.labelBytes = labelBytes
+            output.append(contentsOf: labelBytes)
             append(separator)
         }
         if let part { append(colored(part, .lineNumber) + separator) }

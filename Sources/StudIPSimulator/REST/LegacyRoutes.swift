@@ -105,7 +105,7 @@ extension LegacyEnvironment {
     }
 
     func fileShow(id: String, viewer: User) -> SimResponse {
-        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard let ref = university.fileRefs[id] else { return fileRefNotFound(id) }
         guard let folder = university.folders[ref.folderID], university.canRead(folder: folder, user: viewer) else {
             return error(403, "You are not permitted to read the file reference with id \(id)!")
         }
@@ -117,7 +117,7 @@ extension LegacyEnvironment {
     /// `If-Unmodified-Since` fails with an empty 412 whatever its date (`RouteMap::lastModified()` compares a date
     /// string with an integer).
     func download(id: String, viewer: User) -> SimResponse {
-        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard let ref = university.fileRefs[id] else { return fileRefNotFound(id) }
         guard let folder = university.folders[ref.folderID], university.canRead(folder: folder, user: viewer) else {
             return error(403, "You are not permitted to read the file reference with id \(id)!")
         }
@@ -181,12 +181,12 @@ extension LegacyEnvironment {
     /// `DELETE file/:file_ref_id`: 200 with an empty body (`w8_rest_delete`); refusals are 500 with an empty reason
     /// (`w5_rest_delete`).
     func deleteFile(id: String, user: User) -> SimResponse {
-        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard let ref = university.fileRefs[id] else { return fileRefNotFound(id) }
         guard university.canEdit(ref, user: user) else {
             return error(500, "Error while deleting a file reference: ")
         }
         guard (try? context.mutate({ try $0.removeFileRef(id) })) != nil else {
-            return error(404, "File reference with id \(id) not found!")
+            return fileRefNotFound(id)
         }
         return SimResponse(status: 200, headers: [("Content-Type", "application/json;charset=utf-8")], route: route)
     }
@@ -194,7 +194,7 @@ extension LegacyEnvironment {
     /// `POST file/:file_ref_id/move/:destination_folder_id`, the only move 5.0.7 has (`w4_move_rest`): 200 with
     /// the document; without the right to edit it or to write into the target, 500 (`w4_move_rest_nonwritable`).
     func moveFile(id: String, to folderID: String, user: User) -> SimResponse {
-        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard let ref = university.fileRefs[id] else { return fileRefNotFound(id) }
         guard let target = university.folders[folderID] else {
             return error(404, "Folder with id \(folderID) not found!")
         }
@@ -214,7 +214,7 @@ extension LegacyEnvironment {
     /// with the document (fixtures-5.0.7-more `p2_v4_rest_file_update`); someone else's document: 500
     /// (`w5_rest_update`).
     func updateFile(id: String, user: User) -> SimResponse {
-        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard let ref = university.fileRefs[id] else { return fileRefNotFound(id) }
         guard university.canEdit(ref, user: user) else {
             return error(
                 500,
@@ -232,7 +232,7 @@ extension LegacyEnvironment {
     /// `PUT file/:file_ref_id` with JSON `name`/`description`; someone else's document: 500 (`w5_rest_rename`).
     /// Only the refusal was captured; a rename answers the document as a move does.
     func editFile(id: String, user: User) -> SimResponse {
-        guard let ref = university.fileRefs[id] else { return error(404, "File reference with id \(id) not found!") }
+        guard let ref = university.fileRefs[id] else { return fileRefNotFound(id) }
         guard university.canEdit(ref, user: user) else {
             return error(
                 500,
@@ -311,8 +311,13 @@ extension LegacyEnvironment {
                 change(&document, university.now)
                 try university.update(document)
             }), let document = updated.fileRefs[id]
-        else { return error(404, "File reference with id \(id) not found!") }
+        else { return fileRefNotFound(id) }
         return json(with(updated).fileRef(document, viewer: user))
+    }
+
+    /// What the legacy REST API answers for a file-ref id it does not know (or the user may not see).
+    private func fileRefNotFound(_ id: String) -> SimResponse {
+        error(404, "File reference with id \(id) not found!")
     }
 
     /// A course's root folder is named after the course, as Stud.IP's messages name it.
