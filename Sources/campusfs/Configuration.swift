@@ -26,6 +26,8 @@ import TOMLKit
 /// timetable = true                            # a semester's timetable as Stundenplan.ics
 /// notifications = true                        # desktop notifications about new documents and a refused login
 /// notification_interval = "1m"                # at most one notification about new documents per interval
+/// uploads = false                             # saving into writable folders publishes to the course (docs/writing.md)
+/// upload_terms = "SELFMADE_NONPUB"            # the terms of use sent with an upload; default: own, unpublished work
 /// ```
 struct ConfigFile: Decodable, Sendable {
     var defaultProfile: String?
@@ -187,6 +189,9 @@ struct ConfigFile: Decodable, Sendable {
         "timetable": "true or false without quotes, e.g. timetable = false",
         "notifications": "true or false without quotes, e.g. notifications = false",
         "notification_interval": #"a duration in quotes, e.g. notification_interval = "5m""#,
+        "uploads": "true or false without quotes, e.g. uploads = true",
+        "upload_terms":
+            #"a terms-of-use id of the installation in quotes, e.g. upload_terms = "SELFMADE_NONPUB""#,
     ]
 }
 
@@ -215,11 +220,14 @@ struct ProfileSettings: Decodable, Sendable {
     var timetable: Bool?
     var notifications: Bool?
     var notificationInterval: String?
+    var uploads: Bool?
+    var uploadTerms: String?
 
     enum CodingKeys: String, CodingKey {
         case url, university, username, login, api, semesters, language, announcements, dates, timetable, notifications
-        case mountpoint
+        case mountpoint, uploads
         case notificationInterval = "notification_interval"
+        case uploadTerms = "upload_terms"
         case ssoURL = "sso_url"
         case oauth2ClientID = "oauth2_client_id"
         case ssoAcceptConsent = "sso_accept_consent"
@@ -238,11 +246,11 @@ struct ProfileSettings: Decodable, Sendable {
     /// The kind of each setting, by its coding key: exhaustive, so a key added there cannot be "unknown" here.
     static func kind(of key: CodingKeys) -> Kind {
         switch key {
-        case .ssoAcceptConsent, .announcements, .dates, .timetable, .notifications: .bool
+        case .ssoAcceptConsent, .announcements, .dates, .timetable, .notifications, .uploads: .bool
         case .semesters, .hiddenCourses: .strings
         case .url, .university, .username, .login, .api, .language, .mountpoint, .notificationInterval, .ssoURL,
             .oauth2ClientID, .passwordCommand, .courseName, .cacheLimit, .refreshInterval, .removalGrace,
-            .refreshTimeout:
+            .refreshTimeout, .uploadTerms:
             .string
         }
     }
@@ -259,6 +267,7 @@ struct ProfileSettings: Decodable, Sendable {
         "notification_interval": { ProfileOptions.seconds($0) != nil },
         "language": { ["de", "en"].contains($0) },
         "mountpoint": { $0 == "~" || $0.hasPrefix("~/") || $0.hasPrefix("/") },
+        "upload_terms": { !$0.isEmpty && !$0.contains(where: \.isWhitespace) },
     ]
 }
 

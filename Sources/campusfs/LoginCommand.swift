@@ -29,6 +29,10 @@ struct LoginCommand: AsyncParsableCommand {
             For scripts: --server/--username with CAMPUSFS_PASSWORD or --password-command log in without questions; \
             CAMPUSFS_TOKEN checks an OAuth2 access token (not stored). --check verifies the stored login; `campusfs \
             logout` forgets it.
+
+            Uploads: the first login at a terminal asks once whether files saved into folders where Stud.IP lets you \
+            write may be published to the course (uploads = true in the profile); a login without a terminal leaves \
+            them off. Change it in config.toml at any time.
             """
                 + HelpText.examples(
                     """
@@ -104,6 +108,7 @@ struct LoginCommand: AsyncParsableCommand {
                 profile: name, paths: paths, baseURL: survey.baseURL, university: place.name,
                 api: profile.api ?? existing?.api.flatMap(ProfileOptions.APIChoice.init) ?? .auto,
                 logger: logger, isFirstProfile: file.profiles.isEmpty)
+            login.asksAboutUploads = existing?.uploads == nil
             if let token = SecretEnvironment.values["CAMPUSFS_TOKEN"], !token.isEmpty {
                 try await checkToken(token, login: login)
                 return
@@ -350,6 +355,8 @@ struct LoginCommand: AsyncParsableCommand {
         var logger: Logger
         /// Whether config.toml has no profile yet: then this one becomes `default_profile`.
         var isFirstProfile = false
+        /// Whether the profile has no `uploads` setting yet: a person at a terminal is asked once.
+        var asksAboutUploads = false
         var username: String?
         var method: LoginMethod = .basic
         var ssoURL: String?
@@ -645,6 +652,9 @@ struct LoginCommand: AsyncParsableCommand {
             settings.append(("password_command", remove))
         }
         if let api = profile.api { settings.append(("api", .string(api.rawValue))) }
+        if login.asksAboutUploads, Terminal.isInteractive {
+            settings.append(("uploads", .bool(await BlockingPool.shared.run { Self.askAboutUploads() })))
+        }
         let option = try await BlockingPool.shared.run { [settings] () throws(CLIError) -> String in
             try ConfigWriter.write(
                 profile: login.profile, settings: settings, makeDefault: login.isFirstProfile, paths: login.paths)
@@ -659,6 +669,15 @@ struct LoginCommand: AsyncParsableCommand {
         }
         try await hand(credentials, to: login.paths.socket(profile: login.profile), mountpoint: status.mountpoint)
         print("Logged in as \(who) at \(place); the mount at \(status.mountpoint) uses it now")
+    }
+
+    /// The one question about writing (docs/writing.md, "When writing is on"), asked once per profile: the answer is
+    /// written as `uploads`, and a script's login (no terminal) never asks, leaving uploads off.
+    static func askAboutUploads() -> Bool {
+        printError(
+            "Uploads: with them on, a file you save or copy into a folder where Stud.IP lets you write is published to "
+                + "that course (into a homework folder: handed in). Change it later with uploads = true|false.")
+        return Terminal.confirm("Allow uploads?")
     }
 
     /// Gives a running daemon the new login (it accepts only what the server accepts).

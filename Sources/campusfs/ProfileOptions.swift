@@ -138,6 +138,8 @@ struct ProfileOptions: ParsableArguments {
             return path.hasPrefix("/") ? URL(fileURLWithPath: path) : nil
         }
         profile.notificationInterval = notificationInterval
+        profile.uploads = settings?.uploads ?? false
+        profile.uploadTerms = settings?.uploadTerms
         return profile
     }
 
@@ -222,6 +224,12 @@ struct Profile: Sendable {
     var notifications = true
     /// At most one notification about new documents per this (`notification_interval`); nil: a minute.
     var notificationInterval: Duration?
+    /// Whether saving into a folder Stud.IP lets the user write to uploads (`uploads`, docs/writing.md, "When writing
+    /// is on"): off unless the person said yes, since every upload is published to a course.
+    var uploads = false
+    /// The terms-of-use id sent with an upload (`upload_terms`); nil: the installation's entry for a student's own
+    /// work, as the client picks it.
+    var uploadTerms: String?
 
     var databaseURL: URL { paths.database(profile: name) }
 

@@ -382,9 +382,12 @@ struct CLIMessagesTests {
         try await withSimulator(.fixtures507) { sim async throws in
             let cli = try CLI(password: nil)
             defer { cli.removeHome() }
-            let login = try await cli.runInTerminal(
+            let login = try await cli.converse(
                 ["login", "--server", sim.baseURL, "--username", "test_autor"],
-                answering: "Password of test_autor (Stud.IP): ", with: "testing")
+                [
+                    .init(prompt: "Password of test_autor (Stud.IP): ", answer: "testing"),
+                    .init(prompt: "Allow uploads? [y/N] ", answer: "n"),
+                ])
             #expect(login.status == 0, "\(login.output)")
             #expect(login.output.contains("Logged in as "), "\(login.output)")
             #expect(!login.output.contains("testing"), "the typed password is not echoed: \(login.output)")

@@ -67,6 +67,46 @@ struct LoginCommandTests {
         }
     }
 
+    /// Uploads publish to a course, so they are off until the person says so: a login at a terminal asks once and
+    /// writes the answer (`uploads`), a later login of the profile does not ask again, and a script's login never
+    /// asks and writes nothing. The settings are read back by a real TOML parser and by `campusfs` itself.
+    @Test func uploadsAreAskedOnceAtATerminalAndNeverInAScript() async throws {
+        try await withSimulator(.fixtures507) { sim async throws in
+            let cli = try CLI()
+            defer { cli.removeHome() }
+            let question = "Allow uploads? [y/N] "
+            let first = try await cli.converse(
+                ["login", "--server", sim.baseURL, "--username", "test_autor"],
+                [.init(prompt: question, answer: "y")])
+            #expect(first.status == 0, "\(first.output)")
+            #expect(first.output.contains("published to that course"), "the question says why: \(first.output)")
+            var profiles = try #require(try await cli.configuration()["profiles"] as? [String: [String: Any]])
+            #expect(profiles["default"]?["uploads"] as? Bool == true, "\(profiles)")
+
+            let again = try await cli.converse(["login", "--server", sim.baseURL, "--username", "test_autor"], [])
+            #expect(again.status == 0, "\(again.output)")
+            #expect(!again.output.contains(question), "asked once: \(again.output)")
+            profiles = try #require(try await cli.configuration()["profiles"] as? [String: [String: Any]])
+            #expect(profiles["default"]?["uploads"] as? Bool == true, "the answer stays: \(profiles)")
+
+            let script = try await cli.run([
+                "login", "--profile", "script", "--server", sim.baseURL, "--username", "test_autor",
+            ])
+            #expect(script.status == 0, "\(script.stderr)")
+            #expect(!script.stderr.contains("uploads"), "\(script.stderr)")
+            profiles = try #require(try await cli.configuration()["profiles"] as? [String: [String: Any]])
+            #expect(profiles["script"] != nil && profiles["script"]?["uploads"] == nil, "\(profiles)")
+
+            // A wrong value is refused with its line, as every setting is.
+            try String(contentsOf: cli.configFile, encoding: .utf8).appending("upload_terms = \"own work\"\n")
+                .write(to: cli.configFile, atomically: true, encoding: .utf8)
+            let broken = try await cli.run(["status", "--profile", "script"])
+            #expect(broken.status == 1, "\(broken.stderr)")
+            #expect(
+                broken.stderr.contains("profiles.script.upload_terms must be a terms-of-use id"), "\(broken.stderr)")
+        }
+    }
+
     /// Typing part of a name lists the matching universities, and Enter searches again. (Ctrl-D then ends the
     /// question: nothing here reaches a real university.)
     @Test func typingPartOfANameOffersTheUniversitiesFromTheList() async throws {
@@ -179,7 +219,10 @@ struct LoginCommandTests {
             let prompt = "Password of test_autor (Stud.IP): "
             let login = try await cli.converse(
                 ["login", "--server", sim.baseURL, "--username", "test_autor"],
-                [.init(prompt: prompt, answer: "wrong"), .init(prompt: prompt, answer: "testing")])
+                [
+                    .init(prompt: prompt, answer: "wrong"), .init(prompt: prompt, answer: "testing"),
+                    .init(prompt: "Allow uploads? [y/N] ", answer: "n"),
+                ])
             #expect(login.status == 0, "\(login.output)")
             #expect(
                 login.output.contains("did not accept that username and password; try again (2 tries left)."),
@@ -239,7 +282,10 @@ struct LoginCommandTests {
                 """
             let first = try await cli.converse(
                 ["login", "--method", "oauth2", "--oauth2-client-id", "12", "--no-browser", sim.baseURL],
-                [.init(prompt: "paste the address the browser ended on", command: browse)])
+                [
+                    .init(prompt: "paste the address the browser ended on", command: browse),
+                    .init(prompt: "Allow uploads? [y/N] ", answer: "n"),
+                ])
             #expect(first.status == 0, "\(first.output)")
             let again = try await cli.converse(
                 ["login", "--no-browser"], [.init(prompt: "paste the address the browser ended on", command: browse)])

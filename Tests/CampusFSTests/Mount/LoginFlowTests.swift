@@ -43,6 +43,7 @@ struct LoginFlowTests {
                     .init(prompt: "address of a Stud.IP page: ", answer: page),
                     .init(prompt: "Username (Stud.IP): ", answer: "test_autor"),
                     .init(prompt: "Password of test_autor (Stud.IP): ", answer: "testing"),
+                    .init(prompt: "Allow uploads? [y/N] ", answer: "n"),
                 ])
             #expect(login.status == 0, "\(login.output)")
             #expect(login.output.contains("Logged in as "), "\(login.output)")
@@ -101,6 +102,7 @@ struct LoginFlowTests {
                     .init(prompt: "Number: ", answer: "1"),
                     .init(prompt: "Username (", answer: "test_autor"),
                     .init(prompt: "Password of test_autor (", answer: "sso-testing"),
+                    .init(prompt: "Allow uploads? [y/N] ", answer: "n"),
                 ])
             #expect(login.status == 0, "\(login.output)")
             #expect(login.output.contains("single sign-on"), "the method was offered: \(login.output)")
@@ -128,6 +130,7 @@ struct LoginFlowTests {
                     .init(prompt: "Username (", answer: "test_autor"),
                     .init(prompt: "Password of test_autor (", answer: "sso-testing"),
                     .init(prompt: "Accept? [y/N] ", answer: "y"),
+                    .init(prompt: "Allow uploads? [y/N] ", answer: "n"),
                 ])
             #expect(login.status == 0, "\(login.output)")
             #expect(try await setup.profile()["sso_accept_consent"] as? Bool == true)
@@ -200,7 +203,10 @@ struct LoginFlowTests {
                 """
             let login = try await setup.cli.converse(
                 ["login", "--method", "oauth2", "--oauth2-client-id", "campusfs", "--no-browser", setup.sim.baseURL],
-                [.init(prompt: "paste the address the browser ended on", command: browse)])
+                [
+                    .init(prompt: "paste the address the browser ended on", command: browse),
+                    .init(prompt: "Allow uploads? [y/N] ", answer: "n"),
+                ])
             #expect(login.status == 0, "\(login.output)")
             #expect(try await setup.stored("oauth2-tokens") != nil)
             try await setup.mountAndRead()
