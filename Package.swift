@@ -72,7 +72,8 @@ let package = Package(
         .target(
             name: "StudIPKit",
             dependencies: [
-                "AsyncHelpers", "Digests", "StudIPModel", "StudIPWire",
+                // SystemSupport: an upload reads its file on the BlockingPool (docs/threads.md).
+                "AsyncHelpers", "Digests", "StudIPModel", "StudIPWire", "SystemSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 // NIO's own types: its errors, recognised by type, and `TimeAmount`.

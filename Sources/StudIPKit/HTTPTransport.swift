@@ -14,7 +14,15 @@ import Synchronization
 struct HTTPRequest: Sendable {
     enum Method: String, Sendable {
         case get = "GET"
+        case head = "HEAD"
         case post = "POST"
+        case put = "PUT"
+        case patch = "PATCH"
+        case delete = "DELETE"
+
+        /// GET and HEAD change nothing on the server, so a failed try may be repeated; every other method may have
+        /// acted once sent, and its answer stands (docs/client.md, "Writing").
+        var isSafe: Bool { self == .get || self == .head }
     }
 
     var method: Method = .get
@@ -22,7 +30,13 @@ struct HTTPRequest: Sendable {
     var headers: [String: String] = [:]
     /// A form body (`application/x-www-form-urlencoded`), for the login form and the token endpoint.
     var form: [(String, String)]?
+    /// Any other body (JSON, a multipart upload streamed from disk), made anew for each try.
+    var body: RequestBody?
     var what: String
+    /// Writes the user asked for are counted but not charged to a refresh's request budget.
+    var budgeted = true
+    /// Time the whole exchange may take beyond the request timeout: an upload's bytes going out.
+    var extraTime: Duration?
 }
 
 struct HTTPResponse: Sendable {
@@ -143,6 +157,15 @@ final class HTTPTransport: Sendable {
     /// An authenticated request whose answer must be 2xx; other statuses become the matching ``StudIPError``.
     /// A 401 lets the authenticator renew its credentials once (token refresh, new login).
     func fetch(_ request: HTTPRequest) async throws(StudIPError) -> HTTPResponse {
+        let response = try await authenticated(request)
+        guard (200..<300).contains(response.status) else { throw error(for: response, what: request.what) }
+        return response
+    }
+
+    /// An authenticated request, any answer but a 401 returned as it is: the writes read refusals themselves. A 401
+    /// lets the authenticator renew its credentials once; the request is then sent again, a POST too, since the
+    /// server refused it before acting.
+    func authenticated(_ request: HTTPRequest) async throws(StudIPError) -> HTTPResponse {
         var renewed = false
         while true {
             let credentials = try await authenticator.headers(transport: self)
@@ -150,8 +173,6 @@ final class HTTPTransport: Sendable {
             authenticated.headers.merge(credentials) { _, new in new }
             let response = try await send(authenticated)
             switch response.status {
-            case 200..<300:
-                return response
             case 401 where Self.isRouteRefusal(response):
                 throw .forbidden(what: request.what)
             case 401:
@@ -160,7 +181,7 @@ final class HTTPTransport: Sendable {
                 }
                 renewed = true
             default:
-                throw error(for: response, what: request.what)
+                return response
             }
         }
     }
@@ -214,7 +235,7 @@ final class HTTPTransport: Sendable {
     /// that retrying cannot fix (cancellation, budget, refused connection) is thrown.
     private func attemptOnce(_ request: HTTPRequest, attempt: Int) async throws(StudIPError) -> Attempt<HTTPResponse> {
         try breaker.check()
-        try chargeBudget()
+        if request.budgeted { try chargeBudget() } else { countUnbudgeted() }
         let outcome = try await limiter.withSlot { () async throws(StudIPError) -> Attempt<HTTPResponse> in
             // Checked again once a slot is free: the requests queued behind the ones that timed out.
             try breaker.check()
@@ -225,8 +246,9 @@ final class HTTPTransport: Sendable {
                 logger.debug(
                     "\(request.method.rawValue) \(request.url) → \(response.status)",
                     metadata: ["attempt": "\(attempt)", "duration": "\(ContinuousClock.now - started)"])
-                // A POST may have changed something (spent a login ticket or a refresh token): its answer stands.
-                return request.method == .post ? .final(response) : .answered(response, response)
+                // A POST may have changed something (spent a login ticket or a refresh token, stored an upload): its
+                // answer stands.
+                return request.method.isSafe ? .answered(response, response) : .final(response)
             } catch {
                 return try failure(error, request: request)
             }
@@ -236,8 +258,9 @@ final class HTTPTransport: Sendable {
     }
 
     /// Timeouts and broken connections are transient; a refused connection or an unknown host is not (the
-    /// server is down or the URL wrong: fail fast), and neither is cancellation. A POST is tried again only when
-    /// it never left (no connection in time): once sent, the server may have acted on it.
+    /// server is down or the URL wrong: fail fast), and neither is cancellation. A POST (any method but GET and
+    /// HEAD) is tried again only when it never left (no connection in time): once sent, the server may have acted
+    /// on it.
     private func failure(_ error: any Error, request: HTTPRequest) throws(StudIPError) -> Attempt<HTTPResponse> {
         let failure = TransportFailure(error)
         let detail: String
@@ -257,7 +280,7 @@ final class HTTPTransport: Sendable {
         case .closedByServer, .other:
             detail = failure.detail(timeout: timeout)
         }
-        if request.method == .post, !failure.beforeSending {
+        if !request.method.isSafe, !failure.beforeSending {
             throw .unreachable(
                 server: installation.serverName,
                 detail:
@@ -277,7 +300,15 @@ final class HTTPTransport: Sendable {
 
     private func execute(_ request: HTTPRequest) async throws -> HTTPResponse {
         var outgoing = HTTPClientRequest(url: request.url)
-        outgoing.method = request.method == .get ? .GET : .POST
+        outgoing.method =
+            switch request.method {
+            case .get: .GET
+            case .head: .HEAD
+            case .post: .POST
+            case .put: .PUT
+            case .patch: .PATCH
+            case .delete: .DELETE
+            }
         outgoing.headers.add(name: "User-Agent", value: "CampusFS")
         for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
         if let form = request.form {
@@ -285,7 +316,12 @@ final class HTTPTransport: Sendable {
             outgoing.headers.replaceOrAdd(name: "Content-Type", value: "application/x-www-form-urlencoded")
             outgoing.body = .bytes(Array(body.utf8))
         }
-        let response = try await client.execute(outgoing, timeout: TimeAmount(timeout))
+        if let body = request.body {
+            outgoing.headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
+            outgoing.body = body.make()
+        }
+        let response = try await client.execute(
+            outgoing, timeout: TimeAmount(timeout + (request.extraTime ?? .zero)))
         var headers: [String: [String]] = [:]
         for (name, value) in response.headers {
             headers[name.lowercased(), default: []].append(value)

@@ -37,6 +37,13 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case rangesUnavailable(what: String, detail: String)
     /// The task asking was cancelled (shutdown, unmount); nothing is wrong with the server.
     case cancelled
+    /// Stud.IP refused a write (upload, new version, rename, move, delete, new folder) for a reason the same request
+    /// will meet again: retrying cannot help, the user must change something (docs/client.md, "Writing").
+    case refused(WriteRefusal, what: String)
+    /// This API cannot do it at all (JSON:API has no move; the filesystem answers `EXDEV`, so `mv` copies instead).
+    case unsupported(operation: String, api: String)
+    /// The local file to upload cannot be read (missing, unreadable, changed size while it was sent).
+    case unreadableFile(path: String, detail: String)
 
     /// Every message passes ``withoutCredentials(_:)``: some details quote the server (a preview of an unreadable
     /// answer), and Stud.IP 5.0.7's JSON:API error pages echo the Basic-auth credentials in a link.
@@ -73,6 +80,22 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .brokeOff(let what, let detail, _): "\(what) broke off: \(detail); open it again"
         case .rangesUnavailable(let what, let detail): "no byte ranges for \(what): \(detail)"
         case .cancelled: "cancelled"
+        case .refused(let refusal, let what): refusal.message(what)
+        case .unsupported(let operation, let api):
+            "\(api) cannot \(operation); Stud.IP offers that only in its web interface or the legacy REST API"
+        case .unreadableFile(let path, let detail): "cannot read \(path) to upload it: \(detail)"
+        }
+    }
+
+    /// True when the same request may succeed later unchanged: offline, timeouts, 5xx and 429, a login to renew,
+    /// a cancelled task. False for refusals, missing documents, unsupported operations and malformed answers, which
+    /// answer the same again. The outbox decides between "wait and retry" and "failed" from this alone; a
+    /// retryable error of an upload means it may or may not have been stored.
+    public var isRetryable: Bool {
+        switch self {
+        case _ where isLoginFailure: true
+        case .unreachable, .hostUnreachable, .serverError, .brokeOff, .budgetExhausted, .cancelled: true
+        default: false
         }
     }
 
@@ -107,5 +130,38 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unreachable, .apiUnavailable, .wrongScheme, .brokeOff: 3
         default: 4
         }
+    }
+}
+
+/// Why Stud.IP refused a write. Its JSON:API refuses uploads with a bare 400 "Bad Request" and no reason
+/// (fixtures-5.0.7-writes step 3): the client infers the reason from what it sent where it can.
+public enum WriteRefusal: Sendable, Hashable {
+    /// Over the installation's upload limit (64 MiB for students on a default 5.0.7).
+    case tooLarge(size: Int64, limit: Int64)
+    /// A file type the installation refuses (`.exe` by default).
+    case forbiddenType(fileExtension: String)
+    /// 403: the folder is not writable for this user, the document is someone else's, or a homework submission.
+    case notPermitted(serverSaid: String?)
+    /// 400 or 422 for another reason, with what Stud.IP said if it said anything.
+    case invalid(status: Int, serverSaid: String?)
+
+    func message(_ what: String) -> String {
+        switch self {
+        case .tooLarge(let size, let limit):
+            "Stud.IP refused \(what): \(Self.mebibytes(size)) is over its upload limit of \(Self.mebibytes(limit)); "
+                + "compress or split the file"
+        case .forbiddenType(let fileExtension):
+            "Stud.IP refused \(what): it does not accept .\(fileExtension) files; pack it into a .zip"
+        case .notPermitted(let said):
+            "Stud.IP does not let you do this: \(what) (not writable for you, or someone else's)"
+                + (said.map { ": \($0)" } ?? "")
+        case .invalid(let status, let said):
+            "Stud.IP refused \(what) (HTTP \(status))" + (said.map { ": \($0)" } ?? "")
+        }
+    }
+
+    private static func mebibytes(_ bytes: Int64) -> String {
+        let tenths = (bytes * 10 + 524_288) / 1_048_576
+        return tenths % 10 == 0 ? "\(tenths / 10) MiB" : "\(tenths / 10).\(tenths % 10) MiB"
     }
 }
