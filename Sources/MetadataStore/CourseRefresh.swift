@@ -208,9 +208,16 @@ private struct CourseRefresh {
         // course's rows and writes nothing but its listing times (docs/metadata-store.md, "Refresh").
         let treeChanged = db.totalChangesCount != changesBefore
         try recordRestrictedChecks()
+        let root = content.folders.first { $0.id == content.rootFolderID }?.permissions ?? FolderPermissions()
         try db.run(
-            "UPDATE course SET listed_at = ?, root_folder_id = ? WHERE id = ?",
-            [now.timeIntervalSince1970, content.rootFolderID, content.course.id])
+            """
+            UPDATE course SET listed_at = ?, root_folder_id = ?, root_writable = ?, root_subfolder_allowed = ?
+            WHERE id = ?
+            """,
+            [
+                now.timeIntervalSince1970, content.rootFolderID, root.isWritable, root.isSubfolderAllowed,
+                content.course.id,
+            ])
         try forgetDepartures()
         guard treeChanged else { return summary }
 

@@ -93,10 +93,26 @@ extension MetadataStore {
         }
     }
 
-    /// What the content cache needs to fetch a document; nil for other nodes.
+    /// What the content cache needs to fetch a document, and what the user may do with it (`isWritable`,
+    /// `isEditable`, docs/writing.md); nil for other nodes.
     public func document(inode: Int64) throws(StoreError) -> DocumentInfo? {
         try readStatement("reading document \(inode)") { db in
             try db.row(QuerySQL.document, [inode]).map { try DocumentRow(row: $0).info }
+        }
+    }
+
+    /// What the user may do in the folder a directory stands for: a folder node's permissions, or for a course
+    /// directory its root folder's. nil for every other node, and for a course without a file area.
+    public func folderAccess(inode: Int64) throws(StoreError) -> FolderAccess? {
+        try readStatement("reading the permissions of inode \(inode)") { db in
+            try db.row(QuerySQL.folderAccess, [inode, inode]).map { row in
+                FolderAccess(
+                    folderID: try row.decode(atIndex: 0), courseID: try row.decode(atIndex: 1),
+                    folderType: try row.decode(atIndex: 2),
+                    permissions: FolderPermissions(
+                        isReadable: try row.bool(atIndex: 3), isWritable: try row.bool(atIndex: 4),
+                        isSubfolderAllowed: try row.bool(atIndex: 5)))
+            }
         }
     }
 
@@ -327,7 +343,8 @@ struct DocumentRow {
             fileID: try row.decode(forColumn: "file_id"),
             ownerName: try row.decode(forColumn: "owner_name"), license: try row.decode(forColumn: "license"),
             isDownloadable: try row.bool("downloadable"), isLink: try row.bool("is_link"),
-            webURL: try row.decode(forColumn: "web_url"))
+            webURL: try row.decode(forColumn: "web_url"), isWritable: try row.bool("writable"),
+            isEditable: try row.bool("editable"))
         description = try row.decode(forColumn: "description")
         highlight = try row.decode(String?.self, forColumn: "highlight").flatMap(Highlight.init(rawValue:))
     }

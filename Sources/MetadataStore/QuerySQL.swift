@@ -12,6 +12,16 @@ enum QuerySQL {
         SELECT f.description, f.web_url, NULLIF(COALESCE(f.listed_at, c.listed_at), 0) AS listed_at
         FROM folder f JOIN node n ON n.inode = f.inode JOIN course c ON c.id = n.course_id WHERE f.inode = ?
         """
+    /// A folder node's row, or a course directory's root folder from its course (the root has no `folder` row); a
+    /// course without a file area (no root folder id) has none.
+    static let folderAccess = """
+        SELECT f.id, n.course_id, f.folder_type, f.readable, f.writable, f.subfolder_allowed
+        FROM folder f JOIN node n ON n.inode = f.inode WHERE f.inode = ?
+        UNION ALL
+        SELECT c.root_folder_id, c.id, 'RootFolder', 1, c.root_writable, c.root_subfolder_allowed
+        FROM node n JOIN course c ON c.id = n.studip_id
+        WHERE n.inode = ? AND n.item_kind = 'course' AND c.root_folder_id <> ''
+        """
     static let document = """
         SELECT d.*, n.course_id, n.size, n.mtime FROM document d JOIN node n ON n.inode = d.inode
         WHERE d.inode = ?
@@ -124,7 +134,8 @@ enum QuerySQL {
     /// Every statement above, for the query-plan test.
     static let all: [(name: String, sql: String)] = [
         ("nodeByInode", nodeByInode), ("lookup", lookup), ("children", children), ("courseInfo", courseInfo),
-        ("folderInfo", folderInfo), ("document", document), ("isHighlighted", isHighlighted),
+        ("folderInfo", folderInfo), ("folderAccess", folderAccess), ("document", document),
+        ("isHighlighted", isHighlighted),
         ("userState", userState), ("tags", tags), ("path", path), ("walk", walk), ("highlighted", highlighted),
         ("placedCourses", placedCourses), ("courseHighlights", courseHighlights),
     ]

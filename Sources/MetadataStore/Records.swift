@@ -163,6 +163,7 @@ struct FolderRecord: DetailRecord {
         table: "folder",
         columns: [
             "id", "parent_id", "name", "description", "folder_type", "web_url", "created", "changed", "listed_at",
+            "readable", "writable", "subfolder_allowed",
         ])
 
     var inode: Int64
@@ -177,7 +178,8 @@ struct FolderRecord: DetailRecord {
             folder.id.databaseValue, folder.parentID.databaseValue, folder.name.databaseValue,
             folder.description.databaseValue, folder.folderType.databaseValue, folder.webURL.databaseValue,
             folder.created.timeIntervalSince1970.databaseValue, folder.changed.timeIntervalSince1970.databaseValue,
-            listedAt,
+            listedAt, folder.permissions.isReadable.databaseValue, folder.permissions.isWritable.databaseValue,
+            folder.permissions.isSubfolderAllowed.databaseValue,
         ]
     }
 }
@@ -188,7 +190,7 @@ struct DocumentRecord: DetailRecord {
         table: "document",
         columns: [
             "id", "folder_id", "name", "description", "mime_type", "created", "file_id", "owner_name", "license",
-            "downloadable", "is_link", "web_url", "highlight",
+            "downloadable", "is_link", "web_url", "highlight", "writable", "editable",
         ])
 
     var inode: Int64
@@ -202,7 +204,8 @@ struct DocumentRecord: DetailRecord {
             document.created.timeIntervalSince1970.databaseValue, document.fileID.databaseValue,
             document.ownerName.databaseValue, document.license.databaseValue,
             document.isDownloadable.databaseValue, document.isLink.databaseValue, document.webURL.databaseValue,
-            highlight?.rawValue.databaseValue ?? .null,
+            highlight?.rawValue.databaseValue ?? .null, document.isWritable.databaseValue,
+            document.isEditable.databaseValue,
         ]
     }
 }

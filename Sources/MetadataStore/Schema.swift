@@ -16,8 +16,26 @@ enum Schema {
         migrator.registerMigration("v8: extractor versions", migrate: addExtractorVersions)
         migrator.registerMigration("v9: no document etag", migrate: dropDocumentETag)
         migrator.registerMigration("v10: substring index", migrate: addSubstringIndex)
+        migrator.registerMigration("v11: permissions", migrate: addPermissions)
         return migrator
     }
+
+    /// Issue 32: what the logged-in user may do with each folder and document (docs/writing.md), as the last
+    /// listing said. The course's root folder has no `folder` row, so its flags are the course's. Until the next
+    /// refresh fills them in, a folder is readable and nothing is writable.
+    private static func addPermissions(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE folder ADD COLUMN readable INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE folder ADD COLUMN writable INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE folder ADD COLUMN subfolder_allowed INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE document ADD COLUMN writable INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE document ADD COLUMN editable INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE course ADD COLUMN root_writable INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE course ADD COLUMN root_subfolder_allowed INTEGER NOT NULL DEFAULT 0;
+                """)
+    }
+
 
     /// Issue 29: `document.etag` was never written but by a store method nothing called: the content cache keeps a
     /// download's ETag in its sidecar, next to the bytes it validates (docs/mount.md). SQLite rewrites the table.

@@ -117,8 +117,26 @@ public struct DocumentInfo: Sendable, Hashable {
     public var isDownloadable: Bool
     public var isLink: Bool
     public var webURL: String
+    /// The user may upload a new version (docs/writing.md, "When writing is on").
+    public var isWritable: Bool
+    /// The user may rename, move and delete the document.
+    public var isEditable: Bool
 
     public var version: DocumentVersion { DocumentVersion(fileID: fileID, size: size) }
+}
+
+/// What the user may do in a directory that stands for a Stud.IP folder: a folder node, or a course directory (the
+/// course's root folder). ``MetadataStore/folderAccess(inode:)``; docs/metadata-store.md, "Permissions".
+public struct FolderAccess: Sendable, Hashable {
+    /// The Stud.IP folder: where an upload or a new folder goes.
+    public var folderID: String
+    public var courseID: String
+    /// Stud.IP's folder class; `RootFolder` for a course directory.
+    public var folderType: String
+    public var permissions: FolderPermissions
+
+    /// A homework folder: what the user hands in there is not listed back to a student (docs/writing.md).
+    public var isHomework: Bool { folderType == RemoteFolder.homeworkFolderType }
 }
 
 /// The user's own data about an item, kept by Stud.IP id: survives refreshes, renames and moves.

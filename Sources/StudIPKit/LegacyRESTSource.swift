@@ -109,6 +109,7 @@ final class LegacyRESTSource: DocumentSource {
         }
         var walk = FolderWalk(course: course, rootID: rootID, installation: transport.installation)
         walk.names = knownNames.withLock { $0 }
+        walk.userID = userID
         var pending = walk.add(listing: top, of: rootID, parentID: nil, label: label)
         while !pending.isEmpty {
             let batch = pending

@@ -85,10 +85,12 @@ public struct RemoteFolder: Sendable, Hashable, Codable {
     public var changed: Date
     /// The folder's page in the web UI (`user.xdg.origin.url`).
     public var webURL: String
+    /// What the logged-in user may do here, as Stud.IP says it (docs/writing.md, "When writing is on").
+    public var permissions: FolderPermissions
 
     public init(
         id: String, parentID: String?, name: String, description: String = "", folderType: String = "StandardFolder",
-        created: Date, changed: Date, webURL: String = ""
+        created: Date, changed: Date, webURL: String = "", permissions: FolderPermissions = FolderPermissions()
     ) {
         self.id = id
         self.parentID = parentID
@@ -98,6 +100,32 @@ public struct RemoteFolder: Sendable, Hashable, Codable {
         self.created = created
         self.changed = changed
         self.webURL = webURL
+        self.permissions = permissions
+    }
+
+    /// Stud.IP's class of homework folders: a student may hand in there but sees no submission, not even their own.
+    public static let homeworkFolderType = "HomeworkFolder"
+
+    /// A homework folder the user may not read (a student's view): listed, never listed *into* (403), kept as an
+    /// empty directory so that the student can hand in there (docs/client.md, "Permissions").
+    public var isUnreadableHomework: Bool { folderType == Self.homeworkFolderType && !permissions.isReadable }
+}
+
+/// A folder's permissions for the logged-in user: JSON:API's `is-readable`, `is-writable`, `is-subfolder-allowed`;
+/// legacy REST's `is_readable`, `is_writable` and a rule for the subfolder flag it lacks (docs/client.md,
+/// "Permissions"). The defaults are what a folder without any flag gets: readable (it was listed), nothing more.
+public struct FolderPermissions: Sendable, Hashable, Codable {
+    /// The user may list the folder's documents and subfolders.
+    public var isReadable: Bool
+    /// The user may upload documents into the folder.
+    public var isWritable: Bool
+    /// The user may create folders in the folder.
+    public var isSubfolderAllowed: Bool
+
+    public init(isReadable: Bool = true, isWritable: Bool = false, isSubfolderAllowed: Bool = false) {
+        self.isReadable = isReadable
+        self.isWritable = isWritable
+        self.isSubfolderAllowed = isSubfolderAllowed
     }
 }
 
@@ -123,11 +151,18 @@ public struct RemoteDocument: Sendable, Hashable, Codable {
     public var isLink: Bool
     /// The document's page in the web UI, or for links the external URL when the API tells it.
     public var webURL: String
+    /// The logged-in user may upload a new version (JSON:API `is-writable`; legacy REST `is_writable`, or where an
+    /// old installation lacks it, the user owns the document).
+    public var isWritable: Bool
+    /// The logged-in user may rename, move and delete the document (JSON:API `is-editable`; legacy REST
+    /// `is_editable`, or the user owns it).
+    public var isEditable: Bool
 
     public init(
         id: String, folderID: String, name: String, description: String = "", mimeType: String, size: Int64,
         created: Date, changed: Date, fileID: String, ownerName: String = "", license: String = "",
-        isDownloadable: Bool = true, isLink: Bool = false, webURL: String = ""
+        isDownloadable: Bool = true, isLink: Bool = false, webURL: String = "", isWritable: Bool = false,
+        isEditable: Bool = false
     ) {
         self.id = id
         self.folderID = folderID
@@ -143,6 +178,8 @@ public struct RemoteDocument: Sendable, Hashable, Codable {
         self.isDownloadable = isDownloadable
         self.isLink = isLink
         self.webURL = webURL
+        self.isWritable = isWritable
+        self.isEditable = isEditable
     }
 
     /// What a refresh compares to decide that a document has new content.

@@ -42,16 +42,22 @@ package struct JSONAPIFormat: Sendable {
         let dates = StudIPDate.pair(
             created: StudIPDate.iso8601(attributes?["mkdate"]), changed: StudIPDate.iso8601(attributes?["chdate"]))
         let parentID = element["relationships"]?["parent"]?["data"]?["id"]?.id
+        // The flags are the asking user's; a flag not sent allows nothing beyond reading what was listed.
+        let permissions = FolderPermissions(
+            isReadable: attributes?["is-readable"]?.bool != false,
+            isWritable: attributes?["is-writable"]?.bool ?? false,
+            isSubfolderAllowed: attributes?["is-subfolder-allowed"]?.bool ?? false)
         return ListedFolder(
             id: id, parentID: parentID, isRootFolder: attributes?["folder-type"]?.string == "RootFolder",
-            isReadable: attributes?["is-readable"]?.bool != false,
+            isReadable: permissions.isReadable,
             folder: id.flatMap { id in
                 dates.map { dates in
                     RemoteFolder(
                         id: id, parentID: parentID, name: attributes?["name"]?.string ?? "",
                         description: attributes?["description"]?.string ?? "",
                         folderType: attributes?["folder-type"]?.string ?? "", created: dates.created,
-                        changed: dates.changed, webURL: installation.folderWebURL(id, courseID: courseID))
+                        changed: dates.changed, webURL: installation.folderWebURL(id, courseID: courseID),
+                        permissions: permissions)
                 }
             },
             documentCount: element["relationships"]?["file-refs"]?["meta"]?["count"]?.int.map { Int($0) })
@@ -74,13 +80,17 @@ package struct JSONAPIFormat: Sendable {
                 ownerName: relationships?["owner"]?["meta"]?["name"]?.string ?? "",
                 license: relationships?["terms-of-use"]?["data"]?["id"]?.id ?? "",
                 isDownloadable: attributes?["is-downloadable"]?.bool ?? true,
-                webURL: installation.documentWebURL(id, courseID: courseID))
+                webURL: installation.documentWebURL(id, courseID: courseID),
+                isWritable: attributes?["is-writable"]?.bool ?? false,
+                isEditable: attributes?["is-editable"]?.bool ?? false)
         }
         return ListedDocument(id: id, parentID: relationships?["parent"]?["data"]?["id"]?.id, document: document)
     }
 
     /// The readable folders below the root: unreadable folders (`is-readable: false`) and everything below
-    /// them are left out, so are folders whose parent is not in the list.
+    /// them are left out, so are folders whose parent is not in the list. An unreadable homework folder (a
+    /// student's view of one) stays, without anything below it: the student hands in there (docs/client.md,
+    /// "Permissions").
     package func readableTree(_ elements: [JSONValue], course: RemoteCourse, label: String) throws(StudIPError)
         -> CourseTree
     {
@@ -102,8 +112,9 @@ package struct JSONAPIFormat: Sendable {
         var tree = CourseTree(course: course, rootID: rootID, installation: installation)
         var pending = [(folder: root, parentID: String?.none)]
         while let (listed, parentID) = pending.popLast() {
-            guard let folder = tree.add(folder: listed, parentID: parentID) else { continue }
-            for child in (children[folder] ?? []).reversed() where child.isReadable {
+            guard let folder = tree.add(folder: listed, parentID: parentID), listed.isReadable else { continue }
+            for child in (children[folder] ?? []).reversed()
+            where child.isReadable || child.folder?.isUnreadableHomework == true {
                 pending.append((child, folder))
             }
         }
@@ -140,6 +151,8 @@ package struct CourseTree {
     private var announced: [String: Int] = [:]
     private var listed: [String: Int] = [:]
     private var folderIndex: Set<String> = []
+    /// Folders in the tree the user may not list (homework folders): never asked for their documents.
+    private var unreadable: Set<String> = []
     private var documentIndex: Set<String> = []
 
     init(course: RemoteCourse, rootID: String, installation: Installation) {
@@ -156,6 +169,7 @@ package struct CourseTree {
             return nil
         }
         folderIndex.insert(id)
+        if !decoded.isReadable { unreadable.insert(id) }
         folder.parentID = parentID
         content.folders.append(folder)
         if let count = decoded.documentCount { announced[id] = count }
@@ -190,17 +204,18 @@ package struct CourseTree {
         content.documents.append(document)
     }
 
-    /// Folders whose announced document count exceeds what the course-wide list delivered.
+    /// Readable folders whose announced document count exceeds what the course-wide list delivered. (A homework
+    /// folder counts a student's own submissions, which its listing refuses with 403.)
     package func foldersMissingDocuments() -> [RemoteFolder] {
         content.folders.filter { folder in
-            guard let count = announced[folder.id] else { return false }
+            guard let count = announced[folder.id], !unreadable.contains(folder.id) else { return false }
             return count > listed[folder.id, default: 0]
         }
     }
 
-    /// Folders without an announced count (all of them on Stud.IP 5.0), in tree order: the root first.
+    /// Readable folders without an announced count (all of them on Stud.IP 5.0), in tree order: the root first.
     package func foldersWithoutCount() -> [RemoteFolder] {
-        content.folders.filter { announced[$0.id] == nil }
+        content.folders.filter { announced[$0.id] == nil && !unreadable.contains($0.id) }
     }
 
     package mutating func fail(_ folderID: String, because reason: String) {

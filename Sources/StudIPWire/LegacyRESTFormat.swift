@@ -47,6 +47,9 @@ package struct FolderWalk {
     package private(set) var content: CourseContent
     /// User id → display name, for documents' `ownerName`.
     package var names: [String: String] = [:]
+    /// The logged-in user: owning a document means being allowed to change it where Stud.IP sends no flags
+    /// (docs/client.md, "Permissions"); nil, such a document is read-only.
+    package var userID: String?
     private let installation: Installation
     private var folderIndex: Set<String> = []
     private var documentIndex: Set<String> = []
@@ -94,12 +97,21 @@ package struct FolderWalk {
         let dates = StudIPDate.pair(
             created: StudIPDate.unix(json["mkdate"]), changed: StudIPDate.unix(json["chdate"]))
         guard let dates else { return nil }
+        let folderType = json["folder_type"]?.string ?? ""
+        let isWritable = json["is_writable"]?.bool ?? false
         return RemoteFolder(
             id: id, parentID: parentID, name: json["name"]?.string ?? "",
-            description: json["description"]?.string ?? "", folderType: json["folder_type"]?.string ?? "",
+            description: json["description"]?.string ?? "", folderType: folderType,
             created: dates.created, changed: dates.changed,
-            webURL: installation.folderWebURL(id, courseID: content.course.id))
+            webURL: installation.folderWebURL(id, courseID: content.course.id),
+            permissions: FolderPermissions(
+                isReadable: json["is_readable"]?.bool != false, isWritable: isWritable,
+                isSubfolderAllowed: isWritable && folderType == Self.groupFolderType))
     }
+
+    /// Legacy REST sends no subfolder flag: of the folders a student may write to, Stud.IP 5.0.7 lets them create
+    /// folders only in a group's folder (captured, fixtures-5.0.7-writes step 7; docs/client.md, "Permissions").
+    static let groupFolderType = "CourseGroupFolder"
 
     private mutating func add(document json: JSONValue, folderID: String) {
         guard let id = json["id"]?.id else {
@@ -115,6 +127,7 @@ package struct FolderWalk {
             return
         }
         documentIndex.insert(id)
+        let isOwn = userID != nil && json["user_id"]?.id == userID
         let isLink = json["storage"]?.string == "url"
         let detailsURL = installation.documentWebURL(id, courseID: content.course.id)
         // 4.x sends the external address; 5.x a `sendfile.php` URL of the installation, which is no better.
@@ -127,7 +140,8 @@ package struct FolderWalk {
                 ownerName: json["user_id"]?.id.flatMap { names[$0] } ?? "",
                 license: json["content_terms_of_use_id"]?.string ?? "",
                 isDownloadable: json["is_downloadable"]?.bool ?? true, isLink: isLink,
-                webURL: isLink ? externalURL ?? detailsURL : detailsURL))
+                webURL: isLink ? externalURL ?? detailsURL : detailsURL,
+                isWritable: json["is_writable"]?.bool ?? isOwn, isEditable: json["is_editable"]?.bool ?? isOwn))
     }
 
     package mutating func fail(_ folderID: String, because reason: String) {

@@ -162,7 +162,9 @@ struct FixtureTests {
     /// - `isLink`: only legacy REST says which documents are hosted elsewhere (none in these fixtures);
     /// - `foldersWithUncheckedRestrictedDocuments` and `foldersCheckedForTheFirstTime`: JSON:API on 5.0 looks in
     ///   one folder per listing for documents the user may not download (none in these fixtures), legacy REST lists
-    ///   every folder.
+    ///   every folder;
+    /// - whether the user may create subfolders: legacy REST has no flag, and the client allows it only in a writable
+    ///   group folder (docs/client.md, "Permissions"), where JSON:API also says so for lecturers elsewhere.
     @Test("JSON:API and legacy REST produce the same overview and content", arguments: ["test_autor", "root@studip"])
     func bothAPIsAgree(user: String) async throws {
         try await withSimulator { sim in
@@ -191,6 +193,7 @@ struct FixtureTests {
                 content.folders = content.folders.map { folder in
                     var folder = folder
                     if folder.parentID == nil { folder.name = "" }
+                    folder.permissions.isSubfolderAllowed = false
                     return folder
                 }.sorted { $0.id < $1.id }
                 content.documents = content.documents.map { document in
