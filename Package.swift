@@ -137,6 +137,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Writing to Stud.IP (issue 32, docs/writing.md): the outbox (durable operations, sending, retries,
+        // confirmation, conflicts) and the workspace (drafts, settling).
+        .target(
+            name: "Uploading",
+            dependencies: [
+                "AsyncHelpers", "MetadataStore", "NamingRules", "StudIPKit", "StudIPModel", "SystemSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // What the CLI and the daemon say to each other over the control socket, and the CLI's end of it.
         .target(
             name: "ControlProtocol",
@@ -271,6 +280,15 @@ let package = Package(
         .testTarget(
             name: "TextExtractionTests",
             dependencies: ["TextExtraction", "HTMLText", "StudIPSimulator", "SystemSupport"]
+        ),
+        .testTarget(
+            name: "UploadingTests",
+            dependencies: [
+                "Uploading", "MetadataStore", "NamingRules", "StudIPKit", "StudIPModel", "StudIPSimulator",
+                "SystemSupport", "TestSupport",
+                // The workspace's tests refresh a store from the simulator.
+                "Refreshing",
+            ]
         ),
         .testTarget(
             name: "SecretStoreTests",

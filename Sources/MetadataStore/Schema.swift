@@ -17,6 +17,7 @@ enum Schema {
         migrator.registerMigration("v9: no document etag", migrate: dropDocumentETag)
         migrator.registerMigration("v10: substring index", migrate: addSubstringIndex)
         migrator.registerMigration("v11: permissions", migrate: addPermissions)
+        migrator.registerMigration("issue 32: outbox", migrate: addOutbox)
         return migrator
     }
 

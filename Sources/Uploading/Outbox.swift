@@ -1,0 +1,298 @@
+import AsyncHelpers
+import Foundation
+import Logging
+import MetadataStore
+import StudIPKit
+import StudIPModel
+import SystemSupport
+
+/// The operations waiting for Stud.IP, and their sending (docs/writing.md, "The outbox"). An operation is in the
+/// store, and its bytes in `<data directory>/outbox/`, before ``enqueue(_:bytes:draftID:)`` returns; it leaves the
+/// outbox when Stud.IP confirmed it and `onSettled` was told, or when the user discards it.
+///
+/// An actor for its in-memory part (the sender's wake-ups); every file and store access runs on `pool`, never on
+/// the cooperative pool (docs/threads.md).
+public actor Outbox {
+    /// Told once per outcome: done, a conflict resolved, a refusal, an unconfirmed upload, a discard. Called from
+    /// the outbox's task; a done or conflicting entry leaves the store only after the handler returned, so that a
+    /// crash in between reports it again at the next start.
+    public typealias SettledHandler = @Sendable (OutboxEntry, OutboxOutcome) async -> Void
+
+    /// Pending and failed entries, for `campusfs status` and the service's status line.
+    public struct Counts: Sendable, Hashable {
+        /// Queued, being sent or waiting to be sent again.
+        public var pending: Int
+        /// Refused by Stud.IP, kept until retried or discarded.
+        public var failed: Int
+        /// Interrupted where arrival cannot be checked: resent only on retry.
+        public var unconfirmed: Int
+    }
+
+    let store: MetadataStore
+    let bytes: OutboxBytes
+    let writer: any DocumentWriter
+    let pool: BlockingPool
+    let backoff: Backoff
+    let onSettled: SettledHandler
+    let logger: Logger
+
+    /// The entry being sent, which `discard` leaves alone.
+    var sendingEntry: Int64?
+    /// Wakes the sender when it sleeps: a new entry, a retry, the server back.
+    var wakeUp: CheckedContinuation<Void, Never>?
+    var woken = false
+
+    /// `dataDirectory`: the profile's data directory (docs/architecture.md, "Paths"); the bytes go to its `outbox/`.
+    public init(
+        store: MetadataStore, dataDirectory: URL, writer: any DocumentWriter, pool: BlockingPool = .shared,
+        backoff: Backoff = Backoff(), logger: Logger = Logger(label: "campusfs.outbox"),
+        onSettled: @escaping SettledHandler
+    ) {
+        self.store = store
+        bytes = OutboxBytes(directory: dataDirectory.appendingPathComponent("outbox", isDirectory: true))
+        self.writer = writer
+        self.pool = pool
+        self.backoff = backoff
+        self.logger = logger
+        self.onSettled = onSettled
+    }
+
+    /// Queues `operation`. `bytes`: the file to send, for an upload or a new version; the outbox takes it over by
+    /// rename (it must be on the data directory's filesystem, as drafts are) and holds it until Stud.IP confirmed
+    /// it. Returns the entry's id once the row and the bytes are on disk.
+    @discardableResult
+    public func enqueue(_ operation: OutboxOperation, bytes source: String?, draftID: Int64?)
+        async throws(OutboxError) -> Int64
+    {
+        guard operation.carriesBytes == (source != nil) else { throw .bytesMismatch(operation) }
+        let text = try OutboxCoding.encode(operation)
+        let (store, bytes) = (self.store, self.bytes)
+        let id = try await pool.run { () throws(OutboxError) -> Int64 in
+            var byteCount: Int64?
+            if let source {
+                try bytes.prepare()
+                byteCount = try bytes.size(of: source)
+            }
+            let row = OutboxRow(
+                operation: text, draftID: draftID, state: OutboxState.queued.rawValue, byteCount: byteCount,
+                bytesSource: source, created: Date())
+            let id = try OutboxCoding.storing { () throws(StoreError) in try store.insertOutboxRow(row) }
+            guard let source else { return id }
+            do throws(OutboxError) {
+                try bytes.takeOver(source, as: id)
+            } catch {
+                // The bytes are still where they were: the row goes, and the caller keeps its file.
+                if !bytes.exists(id) { _ = try? store.deleteOutboxRow(id: id) }
+                throw error
+            }
+            return id
+        }
+        logger.info("outbox: queued \(id): \(operation)")
+        wake()
+        return id
+    }
+
+    /// Every entry, oldest first.
+    public func entries() async throws(OutboxError) -> [OutboxEntry] {
+        try await rows().compactMap(\.entry)
+    }
+
+    /// Sends a failed, unconfirmed or waiting entry again, at once.
+    public func retry(_ id: Int64) async throws(OutboxError) {
+        try await change(id) { row throws(OutboxError) in
+            guard let state = OutboxState(rawValue: row.state) else { return }
+            switch state {
+            case .failed, .unconfirmed, .waiting:
+                row.state = OutboxState.queued.rawValue
+                row.reason = nil
+                row.notBefore = nil
+                // The user asked for it: an unconfirmed upload is sent without the check it could not pass.
+                var progress = OutboxProgress(row.progress)
+                progress.mayHaveArrived = false
+                row.progress = progress.text
+            case .queued, .sending, .settled: break
+            }
+        }
+        wake()
+    }
+
+    /// Removes an entry that is not being sent, and its bytes; `onSettled` is told (`.discarded`). Entries that
+    /// waited for the folder it was to make fail.
+    public func discard(_ id: Int64) async throws(OutboxError) {
+        guard sendingEntry != id else { throw .busy(id) }
+        let (store, bytes) = (self.store, self.bytes)
+        let (removed, dependents) = try await pool.run { () throws(OutboxError) -> (OutboxRow?, [OutboxRow]) in
+            try OutboxCoding.storing { () throws(StoreError) in
+                guard let row = try store.outboxRow(id: id) else { return (nil, []) }
+                var dependents: [OutboxRow] = []
+                for var other in try store.outboxRows() where other.entry?.operation.awaitedEntry == id {
+                    other.state = OutboxState.failed.rawValue
+                    other.reason = "the folder it was to go into was discarded from the outbox (entry \(id))"
+                    dependents.append(other)
+                }
+                try store.updateOutboxRows(dependents)
+                try store.deleteOutboxRow(id: id)
+                return (row, dependents)
+            }
+        }
+        guard let removed, let entry = removed.entry else { throw .noSuchEntry(id) }
+        try? await pool.run { () throws(OutboxError) in try bytes.remove(id) }
+        logger.info("outbox: discarded \(id): \(entry.operation)")
+        await onSettled(entry, .discarded)
+        for dependent in dependents {
+            if let entry = dependent.entry, let reason = dependent.reason {
+                await onSettled(entry, .failed(reason: reason))
+            }
+        }
+    }
+
+    public func counts() async throws(OutboxError) -> Counts {
+        let store = self.store
+        let counts = try await pool.run { () throws(OutboxError) in
+            try OutboxCoding.storing { () throws(StoreError) in try store.outboxStateCounts() }
+        }
+        func count(_ states: OutboxState...) -> Int { states.reduce(0) { $0 + (counts[$1.rawValue] ?? 0) } }
+        return Counts(
+            pending: count(.queued, .sending, .waiting), failed: count(.failed), unconfirmed: count(.unconfirmed))
+    }
+
+    /// Tells the sender that Stud.IP answers again (the daemon's link is back): waiting entries go now, not
+    /// after their backoff.
+    public func serverIsBack() async {
+        let store = self.store
+        _ = try? await pool.run { () throws(OutboxError) in
+            try OutboxCoding.storing { () throws(StoreError) in
+                let waiting = try store.outboxRows().filter { $0.state == OutboxState.waiting.rawValue }
+                try store.updateOutboxRows(
+                    waiting.map {
+                        var row = $0
+                        row.notBefore = nil
+                        return row
+                    })
+            }
+        }
+        wake()
+    }
+
+    // MARK: - Store access
+
+    func rows() async throws(OutboxError) -> [OutboxRow] {
+        let store = self.store
+        return try await pool.run { () throws(OutboxError) in
+            try OutboxCoding.storing { () throws(StoreError) in try store.outboxRows() }
+        }
+    }
+
+    func save(_ rows: [OutboxRow]) async throws(OutboxError) {
+        let store = self.store
+        try await pool.run { () throws(OutboxError) in
+            try OutboxCoding.storing { () throws(StoreError) in _ = try store.updateOutboxRows(rows) }
+        }
+    }
+
+    /// Reads, changes and writes one row (in two transactions: only this actor changes rows).
+    func change(_ id: Int64, _ body: @escaping @Sendable (inout OutboxRow) throws(OutboxError) -> Void)
+        async throws(OutboxError)
+    {
+        let store = self.store
+        try await pool.run { () throws(OutboxError) in
+            guard var row = try OutboxCoding.storing({ () throws(StoreError) in try store.outboxRow(id: id) }) else {
+                throw .noSuchEntry(id)
+            }
+            try body(&row)
+            try OutboxCoding.storing { () throws(StoreError) in _ = try store.updateOutboxRows([row]) }
+        }
+    }
+
+    func wake() {
+        if let wakeUp {
+            self.wakeUp = nil
+            wakeUp.resume()
+        } else {
+            woken = true
+        }
+    }
+}
+
+/// How long a waiting entry waits: `initial` after its first failure, doubling up to `maximum`
+/// (docs/writing.md, "The outbox": 10 s to 10 min).
+public struct Backoff: Sendable, Hashable {
+    public var initial: Duration
+    public var maximum: Duration
+
+    public init(initial: Duration = .seconds(10), maximum: Duration = .seconds(600)) {
+        self.initial = initial
+        self.maximum = maximum
+    }
+
+    /// The wait after the `attempts`-th failed attempt in a row (1 for the first).
+    public func delay(afterAttempts attempts: Int) -> Duration {
+        var delay = initial
+        for _ in 1..<max(1, attempts) where delay < maximum { delay *= 2 }
+        return min(delay, maximum)
+    }
+}
+
+/// The operation and the sender's notes as the store keeps them: JSON text.
+enum OutboxCoding {
+    static func encode<T: Encodable>(_ value: T) throws(OutboxError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        do {
+            return String(decoding: try encoder.encode(value), as: UTF8.self)
+        } catch {
+            preconditionFailure("the outbox's own types always encode: \(error)")
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
+        guard let text else { return nil }
+        return try? JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+
+    /// `body`'s store errors as the outbox's.
+    static func storing<T>(_ body: () throws(StoreError) -> T) throws(OutboxError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .store(error)
+        }
+    }
+}
+
+/// What the sender noted about an entry between attempts, kept in the row (`progress`).
+struct OutboxProgress: Codable, Hashable {
+    /// An attempt may have reached Stud.IP (interrupted, or an answer that does not say): look before sending again.
+    var mayHaveArrived = false
+    /// The folder cannot be listed by the user (a homework folder): arrival cannot be checked.
+    var unlistable = false
+    /// Documents (or folders) of the target folder with the name asked for or Stud.IP's variant of it, before the
+    /// first attempt: one that is new afterwards is this entry's.
+    var before: Set<String>?
+    /// A new version that became an upload (a conflict): the name it goes up under, into `folder`.
+    var keptAs: String?
+    var conflictFolder: String?
+    var conflictCause: OutboxOutcome.ConflictCause?
+
+    init(_ text: String?) {
+        self = OutboxCoding.decode(OutboxProgress.self, text) ?? OutboxProgress()
+    }
+
+    init() {}
+
+    var text: String? {
+        self == OutboxProgress() ? nil : try? OutboxCoding.encode(self)
+    }
+}
+
+extension OutboxRow {
+    /// The row as an entry; nil for an operation this version cannot read (written by a newer one).
+    var entry: OutboxEntry? {
+        guard let operation = OutboxCoding.decode(OutboxOperation.self, operation),
+            let state = OutboxState(rawValue: state)
+        else { return nil }
+        return OutboxEntry(
+            id: id, operation: operation, draftID: draftID, state: state, reason: reason, attempts: attempts,
+            notBefore: notBefore, byteCount: byteCount, created: created)
+    }
+}

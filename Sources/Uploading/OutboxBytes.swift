@@ -1,0 +1,72 @@
+import Foundation
+import Glibc
+import SystemSupport
+
+/// The bytes the outbox holds, one file per entry named by its id in `<data directory>/outbox/` (never the cache,
+/// which may be emptied by hand: docs/writing.md, "Local first"). Every method blocks: callers run it on a
+/// ``BlockingPool``.
+struct OutboxBytes: Sendable {
+    let directory: URL
+
+    func url(of entry: Int64) -> URL { directory.appendingPathComponent(String(entry)) }
+
+    func exists(_ entry: Int64) -> Bool { access(url(of: entry).path, F_OK) == 0 }
+
+    /// The directory, created 0700 on first use.
+    func prepare() throws(OutboxError) {
+        BlockingPool.checkBlockingAllowed("creating \(directory.path)")
+        guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else {
+            throw .bytes(path: directory.path, operation: "create", detail: String(cString: strerror(errno)))
+        }
+    }
+
+    /// The length of the file at `path`.
+    func size(of path: String) throws(OutboxError) -> Int64 {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw .bytes(path: path, operation: "read", detail: String(cString: strerror(errno)))
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw .bytes(path: path, operation: "take over", detail: "not a regular file")
+        }
+        return Int64(info.st_size)
+    }
+
+    /// Moves the file at `source` to the entry's file: its bytes synced, renamed (the caller's file must be on the
+    /// data directory's filesystem: drafts are), both directories synced, so that the file is in the outbox after
+    /// a power loss and no longer where it was.
+    func takeOver(_ source: String, as entry: Int64) throws(OutboxError) {
+        BlockingPool.checkBlockingAllowed("moving \(source) into the outbox")
+        let target = url(of: entry).path
+        do {
+            let descriptor = try systemCall("open") { open(source, O_RDONLY | O_CLOEXEC) }
+            defer { close(descriptor) }
+            try systemCall("fsync") { fsync(descriptor) }
+            try systemCall("rename") { rename(source, target) }
+        } catch {
+            throw .bytes(path: source, operation: "move into \(directory.path)", detail: error.description)
+        }
+        try syncDirectory(directory.path)
+        try syncDirectory((source as NSString).deletingLastPathComponent)
+    }
+
+    /// Drops the entry's file; a file already gone is no error.
+    func remove(_ entry: Int64) throws(OutboxError) {
+        BlockingPool.checkBlockingAllowed("removing outbox bytes \(entry)")
+        guard unlink(url(of: entry).path) == 0 || errno == ENOENT else {
+            throw .bytes(path: url(of: entry).path, operation: "remove", detail: String(cString: strerror(errno)))
+        }
+    }
+
+    private func syncDirectory(_ path: String) throws(OutboxError) {
+        do {
+            let descriptor = try systemCall("open") {
+                open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            }
+            defer { close(descriptor) }
+            try systemCall("fsync") { fsync(descriptor) }
+        } catch {
+            throw .bytes(path: path, operation: "sync", detail: error.description)
+        }
+    }
+}

@@ -1,0 +1,461 @@
+import AsyncHelpers
+import Foundation
+import MetadataStore
+import StudIPKit
+import StudIPModel
+
+/// The sender: one entry at a time, oldest first among those that may go (docs/writing.md, "The outbox").
+extension Outbox {
+    /// Sends until cancelled. At the start it finishes what a crash interrupted: bytes not yet moved into the
+    /// outbox, outcomes not yet reported, entries found `sending` (checked on Stud.IP before they are sent again).
+    public func run() async {
+        await recover()
+        while !Task.isCancelled {
+            let rows: [OutboxRow]
+            do {
+                rows = try await self.rows()
+            } catch {
+                logger.error("outbox: \(error)")
+                await sleep(until: Date().addingTimeInterval(backoff.initial.seconds))
+                continue
+            }
+            if let settled = rows.first(where: { $0.state == OutboxState.settled.rawValue }) {
+                await report(settled)
+            } else if let next = Self.next(in: rows, now: Date()) {
+                await attempt(next)
+            } else {
+                let waiting = rows.filter { $0.state == OutboxState.waiting.rawValue }
+                await sleep(until: waiting.isEmpty ? nil : waiting.map { $0.notBefore ?? .distantPast }.min())
+            }
+        }
+    }
+
+    /// The entry to send now: queued, or waiting and due, and neither behind an unsettled entry on the same
+    /// document nor waiting for a folder an entry still has to make.
+    static func next(in rows: [OutboxRow], now: Date) -> OutboxRow? {
+        let present = Set(rows.map(\.id))
+        var busyDocuments = Set<String>()
+        for row in rows {
+            guard let entry = row.entry else { continue }
+            let document = entry.operation.documentID
+            defer { if let document { busyDocuments.insert(document) } }
+            if let document, busyDocuments.contains(document) { continue }
+            if let awaited = entry.operation.awaitedEntry, present.contains(awaited) { continue }
+            switch entry.state {
+            case .queued: return row
+            case .waiting where (entry.notBefore ?? .distantPast) <= now: return row
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    // MARK: - One attempt
+
+    /// What an attempt came to.
+    enum Attempt {
+        case settled(OutboxOutcome)
+        case waiting(reason: String)
+        case failed(reason: String)
+        case unconfirmed(reason: String)
+    }
+
+    func attempt(_ row: OutboxRow) async {
+        guard let entry = row.entry else { return }
+        sendingEntry = row.id
+        defer { sendingEntry = nil }
+        var row = row
+        row.attempts += 1
+        var progress = OutboxProgress(row.progress)
+        let result: Attempt
+        switch entry.operation {
+        case .upload(.folder(let folder), let name, let terms):
+            result = await upload(&row, &progress, into: folder, name: name, terms: terms)
+        case .newVersion(let document, let name, let base, let folder):
+            result = await newVersion(&row, &progress, of: document, in: folder, name: name, base: base)
+        case .rename(let document, let name):
+            result = await once(&row) { writer throws(StudIPError) in
+                .done(try await writer.rename(documentID: document, to: name))
+            }
+        case .move(let document, .folder(let folder)):
+            result = await once(&row) { writer throws(StudIPError) in
+                .done(try await writer.move(documentID: document, toFolder: folder))
+            }
+        case .delete(let document):
+            result = await once(&row) { writer throws(StudIPError) in
+                do throws(StudIPError) {
+                    try await writer.delete(documentID: document)
+                } catch {
+                    // Gone already: an earlier attempt whose answer was lost, or someone else deleted it.
+                    guard case .notFound = error else { throw error }
+                }
+                return .done(nil)
+            }
+        case .makeFolder(.folder(let parent), let name):
+            result = await makeFolder(&row, &progress, in: parent, name: name)
+        case .upload(.madeBy, _, _), .move(_, .madeBy), .makeFolder(.madeBy, _):
+            // `next(in:now:)` holds these back until the folder is made and the reference resolved.
+            return
+        }
+        row.progress = progress.text
+        await finish(row, result)
+    }
+
+    /// A rename, move or delete: sending it again does no harm, so no check before.
+    private func once(
+        _ row: inout OutboxRow, _ body: @Sendable (any DocumentWriter) async throws(StudIPError) -> OutboxOutcome
+    ) async -> Attempt {
+        if let failure = await markSending(&row) { return failure }
+        do {
+            return .settled(try await body(writer))
+        } catch {
+            return Self.verdict(error)
+        }
+    }
+
+    /// A new document. Before the first attempt the folder is listed (which documents of that name it already
+    /// holds); an attempt that may have arrived is looked for there before the bytes go again. A folder the user
+    /// cannot list (homework) leaves only the answer: an interrupted attempt there is unconfirmed.
+    private func upload(
+        _ row: inout OutboxRow, _ progress: inout OutboxProgress, into folder: String, name: String, terms: String?
+    ) async -> Attempt {
+        let size = row.byteCount ?? 0
+        if progress.mayHaveArrived {
+            if progress.unlistable {
+                return .unconfirmed(
+                    reason: "the upload of \(name) was interrupted and a homework folder cannot be listed to see "
+                        + "whether it arrived; retry it to hand it in again (a second copy is possible)")
+            }
+            do {
+                if let found = try await arrived(name, size: size, in: folder, before: progress.before ?? []) {
+                    logger.info("outbox: \(row.id) had arrived as \(found.name) (\(found.id))")
+                    return .settled(.done(found))
+                }
+            } catch {
+                return Self.verdict(error)
+            }
+            progress.mayHaveArrived = false
+        }
+        if progress.before == nil, !progress.unlistable {
+            do {
+                let documents = try await writer.documents(inFolder: folder)
+                progress.before = Set(documents.filter { Self.isStudIPName($0.name, for: name) }.map(\.id))
+            } catch {
+                guard case .forbidden = error else { return Self.verdict(error) }
+                progress.unlistable = true
+            }
+        }
+        progress.mayHaveArrived = true
+        row.progress = progress.text
+        if let failure = await markSending(&row) { return failure }
+        let receipt: UploadReceipt
+        do {
+            receipt = try await writer.upload(
+                file: bytes.url(of: row.id).path, toFolder: folder, name: name, termsID: terms, progress: nil)
+        } catch {
+            if !Self.mayHaveArrived(after: error) { progress.mayHaveArrived = false }
+            return Self.verdict(error)
+        }
+        switch receipt.outcome {
+        case .stored(let document): return Self.confirm(document, sent: size)
+        case .storedUnreadable: return .settled(.done(nil))
+        case .storedUnverified:
+            guard let id = receipt.documentID, let document = try? await writer.document(id: id) else {
+                return .settled(.done(nil))
+            }
+            return Self.confirm(document, sent: size)
+        case .maybeStored:
+            do {
+                if let found = try await arrived(name, size: size, in: folder, before: progress.before ?? []) {
+                    return .settled(.done(found))
+                }
+            } catch {
+                return Self.verdict(error)
+            }
+            progress.mayHaveArrived = false
+            return .waiting(
+                reason: "Stud.IP's answer to the upload of \(name) left open whether it was stored, "
+                    + "and the folder does not show it")
+        }
+    }
+
+    /// A new version, unless the document changed on Stud.IP since the draft's base or is gone: then the bytes go
+    /// up as a new document beside it (the decision is kept, so that a retry goes on with it).
+    private func newVersion(
+        _ row: inout OutboxRow, _ progress: inout OutboxProgress, of documentID: String, in folder: String?,
+        name: String, base: DocumentVersion
+    ) async -> Attempt {
+        if let keptAs = progress.keptAs, let conflictFolder = progress.conflictFolder,
+            let cause = progress.conflictCause
+        {
+            let result = await upload(&row, &progress, into: conflictFolder, name: keptAs, terms: nil)
+            return Self.conflict(result, cause: cause)
+        }
+        let size = row.byteCount ?? 0
+        let current: RemoteDocument?
+        do {
+            current = try await writer.document(id: documentID)
+        } catch {
+            guard case .notFound = error else { return Self.verdict(error) }
+            current = nil
+        }
+        guard let current, current.version == base else {
+            if let current, progress.mayHaveArrived, current.size == size, current.version.fileID == base.fileID {
+                // The interrupted attempt stored it (JSON:API keeps the file id and changes the size).
+                return .settled(.done(current))
+            }
+            guard let conflictFolder = current?.folderID ?? folder else {
+                return .failed(
+                    reason: "document \(documentID) is gone from Stud.IP, and the outbox entry does not say "
+                        + "which folder it was in; the bytes are kept: copy them into the folder again")
+            }
+            progress.keptAs = current == nil ? name : Self.yours(name)
+            progress.conflictFolder = conflictFolder
+            progress.conflictCause = current == nil ? .gone : .changed
+            progress.mayHaveArrived = false
+            let what = current == nil ? "is gone" : "changed on Stud.IP"
+            logger.notice("outbox: \(row.id): document \(documentID) \(what); uploading as \(progress.keptAs ?? name)")
+            return await newVersion(&row, &progress, of: documentID, in: folder, name: name, base: base)
+        }
+        progress.mayHaveArrived = true
+        row.progress = progress.text
+        if let failure = await markSending(&row) { return failure }
+        do {
+            let receipt = try await writer.uploadNewVersion(
+                documentID: documentID, file: bytes.url(of: row.id).path, name: name, progress: nil)
+            if let document = receipt.document { return Self.confirm(document, sent: size) }
+            let stored = try await writer.document(id: documentID)
+            return stored.size == size
+                ? .settled(.done(stored))
+                : .waiting(reason: "Stud.IP's answer to the new version of \(name) left open whether it was stored")
+        } catch {
+            return Self.verdict(error)
+        }
+    }
+
+    /// A new folder. `DocumentWriter` lists no folders, so an attempt that may have made it cannot be checked: it
+    /// is unconfirmed rather than risking a second folder `Name[1]`.
+    private func makeFolder(
+        _ row: inout OutboxRow, _ progress: inout OutboxProgress, in parent: String, name: String
+    ) async -> Attempt {
+        if progress.mayHaveArrived {
+            return .unconfirmed(
+                reason: "making the folder \(name) was interrupted and whether Stud.IP made it cannot be checked; "
+                    + "retry to make it (if it exists, the new one is named \(name)[1])")
+        }
+        progress.mayHaveArrived = true
+        row.progress = progress.text
+        if let failure = await markSending(&row) { return failure }
+        do {
+            return .settled(.madeFolder(try await writer.makeFolder(parentFolderID: parent, name: name)))
+        } catch {
+            if !Self.mayHaveArrived(after: error) { progress.mayHaveArrived = false }
+            return Self.verdict(error)
+        }
+    }
+
+    /// Records that the entry is being sent (and what was learned before), so that a crash from here on is
+    /// checked at the next start. Nil when the store could not record it: then nothing is sent.
+    private func markSending(_ row: inout OutboxRow) async -> Attempt? {
+        row.state = OutboxState.sending.rawValue
+        do {
+            try await save([row])
+            return nil
+        } catch {
+            return .waiting(reason: "\(error)")
+        }
+    }
+
+    /// A document of `folder` that was not there before the first attempt, under the name asked for or Stud.IP's
+    /// variant of it (`Name[2].ext`), with the bytes' length.
+    private func arrived(_ name: String, size: Int64, in folder: String, before: Set<String>)
+        async throws(StudIPError) -> RemoteDocument?
+    {
+        try await writer.documents(inFolder: folder)
+            .filter { !before.contains($0.id) && $0.size == size && Self.isStudIPName($0.name, for: name) }
+            .max { $0.created < $1.created }
+    }
+
+    // MARK: - Outcomes
+
+    /// Writes what the attempt came to; a settled entry's bytes go and its outcome is reported.
+    func finish(_ row: OutboxRow, _ result: Attempt) async {
+        var row = row
+        var changed: [OutboxRow] = []
+        switch result {
+        case .settled(let outcome):
+            row.state = OutboxState.settled.rawValue
+            row.reason = nil
+            row.outcome = try? OutboxCoding.encode(outcome)
+            if case .madeFolder(let folder) = outcome, let rows = try? await rows() {
+                // The entries that waited for this folder now name it.
+                for var other in rows where other.entry?.operation.awaitedEntry == row.id {
+                    guard let operation = other.entry?.operation.resolving(entry: row.id, to: folder.id),
+                        let text = try? OutboxCoding.encode(operation)
+                    else { continue }
+                    other.operation = text
+                    changed.append(other)
+                }
+            }
+        case .waiting(let reason):
+            row.state = OutboxState.waiting.rawValue
+            row.reason = reason
+            row.notBefore = Date().addingTimeInterval(backoff.delay(afterAttempts: row.attempts).seconds)
+            logger.warning("outbox: \(row.id) waits until \(row.notBefore ?? Date()): \(reason)")
+        case .failed(let reason):
+            row.state = OutboxState.failed.rawValue
+            row.reason = reason
+            logger.error("outbox: \(row.id) failed: \(reason)")
+        case .unconfirmed(let reason):
+            row.state = OutboxState.unconfirmed.rawValue
+            row.reason = reason
+            logger.warning("outbox: \(row.id) unconfirmed: \(reason)")
+        }
+        do {
+            try await save([row] + changed)
+        } catch {
+            logger.error("outbox: cannot record the outcome of \(row.id): \(error)")
+            return
+        }
+        guard let entry = row.entry else { return }
+        switch result {
+        case .settled: await report(row)
+        case .failed(let reason): await onSettled(entry, .failed(reason: reason))
+        case .unconfirmed(let reason): await onSettled(entry, .unconfirmed(reason: reason))
+        case .waiting: break
+        }
+    }
+
+    /// Reports a settled entry, then removes it and its bytes.
+    func report(_ row: OutboxRow) async {
+        let (store, bytes, id) = (self.store, self.bytes, row.id)
+        try? await pool.run { () throws(OutboxError) in try bytes.remove(id) }
+        if let entry = row.entry, let outcome = OutboxCoding.decode(OutboxOutcome.self, row.outcome) {
+            logger.info("outbox: \(id) settled: \(outcome)")
+            await onSettled(entry, outcome)
+        }
+        do {
+            try await pool.run { () throws(OutboxError) in
+                _ = try OutboxCoding.storing { () throws(StoreError) in try store.deleteOutboxRow(id: id) }
+            }
+        } catch {
+            logger.error("outbox: cannot remove settled entry \(id): \(error)")
+        }
+    }
+
+    // MARK: - Start
+
+    /// Finishes what a crash interrupted: bytes still at their source are moved in, bytes lost fail the entry, and
+    /// an entry found `sending` is looked for on Stud.IP before it goes again.
+    func recover() async {
+        let (store, bytes) = (self.store, self.bytes)
+        let recovered = try? await pool.run { () throws(OutboxError) -> [OutboxRow] in
+            var changed: [OutboxRow] = []
+            let rows = try OutboxCoding.storing { () throws(StoreError) in try store.outboxRows() }
+            for var row in rows where row.state != OutboxState.settled.rawValue {
+                var dirty = false
+                if row.byteCount != nil, !bytes.exists(row.id) {
+                    if let source = row.bytesSource, (try? bytes.size(of: source)) != nil {
+                        try bytes.prepare()
+                        try bytes.takeOver(source, as: row.id)
+                    } else {
+                        row.state = OutboxState.failed.rawValue
+                        row.reason = "its bytes are gone from \(bytes.directory.path)"
+                        dirty = true
+                    }
+                }
+                if row.state == OutboxState.sending.rawValue {
+                    var progress = OutboxProgress(row.progress)
+                    progress.mayHaveArrived = true
+                    row.progress = progress.text
+                    row.state = OutboxState.queued.rawValue
+                    dirty = true
+                }
+                if dirty { changed.append(row) }
+            }
+            try OutboxCoding.storing { () throws(StoreError) in _ = try store.updateOutboxRows(changed) }
+            return changed
+        }
+        for row in recovered ?? [] where row.state == OutboxState.failed.rawValue {
+            if let entry = row.entry, let reason = row.reason { await onSettled(entry, .failed(reason: reason)) }
+        }
+    }
+
+    // MARK: - Sleeping
+
+    /// Until `deadline` (nil: indefinitely), a wake-up (``wake()``) or cancellation.
+    func sleep(until deadline: Date?) async {
+        if woken {
+            woken = false
+            return
+        }
+        let timer = deadline.map { deadline in
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(max(0, deadline.timeIntervalSinceNow)))
+                await self?.wake()
+            }
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { wakeUp = $0 }
+        } onCancel: {
+            Task { await self.wake() }
+        }
+        woken = false
+        timer?.cancel()
+    }
+
+    // MARK: - Rules
+
+    /// Retry or fail, from the error's case alone: offline, 5xx, 429 wait; refusals fail with Stud.IP's reason.
+    static func verdict(_ error: StudIPError) -> Attempt {
+        error.isRetryable ? .waiting(reason: error.description) : .failed(reason: error.description)
+    }
+
+    /// Whether a request that failed so may still have been stored: not when it never reached Stud.IP (connection
+    /// refused, the breaker open) or Stud.IP said it did not take it (429, 503).
+    static func mayHaveArrived(after error: StudIPError) -> Bool {
+        switch error {
+        case .serverError(let status, _): ![429, 503].contains(status)
+        case .unreachable(_, let detail): detail.contains("after sending")
+        case .refused, .unsupported, .unreadableFile, .forbidden, .notFound, .cancelled: false
+        default: true
+        }
+    }
+
+    /// The stored document, if its size is the bytes sent.
+    static func confirm(_ document: RemoteDocument, sent size: Int64) -> Attempt {
+        guard document.size == size else {
+            return .failed(
+                reason: "Stud.IP stored \(document.size) bytes of \(size) as \(document.name) (\(document.id)); "
+                    + "check it there, then retry or discard")
+        }
+        return .settled(.done(document))
+    }
+
+    static func conflict(_ attempt: Attempt, cause: OutboxOutcome.ConflictCause) -> Attempt {
+        guard case .settled(.done(let document)) = attempt else { return attempt }
+        return .settled(.conflict(keptAs: document?.name ?? "", document: document, documentWas: cause))
+    }
+
+    /// `name` as Stud.IP stores it when taken: `Name[2].ext` for documents, `Name[1]` for folders.
+    static func isStudIPName(_ candidate: String, for name: String) -> Bool {
+        guard candidate != name else { return true }
+        let (stem, suffix) = split(name)
+        guard candidate.hasPrefix(stem + "["), candidate.hasSuffix("]" + suffix) else { return false }
+        let number = candidate.dropFirst(stem.count + 1).dropLast(suffix.count + 1)
+        return !number.isEmpty && number.allSatisfy(\.isASCII) && number.allSatisfy(\.isNumber)
+    }
+
+    /// "`<name> (yours).<ext>`": the user's bytes beside a document the lecturer changed.
+    static func yours(_ name: String) -> String {
+        let (stem, suffix) = split(name)
+        return stem + " (yours)" + suffix
+    }
+
+    /// The name before its extension, and the extension with its dot ("" when none; a leading dot starts no
+    /// extension).
+    private static func split(_ name: String) -> (stem: String, suffix: String) {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return (name, "") }
+        return (String(name[..<dot]), String(name[dot...]))
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import MetadataStore
+import StudIPModel
+import Testing
+
+@testable import Uploading
+
+/// The outbox's queue without sending: durable before `enqueue` returns, listed, retried, discarded, counted.
+@Suite struct OutboxQueueTests {
+    @Test func anEnqueuedOperationAndItsBytesSurviveTheOutboxAndTheStore() async throws {
+        let harness = try OutboxHarness()
+        let bytes = OutboxHarness.bytes(1500)
+        let draft = try harness.draft("Protokoll.txt", bytes)
+        let (upload, rename) = try await OutboxHarness.withWriter { _, writer in
+            var store: MetadataStore? = try harness.openStore()
+            var outbox: Outbox? = Outbox(
+                store: try #require(store), dataDirectory: harness.data, writer: writer, onSettled: { _, _ in })
+            let upload = try await #require(outbox).enqueue(
+                .upload(folder: .folder(OutboxHarness.generalFolder), name: "Protokoll.txt", terms: nil),
+                bytes: draft, draftID: 42)
+            let rename = try await #require(outbox).enqueue(
+                .rename(documentID: "d1", name: "neu.txt"), bytes: nil, draftID: nil)
+            // Dropped without running: what `enqueue` returned must already be on disk.
+            outbox = nil
+            store = nil
+            return (upload, rename)
+        }
+        #expect(!FileManager.default.fileExists(atPath: draft))
+        #expect(harness.outboxBytes(of: upload) == bytes)
+        let entries = try await OutboxHarness.withWriter { _, writer in
+            let outbox = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer, onSettled: { _, _ in })
+            return try await outbox.entries()
+        }
+        #expect(entries.map(\.id) == [upload, rename])
+        #expect(
+            entries.first?.operation
+                == .upload(folder: .folder(OutboxHarness.generalFolder), name: "Protokoll.txt", terms: nil))
+        #expect(entries.first?.draftID == 42)
+        #expect(entries.first?.byteCount == 1500)
+        #expect(entries.map(\.state) == [.queued, .queued])
+        #expect(entries.last?.operation == .rename(documentID: "d1", name: "neu.txt"))
+        #expect(entries.last?.byteCount == nil)
+    }
+
+    /// A crash after the row was committed and before the bytes were renamed into the outbox: the next start
+    /// moves them in from where the row says they were.
+    @Test func bytesLeftAtTheirSourceByACrashAreMovedInAtTheStart() async throws {
+        let harness = try OutboxHarness()
+        let bytes = OutboxHarness.bytes(700)
+        let draft = try harness.draft("Blatt.pdf", bytes)
+        let store = try harness.openStore()
+        let operation = try OutboxCoding.encode(
+            OutboxOperation.upload(folder: .folder(OutboxHarness.generalFolder), name: "Blatt.pdf", terms: nil))
+        let id = try store.insertOutboxRow(
+            OutboxRow(
+                operation: operation, draftID: nil, state: "queued", byteCount: 700, bytesSource: draft,
+                created: Date()))
+        #expect(harness.outboxBytes(of: id) == nil)
+        try await OutboxHarness.withWriter { _, writer in
+            let outbox = Outbox(store: store, dataDirectory: harness.data, writer: writer, onSettled: { _, _ in })
+            await outbox.recover()
+        }
+        #expect(harness.outboxBytes(of: id) == bytes)
+        #expect(!FileManager.default.fileExists(atPath: draft))
+    }
+
+    @Test func discardRemovesTheEntryAndItsBytesAndSaysSo() async throws {
+        let harness = try OutboxHarness()
+        let settlements = Settlements()
+        try await OutboxHarness.withWriter { _, writer in
+            let outbox = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer,
+                onSettled: settlements.handler)
+            let folder = try await outbox.enqueue(
+                .makeFolder(parent: .folder(OutboxHarness.groupFolder), name: "Team"), bytes: nil, draftID: nil)
+            let upload = try await outbox.enqueue(
+                .upload(folder: .madeBy(entry: folder), name: "a.txt", terms: nil),
+                bytes: try harness.draft("a.txt", [1, 2, 3]), draftID: 7)
+            #expect(try await outbox.counts() == Outbox.Counts(pending: 2, failed: 0, unconfirmed: 0))
+
+            try await outbox.discard(folder)
+            let entries = try await outbox.entries()
+            #expect(entries.map(\.id) == [upload])
+            // The upload into the discarded folder cannot go anywhere: failed, its bytes kept.
+            #expect(entries.first?.state == .failed)
+            #expect(harness.outboxBytes(of: upload) == [1, 2, 3])
+            #expect(try await outbox.counts() == Outbox.Counts(pending: 0, failed: 1, unconfirmed: 0))
+            #expect(try await settlements.outcome(of: folder) == .discarded)
+            #expect(try await settlements.outcome(of: upload) == .failed(reason: entries.first?.reason ?? "-"))
+
+            try await outbox.discard(upload)
+            #expect(try await outbox.entries().isEmpty)
+            #expect(harness.outboxBytes(of: upload) == nil)
+            await #expect(throws: OutboxError.noSuchEntry(upload)) { try await outbox.discard(upload) }
+        }
+    }
+
+    @Test func operationsAndBytesMustGoTogether() async throws {
+        let harness = try OutboxHarness()
+        try await OutboxHarness.withWriter { _, writer in
+            let outbox = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer, onSettled: { _, _ in })
+            let upload = OutboxOperation.upload(folder: .folder("f"), name: "a.txt", terms: nil)
+            await #expect(throws: OutboxError.bytesMismatch(upload)) {
+                try await outbox.enqueue(upload, bytes: nil, draftID: nil)
+            }
+            let delete = OutboxOperation.delete(documentID: "d")
+            await #expect(throws: OutboxError.bytesMismatch(delete)) {
+                try await outbox.enqueue(delete, bytes: try harness.draft("x", [1]), draftID: nil)
+            }
+            // A file that is not there: nothing is queued.
+            await #expect(throws: OutboxError.self) {
+                try await outbox.enqueue(
+                    upload, bytes: harness.data.appendingPathComponent("missing").path, draftID: nil)
+            }
+            #expect(try await outbox.entries().isEmpty)
+        }
+    }
+
+    @Test func backoffDoublesFromTenSecondsToTenMinutes() {
+        let backoff = Backoff()
+        #expect(
+            (1...8).map { backoff.delay(afterAttempts: $0) }
+                == [10, 20, 40, 80, 160, 320, 600, 600].map(Duration.seconds))
+    }
+}
