@@ -134,6 +134,8 @@ let package = Package(
             name: "CampusFS",
             dependencies: [
                 "AsyncHelpers", "StudIPKit", "StudIPModel", "MetadataStore", "ContentCache", "FUSEKit", "SystemSupport",
+                // The write path's workspace (docs/writing.md).
+                "Uploading",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -271,7 +273,7 @@ let package = Package(
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "Refreshing", "StudIPKit", "StudIPModel", "MetadataStore",
                 "ContentCache", "ContentIndexing", "FUSEKit", "FUSEKitTesting", "StudIPSimulator", "SystemSupport",
-                "TestSupport", "Desktop",
+                "TestSupport", "Desktop", "Uploading",
                 // The CLI's own pieces that need no subprocess (the list of universities).
                 "campusfs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

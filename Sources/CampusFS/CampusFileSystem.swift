@@ -8,6 +8,7 @@ import MetadataStore
 import StudIPKit
 import StudIPModel
 import Synchronization
+import Uploading
 
 /// The filesystem (docs/architecture.md, "The tree" and "Promises"; docs/mount.md): FUSE operations answered from the
 /// metadata store (names, attributes, listings) and the content cache (bytes).
@@ -108,13 +109,15 @@ public final class CampusFileSystem: FileSystemOperations {
     public let cache: ContentCache
     public let counters = RequestCounters()
     public let timeouts: Timeouts
-    private let owner: (user: uid_t, group: gid_t)
+    let owner: (user: uid_t, group: gid_t)
     private let openFiles = Mutex(OpenFiles())
     private let courseRefreshing = Mutex<CourseRefreshing?>(nil)
     private let firstListings = Mutex<FirstListings?>(nil)
     private let scans = ScanDetector()
     /// The mounted session, for the tag view's invalidations (``showInTagView(_:)``); set by ``CampusMount``.
-    private let session = Mutex<FUSESession?>(nil)
+    let session = Mutex<FUSESession?>(nil)
+    /// The write path, when uploads are on (``write(through:)``, Writing.swift).
+    let writing = Mutex<Writing?>(nil)
     let logger: Logger
 
     /// Readdir pages fetched from the store at a time; a kernel buffer holds about this many entries.
@@ -195,6 +198,12 @@ public final class CampusFileSystem: FileSystemOperations {
             return
         }
         do throws(StoreError) {
+            switch try overlaidLookup(parent: parent, name: name) {
+            case .entry(let entry): return reply.entry(entry)
+            case .hidden: return reply.negative(timeout: .zero)
+            case .failed: return reply.error(EIO)
+            case nil: break
+            }
             guard let node = try store.lookup(parent: Int64(parent), name: name) else {
                 reply.negative(timeout: timeouts.negative)
                 return
@@ -211,6 +220,9 @@ public final class CampusFileSystem: FileSystemOperations {
     public func getAttributes(_ inode: Inode, file: FileInfo?, reply: AttributesReply) {
         counters.countGetattr()
         do throws(StoreError) {
+            if let overlaid = try overlaidAttributes(inode) {
+                return reply.attributes(overlaid, timeout: .seconds(1))
+            }
             guard let node = try store.node(inode: Int64(inode)) else {
                 reply.error(ENOENT)
                 return
@@ -226,15 +238,15 @@ public final class CampusFileSystem: FileSystemOperations {
     /// are readable unless Stud.IP locks them, directories are searchable. Normally the mounting user is the only one
     /// the kernel lets in (`allow_other` only in tests), so the owner's bits are the ones that count.
     public func access(_ inode: Inode, mask: Int32, reply: StatusReply) {
+        if mask & W_OK != 0, case let refused = writeAccess(inode), refused != 0 { return reply.error(refused) }
+        if writer?.workspace.draft(inode: Int64(inode)) != nil { return reply.ok() }
         do throws(StoreError) {
             guard let node = try store.node(inode: Int64(inode)) else {
                 reply.error(ENOENT)
                 return
             }
             let mode = mode(of: node)
-            if mask & W_OK != 0 {
-                reply.error(EROFS)
-            } else if mask & R_OK != 0 && mode & S_IRUSR == 0 || mask & X_OK != 0 && mode & S_IXUSR == 0 {
+            if mask & R_OK != 0 && mode & S_IRUSR == 0 || mask & X_OK != 0 && mode & S_IXUSR == 0 {
                 reply.error(EACCES)
             } else {
                 reply.ok()
@@ -269,8 +281,9 @@ public final class CampusFileSystem: FileSystemOperations {
         counters.countReaddir()
         var buffer = DirectoryBuffer(for: reply)
         do throws(StoreError) {
-            let listed = try listEntries(of: inode, from: offset) { name, node, nextOffset in
-                buffer.append(name: name, inode: Inode(node.inode), mode: mode(of: node), nextOffset: nextOffset)
+            let listed = try listEntries(of: inode, from: offset) { name, entry, nextOffset in
+                buffer.append(
+                    name: name, inode: entry.attributes.inode, mode: entry.attributes.mode, nextOffset: nextOffset)
             }
             if let listed {
                 reply.error(listed)
@@ -286,8 +299,8 @@ public final class CampusFileSystem: FileSystemOperations {
         counters.countReaddir()
         var buffer = DirectoryBuffer(for: reply)
         do throws(StoreError) {
-            let listed = try listEntries(of: inode, from: offset) { name, node, nextOffset in
-                buffer.append(name: name, entry: entry(for: node), nextOffset: nextOffset)
+            let listed = try listEntries(of: inode, from: offset) { name, entry, nextOffset in
+                buffer.append(name: name, entry: entry, nextOffset: nextOffset)
             }
             if let listed {
                 reply.error(listed)
@@ -312,10 +325,7 @@ public final class CampusFileSystem: FileSystemOperations {
     /// since a warm `cat` sends no READ and an empty document is never read.
     public func open(_ inode: Inode, file: FileInfo, reply: OpenReply) {
         counters.countOpen()
-        guard file.flags & O_ACCMODE == O_RDONLY, file.flags & O_TRUNC == 0 else {
-            reply.error(EROFS)
-            return
-        }
+        if openOverlaid(inode, file: file, reply: reply) { return }
         let document: DocumentInfo
         do throws(StoreError) {
             // Documents first: they are nearly every open, and then cost one query.
@@ -443,6 +453,7 @@ public final class CampusFileSystem: FileSystemOperations {
     /// thread hop and no copy through Swift. Only a range still downloading waits in a task.
     public func read(_ inode: Inode, offset: Int64, file: FileInfo, reply: DataReply) {
         counters.countRead()
+        if file.handle > 1 << 62, readDraft(file.handle, offset: offset, reply: reply) { return }
         if let (content, opener) = openFiles.withLock({ $0.generated[file.handle] }) {
             scans.active(opener)
             let start = Int(clamping: max(offset, 0))
@@ -477,6 +488,7 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     public func release(_ inode: Inode, file: FileInfo, reply: StatusReply) {
+        if file.handle > 1 << 62, releaseDraft(file.handle) { return reply.ok() }
         let (open, generated) = openFiles.withLock { state in
             (state.files.removeValue(forKey: file.handle), state.generated.removeValue(forKey: file.handle))
         }
@@ -578,11 +590,19 @@ public final class CampusFileSystem: FileSystemOperations {
     }
 
     /// Feeds `.`, `..` and the children after `offset` to `append` until it reports a full buffer. Offsets 1 and
-    /// 2 are `.` and `..`; the store's cursors (always > 2) follow.
+    /// 2 are `.` and `..`; the store's cursors (always > 2) follow, then the overlay's entries when writing is on
+    /// (from ``Workspace/inodeBase`` on), without the store's nodes it hides.
     /// - Returns: the errno to answer instead of the entries, nil when the listing is in the buffer.
     private func listEntries(
-        of inode: Inode, from offset: Int64, _ append: (String, Node, Int64) -> Bool
+        of inode: Inode, from offset: Int64, _ append: (String, Entry, Int64) -> Bool
     ) throws(StoreError) -> Int32? {
+        if isLocalFolder(inode) {
+            guard let attributes = try overlaidAttributes(inode) else { return ENOENT }
+            let this = Entry(attributes: attributes, entryTimeout: timeouts.entry, attributeTimeout: .seconds(1))
+            if offset < 1, !append(".", this, 1) { return nil }
+            if offset < 2, !append("..", this, 2) { return nil }
+            return try listOverlaid(of: inode, from: offset, append)
+        }
         guard awaitFirstListing(of: inode) else { return EIO }
         guard let listing = try store.listing(of: Int64(inode), after: max(offset, 2), limit: Self.pageSize) else {
             return ENOENT
@@ -590,16 +610,28 @@ public final class CampusFileSystem: FileSystemOperations {
         let directory = listing.directory
         guard directory.kind == .directory else { return ENOTDIR }
         if offset == 0 { revalidateIfStale(directory, listedAt: listing.listedAt) }
-        if offset < 1, !append(".", directory, 1) { return nil }
-        if offset < 2, !append("..", listing.parent ?? directory, 2) { return nil }
-        var page = listing.children
+        if offset < 1, !append(".", entry(for: directory), 1) { return nil }
+        if offset < 2, !append("..", entry(for: listing.parent ?? directory), 2) { return nil }
+        var page = offset < Workspace.inodeBase ? listing.children : []
         while true {
-            for child in page {
-                guard append(child.node.name, child.node, child.offset) else { return nil }
+            for child in page where !isHidden(child.node) {
+                guard append(child.node.name, entry(for: child.node), child.offset) else { return nil }
             }
-            guard page.count == Self.pageSize, let last = page.last else { return nil }
+            guard page.count == Self.pageSize, let last = page.last else { break }
             page = try store.children(of: Int64(inode), after: last.offset, limit: Self.pageSize)
         }
+        return try listOverlaid(of: inode, from: offset, append)
+    }
+
+    private func listOverlaid(
+        of inode: Inode, from offset: Int64, _ append: (String, Entry, Int64) -> Bool
+    ) throws(StoreError) -> Int32? {
+        for (index, item) in try overlaidEntries(of: inode).enumerated() {
+            let next = Workspace.inodeBase + Int64(index) + 1
+            guard next > offset else { continue }
+            guard append(item.name, item.entry, next) else { return nil }
+        }
+        return nil
     }
 
     private func revalidateIfStale(_ directory: Node, listedAt: Date?) {
@@ -608,7 +640,7 @@ public final class CampusFileSystem: FileSystemOperations {
         if listedAt.map({ Date().timeIntervalSince($0) > ttl }) ?? true { refreshing.inBackground(courseID) }
     }
 
-    private func entry(for node: Node) -> Entry {
+    func entry(for node: Node) -> Entry {
         Entry(attributes: attributes(of: node), entryTimeout: timeouts.entry, attributeTimeout: timeouts.attributes)
     }
 
@@ -625,7 +657,7 @@ public final class CampusFileSystem: FileSystemOperations {
 
     /// Directories report one link: the conventional "subdirectory count unknown", which keeps `find` from
     /// skipping subdirectories by counting links.
-    private func attributes(of node: Node) -> Attributes {
+    func attributes(of node: Node) -> Attributes {
         // The decoders refuse dates outside the years 1–9999, but the store is a file on disk: a time `Int` cannot
         // hold would trap here, so it reads as the epoch instead.
         let seconds = node.mtime.timeIntervalSince1970.rounded(.down)

@@ -6,6 +6,7 @@ import Glibc
 import MetadataStore
 import StudIPKit
 import Synchronization
+import Uploading
 
 /// A mounted CampusFS: the store and the cache served through one FUSE session whose loop runs on a thread of
 /// its own.
@@ -53,14 +54,17 @@ public final class CampusMount: Sendable {
     public let fileSystem: CampusFileSystem
     private let running = Mutex<(session: FUSESession, finished: DispatchSemaphore)?>(nil)
 
-    public init(fileSystem: CampusFileSystem) {
+    /// `workspace`: writing is on (docs/writing.md): mutations change its overlay; without one every mutation
+    /// answers `EROFS`.
+    public init(fileSystem: CampusFileSystem, workspace: Workspace? = nil) {
         self.fileSystem = fileSystem
+        if let workspace { fileSystem.write(through: workspace) }
     }
 
     /// A mount whose content cache lives in `cacheDirectory` and downloads through `downloader`.
     public convenience init(
         store: MetadataStore, cacheDirectory: String, downloader: any DocumentDownloader,
-        cacheConfiguration: ContentCacheConfiguration = ContentCacheConfiguration()
+        cacheConfiguration: ContentCacheConfiguration = ContentCacheConfiguration(), workspace: Workspace? = nil
     ) throws(MountError) {
         // The kernel's readahead reads past a reader that follows a download's stream: those reads wait for the
         // stream rather than fetch ranges (docs/ranges.md, "In the cache").
@@ -74,7 +78,7 @@ public final class CampusMount: Sendable {
         } catch {
             throw .cache(error)
         }
-        self.init(fileSystem: CampusFileSystem(store: store, cache: cache))
+        self.init(fileSystem: CampusFileSystem(store: store, cache: cache), workspace: workspace)
     }
 
     /// What reached the filesystem so far.

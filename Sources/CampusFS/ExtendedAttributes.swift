@@ -84,6 +84,10 @@ extension CampusFileSystem {
             return
         }
         counters.countAttributeRead()
+        // A draft has only its state (docs/writing.md): editing, queued, handed-in, failed, conflict.
+        if let draft = writer?.workspace.draft(inode: Int64(inode)) {
+            return attribute == .state ? reply.value(Array(draft.state.rawValue.utf8)) : reply.error(ENODATA)
+        }
         let info: NodeInfo
         do throws(StoreError) {
             guard let found = try store.info(inode: Int64(inode)) else { return reply.error(ENOENT) }
@@ -106,6 +110,7 @@ extension CampusFileSystem {
 
     public func listExtendedAttributes(_ inode: Inode, reply: ExtendedAttributeNamesReply) {
         counters.countAttributeRead()
+        if writer?.workspace.draft(inode: Int64(inode)) != nil { return reply.names([CampusAttribute.state.rawValue]) }
         do throws(StoreError) {
             guard let info = try store.info(inode: Int64(inode)) else { return reply.error(ENOENT) }
             reply.names(CampusAttribute.names(of: info))

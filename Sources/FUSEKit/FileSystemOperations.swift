@@ -87,6 +87,11 @@ public protocol FileSystemOperations: Sendable {
     func link(_ inode: Inode, newParent: Inode, newName: String, reply: EntryReply)
     func write(_ inode: Inode, data: [UInt8], offset: Int64, file: FileInfo, reply: WriteReply)
     func create(parent: Inode, name: String, mode: mode_t, file: FileInfo, reply: CreateReply)
+    /// Every `close(2)` of a descriptor of an open file (there may be several per open, after `dup`): where a
+    /// filesystem reports a write error to the closing process. ``release(_:file:reply:)`` follows the last one.
+    func flush(_ inode: Inode, file: FileInfo, reply: StatusReply)
+    /// `fsync(2)`/`fdatasync(2)` (`dataOnly`): the file's data must be on disk before the answer.
+    func synchronize(_ inode: Inode, dataOnly: Bool, file: FileInfo, reply: StatusReply)
 }
 
 extension FileSystemOperations {
@@ -145,6 +150,10 @@ extension FileSystemOperations {
     public func create(parent: Inode, name: String, mode: mode_t, file: FileInfo, reply: CreateReply) {
         reply.error(EROFS)
     }
+    /// Nothing was written, so nothing can fail at close.
+    public func flush(_ inode: Inode, file: FileInfo, reply: StatusReply) { reply.ok() }
+    /// Nothing was written, so nothing is left to sync.
+    public func synchronize(_ inode: Inode, dataOnly: Bool, file: FileInfo, reply: StatusReply) { reply.ok() }
 }
 
 /// What the kernel and libfuse agreed on at INIT.

@@ -214,6 +214,19 @@ func makeLowLevelOperations() -> fuse_lowlevel_ops {
                 reply: WriteReply(request, core: core, operation: "write"))
         }
     }
+    ops.flush = { request, inode, info in
+        serve(request) { core, request in
+            core.fileSystem.flush(
+                inode, file: FileInfo(info), reply: StatusReply(request, core: core, operation: "flush"))
+        }
+    }
+    ops.fsync = { request, inode, dataOnly, info in
+        serve(request) { core, request in
+            core.fileSystem.synchronize(
+                inode, dataOnly: dataOnly != 0, file: FileInfo(info),
+                reply: StatusReply(request, core: core, operation: "fsync"))
+        }
+    }
     ops.create = { request, parent, name, mode, info in
         serve(request) { core, request in
             core.fileSystem.create(

@@ -186,13 +186,41 @@ public struct AttributeChanges: Sendable, Hashable {
     public var userID: uid_t?
     public var groupID: gid_t?
     public var size: Int64?
+    /// The access and modification times `utimensat(2)`/`touch` set.
+    public var accessed: TimeChange?
+    public var modified: TimeChange?
+
+    /// A time a `setattr` sets: a given one, or the time of the request (`UTIME_NOW`).
+    public enum TimeChange: Sendable, Hashable {
+        case now
+        case at(seconds: Int, nanoseconds: Int)
+    }
+
+    public init(
+        mode: mode_t? = nil, userID: uid_t? = nil, groupID: gid_t? = nil, size: Int64? = nil,
+        accessed: TimeChange? = nil, modified: TimeChange? = nil
+    ) {
+        self.mode = mode
+        self.userID = userID
+        self.groupID = groupID
+        self.size = size
+        self.accessed = accessed
+        self.modified = modified
+    }
 
     init(_ attributes: UnsafeMutablePointer<stat>?, mask: Int32) {
         let value = attributes?.pointee ?? stat()
-        mode = mask & FUSE_SET_ATTR_MODE != 0 ? value.st_mode : nil
-        userID = mask & FUSE_SET_ATTR_UID != 0 ? value.st_uid : nil
-        groupID = mask & FUSE_SET_ATTR_GID != 0 ? value.st_gid : nil
-        size = mask & FUSE_SET_ATTR_SIZE != 0 ? Int64(value.st_size) : nil
+        func time(_ set: Int32, _ now: Int32, _ value: timespec) -> TimeChange? {
+            if mask & now != 0 { return .now }
+            return mask & set != 0 ? .at(seconds: value.tv_sec, nanoseconds: value.tv_nsec) : nil
+        }
+        self.init(
+            mode: mask & FUSE_SET_ATTR_MODE != 0 ? value.st_mode : nil,
+            userID: mask & FUSE_SET_ATTR_UID != 0 ? value.st_uid : nil,
+            groupID: mask & FUSE_SET_ATTR_GID != 0 ? value.st_gid : nil,
+            size: mask & FUSE_SET_ATTR_SIZE != 0 ? Int64(value.st_size) : nil,
+            accessed: time(FUSE_SET_ATTR_ATIME, FUSE_SET_ATTR_ATIME_NOW, value.st_atim),
+            modified: time(FUSE_SET_ATTR_MTIME, FUSE_SET_ATTR_MTIME_NOW, value.st_mtim))
     }
 }
 

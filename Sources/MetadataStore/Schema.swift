@@ -18,6 +18,7 @@ enum Schema {
         migrator.registerMigration("v10: substring index", migrate: addSubstringIndex)
         migrator.registerMigration("v11: permissions", migrate: addPermissions)
         migrator.registerMigration("issue 32: outbox", migrate: addOutbox)
+        migrator.registerMigration("issue 32: drafts", migrate: addDrafts)
         return migrator
     }
 

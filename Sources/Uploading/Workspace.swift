@@ -1,0 +1,284 @@
+import Foundation
+import Glibc
+import Logging
+import MetadataStore
+import NamingRules
+import Synchronization
+import SystemSupport
+
+/// The local side of writing (docs/writing.md, "Local first: drafts"): what the user wrote in the mount and Stud.IP
+/// does not have yet. Drafts are real files in `<data directory>/drafts/` (never the cache, which may be emptied by
+/// hand) with rows in the store, so they survive `kill -9` and restarts; renames and deletes of the store's
+/// documents are rows too. The filesystem shows this overlay over the store's tree; once a change is closed, under a
+/// final name and left alone for the settle time, it is reconciled into operations of the ``Outbox``.
+///
+/// Threads: every method but the asynchronous ones (``settle()``, ``run()``, ``settled(_:_:)``) blocks (file I/O, synced store writes) and is called
+/// from libfuse's workers or ``BlockingPool`` (docs/threads.md). The overlay is kept in memory as well, so that the
+/// filesystem's lookups ask no more of the store than without drafts.
+public final class Workspace: Sendable {
+    public struct Configuration: Sendable {
+        /// How long a closed change under a final name is left alone before it is sent.
+        public var settleTime: Duration
+        /// The terms of use sent with uploads (nil: the installation's default).
+        public var terms: String?
+        /// Whether the API can move a document to another folder (legacy REST); JSON:API cannot: `EXDEV`.
+        public var movesDocuments: Bool
+
+        public init(settleTime: Duration = .seconds(2), terms: String? = nil, movesDocuments: Bool = false) {
+            self.settleTime = settleTime
+            self.terms = terms
+            self.movesDocuments = movesDocuments
+        }
+    }
+
+    /// Draft inodes are this plus the draft's id: far above any store node (AUTOINCREMENT rowids), so they never
+    /// collide, and never reused (the draft ids are AUTOINCREMENT too).
+    public static let inodeBase: Int64 = 1 << 56
+
+    /// What the filesystem is told to drop from the kernel's caches after a change made outside a request.
+    public struct Invalidation: Sendable, Hashable {
+        public struct Name: Sendable, Hashable {
+            public var parent: Int64
+            public var name: String
+        }
+
+        public var names: [Name] = []
+        public var inodes: [Int64] = []
+    }
+
+    struct State: Sendable {
+        var drafts: [Int64: DraftRecord] = [:]
+        /// By the document's store inode.
+        var changes: [Int64: DocumentChangeRecord] = [:]
+        var openCount: [Int64: Int] = [:]
+        /// When each change not yet in the outbox was last touched.
+        var quietSince: [Pending: ContinuousClock.Instant] = [:]
+
+        /// The draft shown at `parent`/`name`: the newest of that name.
+        func draft(parent: Int64, name: String) -> DraftRecord? {
+            drafts.values.filter { $0.parent == parent && $0.name == name }.max { ($0.id ?? 0) < ($1.id ?? 0) }
+        }
+
+        func change(parent: Int64, name: String) -> DocumentChangeRecord? {
+            changes.values.first { $0.parent == parent && $0.name == name && !$0.isDeleted }
+        }
+    }
+
+    enum Pending: Hashable, Sendable {
+        case draft(Int64)
+        case change(Int64)
+    }
+
+    let store: MetadataStore
+    let outbox: Outbox
+    /// `<data directory>/drafts`.
+    public let directory: String
+    let configuration: Configuration
+    let now: @Sendable () -> ContinuousClock.Instant
+    let state: Mutex<State>
+    let logger: Logger
+    private let hooks = Mutex<Hooks>(Hooks())
+
+    struct Hooks: Sendable {
+        var refreshCourse: (@Sendable (String) async -> Void)?
+        var invalidate: (@Sendable (Invalidation) -> Void)?
+    }
+
+    /// Opens the workspace of a profile: its drafts directory below `dataDirectory` (created 0700), and the drafts
+    /// and changes the store kept; a draft the outbox already holds (a crash between the two writes) is marked so,
+    /// never sent twice. `now` is the clock settling reads (tests drive their own).
+    public init(
+        store: MetadataStore, outbox: Outbox, dataDirectory: String, configuration: Configuration = Configuration(),
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
+        logger: Logger = Logger(label: "campusfs.workspace")
+    ) async throws(WorkspaceError) {
+        self.store = store
+        self.outbox = outbox
+        self.directory = dataDirectory + "/drafts"
+        self.configuration = configuration
+        self.now = now
+        self.logger = logger
+        let queued: [Int64: Int64]
+        do throws(OutboxError) {
+            queued = Dictionary(
+                try await outbox.entries().compactMap { entry in entry.draftID.map { ($0, entry.id) } },
+                uniquingKeysWith: max)
+        } catch {
+            throw .outbox(error)
+        }
+        let started = now()
+        let directory = directory
+        let loaded = try await BlockingPool.shared.run { () throws(WorkspaceError) -> State in
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                throw .file(path: directory, operation: "create", errno: errno)
+            }
+            var state = State()
+            do throws(StoreError) {
+                for var draft in try store.drafts() {
+                    guard let id = draft.id else { continue }
+                    if draft.state == .editing, let entry = queued[id] {
+                        draft.state = .queued
+                        draft.outboxID = entry
+                        try store.saveDraft(draft)
+                    }
+                    state.drafts[id] = draft
+                    if draft.state == .editing { state.quietSince[.draft(id)] = started }
+                    if !draft.isFolder, access(Self.path(directory, id), F_OK) != 0 {
+                        // The row was written and the file not yet: an empty draft.
+                        close(Glibc.open(Self.path(directory, id), O_WRONLY | O_CREAT | O_CLOEXEC, 0o600))
+                    }
+                }
+                for change in try store.documentChanges() {
+                    state.changes[change.inode] = change
+                    if change.outboxID == nil { state.quietSince[.change(change.inode)] = started }
+                }
+            } catch {
+                throw .store(error)
+            }
+            return state
+        }
+        state = Mutex(loaded)
+    }
+
+    /// How the workspace asks the daemon to refresh a course (by Stud.IP id) and waits for it: a confirmed draft
+    /// stays until the store lists what Stud.IP made of it, so the tree never shows neither.
+    public func refreshCourses(with refresh: @escaping @Sendable (String) async -> Void) {
+        hooks.withLock { $0.refreshCourse = refresh }
+    }
+
+    /// How the filesystem drops the kernel's entries after changes made outside a request (``CampusFS``).
+    public func invalidations(_ invalidate: @escaping @Sendable (Invalidation) -> Void) {
+        hooks.withLock { $0.invalidate = invalidate }
+    }
+
+    var refreshCourse: (@Sendable (String) async -> Void)? { hooks.withLock { $0.refreshCourse } }
+
+    func invalidate(_ invalidation: Invalidation) {
+        hooks.withLock { $0.invalidate }?(invalidation)
+    }
+
+    static func path(_ directory: String, _ id: Int64) -> String { directory + "/" + String(id) }
+
+    /// The file holding a draft's bytes.
+    public func path(ofDraft id: Int64) -> String { Self.path(directory, id) }
+
+    public static func inode(ofDraft id: Int64) -> Int64 { inodeBase + id }
+
+    // MARK: - The overlay
+
+    /// What the overlay shows at a name.
+    public enum Item: Sendable, Hashable {
+        /// A draft (``DraftRecord/id`` set).
+        case draft(DraftRecord)
+        /// A store document renamed or moved here locally.
+        case document(inode: Int64)
+    }
+
+    /// Whether nothing is overlaid: then the filesystem serves the store alone.
+    public var isEmpty: Bool { state.withLock { $0.drafts.isEmpty && $0.changes.isEmpty } }
+
+    /// What the overlay shows at `parent`/`name`; nil: whatever the store has, unless ``hides(_:)`` says otherwise.
+    public func item(parent: Int64, name: String) -> Item? {
+        state.withLock { state in
+            if let draft = state.draft(parent: parent, name: name) { return .draft(draft) }
+            return state.change(parent: parent, name: name).map { .document(inode: $0.inode) }
+        }
+    }
+
+    /// Whether the store's `node` is not shown where the store has it: renamed, moved or deleted locally, or
+    /// covered by a draft of the same name.
+    public func hides(_ node: Node) -> Bool {
+        state.withLock { state in
+            if state.changes[node.inode] != nil { return true }
+            guard let parent = node.parentInode else { return false }
+            return state.draft(parent: parent, name: node.name) != nil
+        }
+    }
+
+    /// The overlay's entries in the directory `parent`, by name.
+    public func items(in parent: Int64) -> [(name: String, item: Item)] {
+        state.withLock { state in
+            var items: [String: Item] = [:]
+            for change in state.changes.values where change.parent == parent && !change.isDeleted {
+                items[change.name] = .document(inode: change.inode)
+            }
+            for name in Set(state.drafts.values.filter { $0.parent == parent }.map(\.name)) {
+                if let draft = state.draft(parent: parent, name: name) { items[name] = .draft(draft) }
+            }
+            return items.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        }
+    }
+
+    /// The draft of a draft inode.
+    public func draft(inode: Int64) -> DraftRecord? {
+        guard inode > Self.inodeBase else { return nil }
+        return state.withLock { $0.drafts[inode - Self.inodeBase] }
+    }
+
+    /// The draft shown over the store's document `node`, in its place: what an open of the document's inode (which
+    /// the kernel keeps while the draft is written through it) reads and writes.
+    public func draft(covering node: Node) -> DraftRecord? {
+        guard let parent = node.parentInode, let id = node.studipID else { return nil }
+        return state.withLock { state in
+            state.draft(parent: parent, name: node.name).flatMap { $0.documentID == id ? $0 : nil }
+        }
+    }
+
+    // MARK: - Open files
+
+    /// A descriptor of the draft was opened: it does not settle while open.
+    public func opened(_ id: Int64) {
+        state.withLock { $0.openCount[id, default: 0] += 1 }
+    }
+
+    /// Bytes, length or times of the draft changed: its settle time starts again. The first change marks it
+    /// changed in the store (one synced write), so that it becomes an operation once it settles.
+    public func touched(_ id: Int64) throws(WorkspaceError) {
+        let unchanged = state.withLock { state -> DraftRecord? in
+            guard let draft = state.drafts[id], draft.state == .editing else { return nil }
+            state.quietSince[.draft(id)] = now()
+            return draft.isChanged ? nil : draft
+        }
+        guard var draft = unchanged else { return }
+        draft.isChanged = true
+        try save(draft)
+    }
+
+    /// The last descriptor of an open was closed: the settle time starts.
+    public func closed(_ id: Int64) {
+        state.withLock { state in
+            let count = (state.openCount[id] ?? 1) - 1
+            state.openCount[id] = count > 0 ? count : nil
+            if state.drafts[id]?.state == .editing { state.quietSince[.draft(id)] = now() }
+        }
+    }
+}
+
+/// Why the workspace refused a change or could not make it.
+public enum WorkspaceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Not allowed; `errno` is what the filesystem answers (`EACCES`, `EROFS`, `EXDEV`, `EEXIST`, …), `rule` says
+    /// which rule refused it (docs/writing.md, "When writing is on"), for the log.
+    case refused(errno: Int32, rule: String)
+    case store(StoreError)
+    case outbox(OutboxError)
+    case file(path: String, operation: String, errno: Int32)
+
+    /// What the filesystem answers.
+    public var errorNumber: Int32 {
+        switch self {
+        case .refused(let errno, _): errno
+        case .store, .outbox: EIO
+        case .file(_, _, let errno): errno == ENOSPC || errno == EDQUOT ? errno : EIO
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .refused(_, let rule): rule
+        case .store(let error): "\(error)"
+        case .outbox(let error): "\(error)"
+        case .file(let path, let operation, let errno):
+            "cannot \(operation) the draft \(path): \(String(cString: strerror(errno)))"
+        }
+    }
+}

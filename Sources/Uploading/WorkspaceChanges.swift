@@ -1,0 +1,410 @@
+import Foundation
+import Glibc
+import MetadataStore
+import StudIPModel
+
+/// The changes the filesystem makes in the overlay (docs/writing.md, "Local first: drafts"). Each checks what Stud.IP
+/// allows (docs/writing.md, "When writing is on"), writes its row (synced) and file, and answers with the draft or
+/// a ``WorkspaceError/refused(errno:rule:)``. They block: libfuse's workers call them.
+extension Workspace {
+    /// Where a change goes: a Stud.IP folder (or a course's root folder), or a folder made locally.
+    enum Place {
+        case folder(FolderAccess)
+        case local(DraftRecord)
+    }
+
+    /// What is shown at a name.
+    enum Existing {
+        case draft(DraftRecord)
+        case document(Node, DocumentInfo)
+        case other(Node)
+        case none
+    }
+
+    func place(_ inode: Int64) throws(WorkspaceError) -> Place {
+        if let draft = draft(inode: inode) {
+            guard draft.isFolder else { throw .refused(errno: ENOTDIR, rule: "\(draft.name) is a file") }
+            return .local(draft)
+        }
+        guard let access = try storing({ () throws(StoreError) in try store.folderAccess(inode: inode) }) else {
+            throw .refused(
+                errno: EROFS,
+                rule: "inode \(inode) is no Stud.IP folder (the semester level, generated files and the tag view "
+                    + "are read-only)")
+        }
+        return .folder(access)
+    }
+
+    /// Refuses unless files may be created in `place`.
+    func requireWritable(_ place: Place) throws(WorkspaceError) {
+        guard case .folder(let access) = place, !access.permissions.isWritable else { return }
+        throw .refused(
+            errno: EACCES, rule: "Stud.IP does not let you write into folder \(access.folderID) (is-writable is off)")
+    }
+
+    func existing(parent: Int64, name: String) throws(WorkspaceError) -> Existing {
+        switch item(parent: parent, name: name) {
+        case .draft(let draft): return .draft(draft)
+        case .document(let inode):
+            return try storing { () throws(StoreError) in
+                guard let node = try store.node(inode: inode), let info = try store.document(inode: inode) else {
+                    return .none
+                }
+                return .document(node, info)
+            }
+        case nil:
+            return try storing { () throws(StoreError) in
+                guard let node = try store.lookup(parent: parent, name: name), !hides(node) else { return .none }
+                guard let info = try store.document(inode: node.inode) else { return .other(node) }
+                return .document(node, info)
+            }
+        }
+    }
+
+    // MARK: - Files
+
+    /// `create`: a new draft at `parent`/`name`. It becomes a new version of the document that stood there when an
+    /// editor renamed that away first (vim without `backupcopy`), or follows a draft of that name still in the
+    /// outbox.
+    public func create(parent: Int64, name: String) throws(WorkspaceError) -> DraftRecord {
+        let place = try place(parent)
+        try requireWritable(place)
+        var draft = DraftRecord(parent: parent, name: name, modified: Date())
+        if let renamedAway = try renamedAwayDocument(parent: parent, name: name) {
+            draft.documentID = renamedAway.id
+            draft.baseVersion = renamedAway.version
+        }
+        if let earlier = state.withLock({ $0.draft(parent: parent, name: name) }) {
+            try adopt(earlier, into: &draft)
+        }
+        return try insert(draft, content: nil)
+    }
+
+    /// Opening the store's document `node` for writing: a draft in its place, a new version of it. `content`: the
+    /// file to start from (the cached bytes), nil for an empty draft (`O_TRUNC`).
+    public func openForWriting(_ node: Node, content: String?) throws(WorkspaceError) -> DraftRecord {
+        guard let parent = node.parentInode,
+            let info = try storing({ () throws(StoreError) in try store.document(inode: node.inode) })
+        else { throw .refused(errno: EROFS, rule: "\(node.name) is no Stud.IP document") }
+        guard info.isWritable else {
+            throw .refused(
+                errno: EACCES, rule: "Stud.IP does not let you change document \(info.id) (is-writable is off)")
+        }
+        let draft = DraftRecord(
+            parent: parent, name: node.name, documentID: info.id, baseVersion: info.version, isChanged: content == nil,
+            modified: Date())
+        return try insert(draft, content: content)
+    }
+
+    /// Opening a draft for writing: itself while it is being edited; once handed to the outbox, a new draft that
+    /// follows it (the bytes in the outbox must not change), starting from its bytes unless `truncating`.
+    public func openForWriting(_ draft: DraftRecord, truncating: Bool) throws(WorkspaceError) -> DraftRecord {
+        guard let id = draft.id else { return draft }
+        switch draft.state {
+        case .editing: return draft
+        case .handedIn:
+            throw .refused(errno: EACCES, rule: "\(draft.name) was handed in; the copy is kept read-only")
+        case .failed, .conflict:
+            var retried = draft
+            retried.state = .editing
+            retried.outboxID = nil
+            try save(retried)
+            return retried
+        case .queued:
+            var next = DraftRecord(parent: draft.parent, name: draft.name, isChanged: truncating, modified: Date())
+            try adopt(draft, into: &next)
+            return try insert(next, content: truncating ? nil : path(ofDraft: id))
+        }
+    }
+
+    /// `next` replaces `earlier` under its name: it becomes a new version of the same document, and waits for the
+    /// outcome of `earlier` while that is in the outbox. An `earlier` still being edited is dropped.
+    private func adopt(_ earlier: DraftRecord, into next: inout DraftRecord) throws(WorkspaceError) {
+        guard let id = earlier.id else { return }
+        if earlier.documentID != nil {
+            next.documentID = earlier.documentID
+            next.baseVersion = earlier.baseVersion
+        }
+        switch earlier.state {
+        case .queued: next.follows = id
+        case .editing, .failed, .conflict, .handedIn: try drop(earlier)
+        }
+    }
+
+    /// The store's document whose place is `parent`/`name` and which was renamed away locally (a backup name):
+    /// an editor saving by "rename away, write anew".
+    private func renamedAwayDocument(parent: Int64, name: String) throws(WorkspaceError) -> DocumentInfo? {
+        let candidates = state.withLock { $0.changes.values.filter { !$0.isDeleted || $0.outboxID == nil } }
+        for change in candidates where change.outboxID == nil {
+            let found = try storing { () throws(StoreError) -> DocumentInfo? in
+                guard let node = try store.node(inode: change.inode), node.parentInode == parent, node.name == name
+                else { return nil }
+                return try store.document(inode: change.inode)
+            }
+            if let found, found.isWritable { return found }
+        }
+        return nil
+    }
+
+    // MARK: - Names
+
+    /// `unlink`: a draft is dropped (its bytes with it); one of the store's documents is deleted on Stud.IP once
+    /// the deletion settles.
+    public func remove(parent: Int64, name: String) throws(WorkspaceError) {
+        switch try existing(parent: parent, name: name) {
+        case .draft(let draft):
+            guard draft.state != .queued else {
+                throw .refused(errno: EBUSY, rule: "\(name) is in the outbox (`campusfs outbox` discards it)")
+            }
+            try drop(draft)
+            // Deleting a draft written over a document deletes the document.
+            if let documentID = draft.documentID, let covered = try coveredDocument(parent: parent, name: name),
+                covered.info.id == documentID, covered.info.isEditable
+            {
+                try change(covered.node, info: covered.info) { $0.isDeleted = true }
+            }
+        case .document(let node, let info):
+            try requireEditable(info)
+            try change(node, info: info) { $0.isDeleted = true }
+        case .other(let node):
+            throw .refused(errno: node.kind == .directory ? EISDIR : EROFS, rule: "\(name) is not yours to delete")
+        case .none:
+            throw .refused(errno: ENOENT, rule: "\(name) does not exist")
+        }
+    }
+
+    /// `mkdir` where Stud.IP allows subfolders (`is-subfolder-allowed`), or inside a folder made locally.
+    public func makeFolder(parent: Int64, name: String) throws(WorkspaceError) -> DraftRecord {
+        let place = try place(parent)
+        if case .folder(let access) = place, !access.permissions.isSubfolderAllowed {
+            throw .refused(
+                errno: EACCES,
+                rule: "Stud.IP does not let you make folders in folder \(access.folderID) (is-subfolder-allowed is off)"
+            )
+        }
+        guard case .none = try existing(parent: parent, name: name) else {
+            throw .refused(errno: EEXIST, rule: "\(name) exists")
+        }
+        return try insert(DraftRecord(parent: parent, name: name, isFolder: true, modified: Date()), content: nil)
+    }
+
+    /// `rmdir` of an empty folder made locally; Stud.IP's folders stay.
+    public func removeFolder(parent: Int64, name: String) throws(WorkspaceError) {
+        switch try existing(parent: parent, name: name) {
+        case .draft(let draft) where draft.isFolder:
+            guard let id = draft.id else { return }
+            let inode = Self.inode(ofDraft: id)
+            guard !state.withLock({ $0.drafts.values.contains { $0.parent == inode } }) else {
+                throw .refused(errno: ENOTEMPTY, rule: "\(name) is not empty")
+            }
+            guard draft.state != .queued else {
+                throw .refused(errno: EBUSY, rule: "\(name) is in the outbox (`campusfs outbox` discards it)")
+            }
+            try drop(draft)
+        case .draft: throw .refused(errno: ENOTDIR, rule: "\(name) is a file")
+        case .document: throw .refused(errno: ENOTDIR, rule: "\(name) is a document")
+        case .other: throw .refused(errno: EACCES, rule: "Stud.IP's folders are not deleted from the mount")
+        case .none: throw .refused(errno: ENOENT, rule: "\(name) does not exist")
+        }
+    }
+
+    /// `rename(2)`. Drafts move freely between folders one may write to; a draft renamed over a document becomes a
+    /// new version of it (an atomic save); the store's documents are renamed (moved where the API can) on Stud.IP
+    /// once the change settles. `noReplace`: `RENAME_NOREPLACE`.
+    public func rename(
+        parent: Int64, name: String, to newParent: Int64, _ newName: String, noReplace: Bool
+    ) throws(WorkspaceError) {
+        let source = try existing(parent: parent, name: name)
+        let target = try existing(parent: newParent, name: newName)
+        if case .none = target {
+        } else if noReplace {
+            throw .refused(errno: EEXIST, rule: "\(newName) exists (RENAME_NOREPLACE)")
+        }
+        if parent == newParent, name == newName { return }
+        switch source {
+        case .draft(var draft):
+            guard draft.state != .queued else {
+                throw .refused(errno: EBUSY, rule: "\(name) is in the outbox (`campusfs outbox` discards it)")
+            }
+            if newParent != parent { try requireWritable(try place(newParent)) }
+            switch target {
+            case .draft(let replaced):
+                guard replaced.isFolder == draft.isFolder else {
+                    throw .refused(errno: draft.isFolder ? ENOTDIR : EISDIR, rule: "\(newName) is of another kind")
+                }
+                try adopt(replaced, into: &draft)
+            case .document(let node, let info):
+                guard !draft.isFolder else { throw .refused(errno: ENOTDIR, rule: "\(newName) is a document") }
+                guard info.isWritable else {
+                    throw .refused(
+                        errno: EACCES,
+                        rule: "Stud.IP does not let you change document \(info.id) (is-writable is off)")
+                }
+                draft.documentID = info.id
+                draft.baseVersion = info.version
+                draft.follows = nil
+                if node.parentInode != newParent || node.name != newName {
+                    // A document renamed here locally is replaced: it keeps its name on Stud.IP.
+                    try forgetChange(of: node.inode)
+                }
+            case .other: throw .refused(errno: EACCES, rule: "\(newName) is not yours to replace")
+            case .none: break
+            }
+            draft.parent = newParent
+            draft.name = newName
+            draft.modified = Date()
+            try save(draft)
+            if let id = draft.id { state.withLock { $0.quietSince[.draft(id)] = now() } }
+        case .document(let node, let info):
+            try requireEditable(info)
+            if newParent != node.parentInode || newParent != parent {
+                guard configuration.movesDocuments else {
+                    throw .refused(
+                        errno: EXDEV, rule: "this Stud.IP API cannot move documents between folders (JSON:API)")
+                }
+                try requireWritable(try place(newParent))
+            }
+            switch target {
+            case .draft(let replaced):
+                guard replaced.state != .queued else {
+                    throw .refused(errno: EBUSY, rule: "\(newName) is in the outbox (`campusfs outbox` discards it)")
+                }
+                try drop(replaced)
+            case .document(let replacedNode, let replacedInfo):
+                try requireEditable(replacedInfo)
+                try change(replacedNode, info: replacedInfo) { $0.isDeleted = true }
+            case .other: throw .refused(errno: EACCES, rule: "\(newName) is not yours to replace")
+            case .none: break
+            }
+            try change(node, info: info) { change in
+                change.parent = newParent
+                change.name = newName
+                change.isDeleted = false
+            }
+        case .other(let node):
+            throw .refused(
+                errno: node.kind == .directory ? EACCES : EROFS, rule: "\(name) cannot be renamed from the mount")
+        case .none:
+            throw .refused(errno: ENOENT, rule: "\(name) does not exist")
+        }
+    }
+
+    // MARK: - Rows and files
+
+    private func requireEditable(_ info: DocumentInfo) throws(WorkspaceError) {
+        guard !info.isEditable else { return }
+        throw .refused(
+            errno: EACCES,
+            rule: "Stud.IP does not let you rename, move or delete document \(info.id) (is-editable is off)")
+    }
+
+    /// The store's document at `parent`/`name` in the store (whatever the overlay shows there).
+    private func coveredDocument(parent: Int64, name: String) throws(WorkspaceError) -> (
+        node: Node, info: DocumentInfo
+    )? {
+        try storing { () throws(StoreError) in
+            guard let node = try store.lookup(parent: parent, name: name),
+                let info = try store.document(inode: node.inode)
+            else { return nil }
+            return (node, info)
+        }
+    }
+
+    /// Records a local rename or deletion of the store's document; one back to where the store has it is none.
+    private func change(
+        _ node: Node, info: DocumentInfo, _ body: (inout DocumentChangeRecord) -> Void
+    ) throws(WorkspaceError) {
+        var change =
+            state.withLock { $0.changes[node.inode] }
+            ?? DocumentChangeRecord(
+                inode: node.inode, documentID: info.id, parent: node.parentInode ?? 0, name: node.name)
+        guard change.outboxID == nil else {
+            throw .refused(errno: EBUSY, rule: "\(change.name)'s last change is in the outbox")
+        }
+        body(&change)
+        if !change.isDeleted, change.parent == node.parentInode, change.name == node.name {
+            try forgetChange(of: node.inode)
+            return
+        }
+        try storing { () throws(StoreError) in try store.saveDocumentChange(change) }
+        state.withLock { state in
+            state.changes[node.inode] = change
+            state.quietSince[.change(node.inode)] = now()
+        }
+    }
+
+    func forgetChange(of inode: Int64) throws(WorkspaceError) {
+        try storing { () throws(StoreError) in try store.deleteDocumentChange(inode: inode) }
+        state.withLock { state in
+            state.changes[inode] = nil
+            state.quietSince[.change(inode)] = nil
+        }
+    }
+
+    /// Stores a new draft and makes its file: empty, or a copy of `content`.
+    private func insert(_ draft: DraftRecord, content: String?) throws(WorkspaceError) -> DraftRecord {
+        let saved = try storing { () throws(StoreError) in try store.saveDraft(draft) }
+        guard let id = saved.id else { return saved }
+        if !saved.isFolder {
+            do throws(WorkspaceError) {
+                try makeFile(path(ofDraft: id), copying: content)
+            } catch {
+                try? storing { () throws(StoreError) in try store.deleteDraft(id: id) }
+                throw error
+            }
+        }
+        state.withLock { state in
+            state.drafts[id] = saved
+            state.quietSince[.draft(id)] = now()
+        }
+        return saved
+    }
+
+    func save(_ draft: DraftRecord) throws(WorkspaceError) {
+        try storing { () throws(StoreError) in try store.saveDraft(draft) }
+        if let id = draft.id { state.withLock { $0.drafts[id] = draft } }
+    }
+
+    /// Forgets a draft and removes its bytes.
+    func drop(_ draft: DraftRecord) throws(WorkspaceError) {
+        guard let id = draft.id else { return }
+        try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
+        state.withLock { state in
+            state.drafts[id] = nil
+            state.quietSince[.draft(id)] = nil
+        }
+        if !draft.isFolder { unlink(path(ofDraft: id)) }
+    }
+
+    private func makeFile(_ path: String, copying source: String?) throws(WorkspaceError) {
+        let target = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard target >= 0 else { throw .file(path: path, operation: "create", errno: errno) }
+        defer { close(target) }
+        guard let source else { return }
+        let input = Glibc.open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw .file(path: source, operation: "read", errno: errno) }
+        defer { close(input) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw .file(path: source, operation: "read", errno: errno) }
+            if count == 0 { return }
+            var written = 0
+            while written < count {
+                let result = buffer[written..<count].withUnsafeBytes { write(target, $0.baseAddress, $0.count) }
+                if result < 0, errno == EINTR { continue }
+                guard result > 0 else { throw .file(path: path, operation: "write", errno: errno) }
+                written += result
+            }
+        }
+    }
+
+    func storing<T>(_ body: () throws(StoreError) -> T) throws(WorkspaceError) -> T {
+        do throws(StoreError) {
+            return try body()
+        } catch {
+            throw .store(error)
+        }
+    }
+}

@@ -1,0 +1,300 @@
+import Foundation
+import Glibc
+import MetadataStore
+import NamingRules
+import StudIPModel
+import SystemSupport
+
+/// Settling and reconciliation (docs/writing.md, "Local first: drafts"): a change becomes outbox operations only
+/// when it is closed, under a final name, and was left alone for the settle time, so that an editor's dance of
+/// temporary files and renames ends as one operation; and what the outbox reports back.
+extension Workspace {
+    /// Settles every change whose time has come, as long as the workspace lives: how the daemon runs it.
+    public func run() async {
+        let interval = configuration.settleTime / 4
+        while !Task.isCancelled {
+            await settle()
+            try? await Task.sleep(for: max(interval, .milliseconds(100)))
+        }
+    }
+
+    /// Reconciles what is due now into outbox operations. A draft goes before the drafts made after it, so a folder
+    /// made locally is queued before the files copied into it, which then name it by its outbox entry.
+    public func settle() async {
+        let due = state.withLock { state in
+            let instant = now()
+            return state.quietSince.filter { key, since in
+                if case .draft(let id) = key, state.openCount[id] != nil { return false }
+                return instant - since >= configuration.settleTime
+            }.keys
+        }
+        for case .draft(let id) in due.sorted(by: Self.order) {
+            await reconcileDraft(id)
+        }
+        for case .change(let inode) in due {
+            await reconcileChange(inode)
+        }
+    }
+
+    private static func order(_ first: Pending, _ second: Pending) -> Bool {
+        switch (first, second) {
+        case (.draft(let a), .draft(let b)): a < b
+        case (.draft, .change): true
+        case (.change, _): false
+        }
+    }
+
+    private func stopWaiting(_ key: Pending) {
+        state.withLock { _ = $0.quietSince.removeValue(forKey: key) }
+    }
+
+    private func reconcileDraft(_ id: Int64) async {
+        guard let draft = state.withLock({ $0.drafts[id] }), draft.state == .editing else {
+            stopWaiting(.draft(id))
+            return
+        }
+        // A temporary name stays local until renamed (which starts the wait again) or deleted.
+        if TemporaryName.isTemporary(draft.name) {
+            stopWaiting(.draft(id))
+            return
+        }
+        // The earlier draft of this name is still in the outbox: its outcome tells what this one becomes.
+        if let earlier = draft.follows, state.withLock({ $0.drafts[earlier] != nil }) { return }
+        // Opened for writing and closed unwritten: the document shows again as the store has it.
+        if !draft.isChanged, !draft.isFolder {
+            stopWaiting(.draft(id))
+            do {
+                try await BlockingPool.shared.run { () throws(WorkspaceError) in try self.drop(draft) }
+            } catch {
+                logger.error("cannot drop the unchanged draft \(draft.name): \(error)")
+            }
+            invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
+            return
+        }
+        let folder: FolderReference
+        switch await folderReference(draft.parent) {
+        case .some(.some(let reference)): folder = reference
+        case .some(.none): return  // its local folder is not queued yet
+        case .none:
+            stopWaiting(.draft(id))
+            return
+        }
+        let operation: OutboxOperation =
+            if draft.isFolder {
+                .makeFolder(parent: folder, name: draft.name)
+            } else if let documentID = draft.documentID, let base = draft.baseVersion, case .folder(let id) = folder {
+                .newVersion(documentID: documentID, name: draft.name, base: base, folderID: id)
+            } else {
+                .upload(folder: folder, name: draft.name, terms: configuration.terms)
+            }
+        // The outbox takes the bytes over by rename; a second link keeps the draft's own file, which the tree still
+        // shows. A later write opens a new draft (``openForWriting(_:truncating:)``), so the bytes sent stay as they are.
+        let bytes = draft.isFolder ? nil : path(ofDraft: id) + ".queued"
+        do {
+            if let bytes {
+                try await BlockingPool.shared.run { () throws(WorkspaceError) in
+                    unlink(bytes)
+                    guard link(self.path(ofDraft: id), bytes) == 0 else {
+                        throw .file(path: bytes, operation: "link", errno: errno)
+                    }
+                }
+            }
+            var queued = draft
+            queued.state = .queued
+            queued.outboxID = try await outbox.enqueue(operation, bytes: bytes, draftID: id)
+            queued.follows = nil
+            let sent = queued
+            try await BlockingPool.shared.run { () throws(WorkspaceError) in
+                try self.save(sent)
+                // The draft carries the document's new content and name: a rename-away of it is absorbed.
+                if let documentID = draft.documentID {
+                    for change in self.state.withLock({ $0.changes.values.filter { $0.documentID == documentID } })
+                    where change.outboxID == nil {
+                        try self.forgetChange(of: change.inode)
+                    }
+                }
+            }
+            stopWaiting(.draft(id))
+        } catch {
+            if let bytes { unlink(bytes) }
+            logger.error("cannot queue \(draft.name) for Stud.IP: \(error); trying again")
+            state.withLock { $0.quietSince[.draft(id)] = now() }
+        }
+    }
+
+    /// The folder an operation goes into: a Stud.IP folder, or the outbox entry making a local one. nil: the folder
+    /// is gone or no longer writable (logged); `.some(nil)`: a local folder not queued yet.
+    private func folderReference(_ parent: Int64) async -> FolderReference?? {
+        if let local = draft(inode: parent) {
+            return .some(local.outboxID.map { .madeBy(entry: $0) })
+        }
+        do {
+            let access = try await store.run { store throws(StoreError) in try store.folderAccess(inode: parent) }
+            guard let access else {
+                logger.warning("the folder of inode \(parent) is gone; its drafts stay local")
+                return nil
+            }
+            return .some(.folder(access.folderID))
+        } catch {
+            logger.error("cannot read the folder of inode \(parent): \(error)")
+            return nil
+        }
+    }
+
+    private func reconcileChange(_ inode: Int64) async {
+        guard let change = state.withLock({ $0.changes[inode] }), change.outboxID == nil else {
+            stopWaiting(.change(inode))
+            return
+        }
+        // A draft being written as the document's new content absorbs the change (vim's rename-away dance).
+        let absorbed = state.withLock { state in
+            state.drafts.values.contains { $0.documentID == change.documentID && $0.state == .editing }
+        }
+        if absorbed {
+            stopWaiting(.change(inode))
+            return
+        }
+        if !change.isDeleted, TemporaryName.isTemporary(change.name) {
+            stopWaiting(.change(inode))
+            return
+        }
+        do {
+            guard let node = try await store.run({ store throws(StoreError) in try store.node(inode: inode) }) else {
+                try await BlockingPool.shared.run { () throws(WorkspaceError) in try self.forgetChange(of: inode) }
+                return
+            }
+            var operations: [OutboxOperation] = []
+            if change.isDeleted {
+                operations.append(.delete(documentID: change.documentID))
+            } else {
+                if change.parent != node.parentInode {
+                    guard case .some(.some(let folder)) = await folderReference(change.parent) else { return }
+                    operations.append(.move(documentID: change.documentID, folder: folder))
+                }
+                if change.name != node.name {
+                    operations.append(.rename(documentID: change.documentID, name: change.name))
+                }
+            }
+            var entry: Int64?
+            for operation in operations {
+                entry = try await outbox.enqueue(operation, bytes: nil, draftID: nil)
+            }
+            let queued = DocumentChangeRecord(
+                inode: change.inode, documentID: change.documentID, parent: change.parent, name: change.name,
+                isDeleted: change.isDeleted, outboxID: entry)
+            try await store.run { store throws(StoreError) in try store.saveDocumentChange(queued) }
+            state.withLock { state in
+                state.changes[inode] = queued
+                state.quietSince[.change(inode)] = nil
+            }
+        } catch {
+            logger.error("cannot queue the change of \(change.name) for Stud.IP: \(error); trying again")
+            state.withLock { $0.quietSince[.change(inode)] = now() }
+        }
+    }
+
+    // MARK: - Outcomes
+
+    /// What the outbox reports (its `onSettled`): a confirmed draft stays until its course was refreshed and the store
+    /// lists the document under the name Stud.IP gave; a homework hand-in stays as a read-only copy (`handed-in`);
+    /// a refused or conflicting one stays with its state. Drafts waiting for this one become new versions of what it
+    /// made.
+    public func settled(_ entry: OutboxEntry, _ outcome: OutboxOutcome) async {
+        do {
+            if let draft = state.withLock({ $0.drafts.values.first { $0.outboxID == entry.id } }) {
+                try await settledDraft(draft, outcome)
+            } else if let change = state.withLock({ $0.changes.values.first { $0.outboxID == entry.id } }) {
+                try await settledChange(change, outcome)
+            }
+        } catch {
+            logger.error("cannot record the outcome of outbox entry \(entry.id): \(error)")
+        }
+    }
+
+    private func settledDraft(_ draft: DraftRecord, _ outcome: OutboxOutcome) async throws(WorkspaceError) {
+        guard let id = draft.id else { return }
+        var document: RemoteDocument?
+        var kept = draft
+        switch outcome {
+        case .done(let made):
+            document = made
+            if made == nil, draft.documentID == nil, !draft.isFolder { kept.state = .handedIn }
+        case .madeFolder: break
+        case .failed(let reason), .unconfirmed(let reason):
+            kept.state = .failed
+            kept.detail = reason
+        case .conflict(let keptAs, let made, _):
+            document = made
+            kept.state = .conflict
+            kept.detail = keptAs
+        case .discarded:
+            kept.state = .failed
+            kept.detail = "discarded from the outbox"
+        }
+        let followers = state.withLock { $0.drafts.values.filter { $0.follows == id } }
+        let confirmed = kept.state == .queued
+        let base = kept.state == .conflict ? nil : document
+        let settledDraft = kept
+        try await BlockingPool.shared.run { () throws(WorkspaceError) in
+            for var follower in followers {
+                follower.follows = nil
+                if let base {
+                    follower.documentID = base.id
+                    follower.baseVersion = DocumentVersion(fileID: base.fileID, size: base.size)
+                }
+                try self.save(follower)
+            }
+            if !confirmed {
+                var unsent = settledDraft
+                unsent.outboxID = nil
+                try self.save(unsent)
+            }
+        }
+        guard confirmed else {
+            invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
+            return
+        }
+        // Shown until the store has what Stud.IP made of it: then the tree shows Stud.IP's name.
+        if let courseID = await courseID(of: draft.parent), let refresh = refreshCourse { await refresh(courseID) }
+        let adopted = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Int64? in
+            let folderNode =
+                draft.isFolder
+                ? try self.storing { () throws(StoreError) in
+                    try self.store.lookup(parent: draft.parent, name: draft.name)
+                } : nil
+            if draft.isFolder {
+                // Its drafts move to the folder Stud.IP made, once the store lists it; until then it stays.
+                guard let folderNode else { return nil }
+                let inode = Self.inode(ofDraft: id)
+                for var child in self.state.withLock({ $0.drafts.values.filter { $0.parent == inode } }) {
+                    child.parent = folderNode.inode
+                    try self.save(child)
+                }
+            }
+            try self.drop(draft)
+            return folderNode?.inode
+        }
+        var invalidation = Invalidation(
+            names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent, Self.inode(ofDraft: id)])
+        if let adopted { invalidation.inodes.append(adopted) }
+        invalidate(invalidation)
+    }
+
+    private func settledChange(_ change: DocumentChangeRecord, _ outcome: OutboxOutcome) async throws(WorkspaceError) {
+        if case .failed(let reason) = outcome {
+            logger.warning("Stud.IP refused the change of \(change.name): \(reason); it shows as Stud.IP has it")
+        } else if let courseID = await courseID(of: change.parent), let refresh = refreshCourse {
+            await refresh(courseID)
+        }
+        try await BlockingPool.shared.run { () throws(WorkspaceError) in try self.forgetChange(of: change.inode) }
+        invalidate(Invalidation(names: [.init(parent: change.parent, name: change.name)], inodes: [change.parent]))
+    }
+
+    /// The course a directory (a store folder or a local folder) belongs to.
+    private func courseID(of directory: Int64) async -> String? {
+        var inode = directory
+        while let local = draft(inode: inode) { inode = local.parent }
+        let parent = inode
+        return try? await store.run { store throws(StoreError) in try store.folderAccess(inode: parent)?.courseID }
+    }
+}

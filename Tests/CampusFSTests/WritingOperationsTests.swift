@@ -1,0 +1,185 @@
+import CampusFS
+import ContentCache
+import FUSEKit
+import FUSEKitTesting
+import Foundation
+import Glibc
+import MetadataStore
+import TestSupport
+import Testing
+import Uploading
+
+@testable import StudIPSimulator
+
+/// The FUSE write path (docs/writing.md; docs/mount.md, "Writing") called directly with recording replies, over a
+/// store refreshed as test_autor from the writes capture's dataset: the errno of every refusal, with uploads off and
+/// on, and what the tree shows of a draft.
+@Suite struct WritingOperationsTests {
+    static let course = "SS 2022/12345 Test Lehrveranstaltung"
+    /// "Allgemeiner Dateiordner": test_autor may upload there.
+    static let general = course + "/Allgemeiner Dateiordner"
+    /// A date folder test_autor may not write into.
+    static let dateFolder = course + "/13. Klausur am Wed., 07-27-22, 10:15 - 12:00"
+
+    static func answer<Kind>(
+        size: Int = 0, _ call: @escaping @Sendable (Reply<Kind>) -> Void
+    ) async throws -> ReplyAnswer {
+        try await handlerAnswer(size: size, context: RequestContext(processID: 4242), within: .seconds(10), call)
+    }
+
+    static func inode(_ campus: Campus, _ path: String) throws -> Inode {
+        Inode(try campus.store.resolve(path: path).inode)
+    }
+
+    /// The file system over the writes dataset, with a workspace (uploads on) unless `uploads` is false.
+    static func with(
+        uploads: Bool, _ body: (Campus, CampusFileSystem, Workspace?) async throws -> Void
+    ) async throws {
+        try await Campus.with(.fixtures507Writes) { campus in
+            try await campus.withFileSystem { fs in
+                guard uploads else { return try await body(campus, fs, nil) }
+                let data = try temporaryDirectory("campusfs-data")
+                defer { try? FileManager.default.removeItem(atPath: data) }
+                let writer = try #require(campus.source.writer)
+                let outbox = Outbox(
+                    store: campus.store, dataDirectory: URL(fileURLWithPath: data), writer: writer
+                ) { _, _ in }
+                let workspace = try await Workspace(store: campus.store, outbox: outbox, dataDirectory: data)
+                fs.write(through: workspace)
+                try await body(campus, fs, workspace)
+            }
+        }
+    }
+
+    @Test func everyMutationIsReadOnlyWithUploadsOff() async throws {
+        try await Self.with(uploads: false) { campus, fs, _ in
+            let general = try Self.inode(campus, Self.general)
+            let created = try await Self.answer {
+                fs.create(
+                    parent: general, name: "a.txt", mode: S_IFREG | 0o644, file: FileInfo(flags: O_WRONLY), reply: $0)
+            }
+            #expect(created.errorNumber == EROFS)
+            #expect(
+                try await Self.answer { fs.makeDirectory(parent: general, name: "d", mode: 0o755, reply: $0) }
+                    .errorNumber == EROFS)
+            #expect(try await Self.answer { fs.access(general, mask: W_OK, reply: $0) }.errorNumber == EROFS)
+            #expect(try await Self.answer { fs.unlink(parent: general, name: "a.txt", reply: $0) }.errorNumber == EROFS)
+            #expect(
+                try await Self.answer {
+                    fs.rename(parent: general, name: "a", newParent: general, newName: "b", flags: 0, reply: $0)
+                }.errorNumber == EROFS)
+        }
+    }
+
+    @Test func aFolderStudIPDoesNotLetOneWriteIntoIsEACCES() async throws {
+        try await Self.with(uploads: true) { campus, fs, _ in
+            let dateFolder = try Self.inode(campus, Self.dateFolder)
+            let created = try await Self.answer {
+                fs.create(
+                    parent: dateFolder, name: "a.txt", mode: S_IFREG | 0o644, file: FileInfo(flags: O_WRONLY), reply: $0
+                )
+            }
+            #expect(created.errorNumber == EACCES)
+            #expect(try await Self.answer { fs.access(dateFolder, mask: W_OK, reply: $0) }.errorNumber == EACCES)
+            #expect(
+                try await Self.answer { fs.makeDirectory(parent: dateFolder, name: "d", mode: 0o755, reply: $0) }
+                    .errorNumber == EACCES)
+            // The semester level is no Stud.IP folder at all.
+            let semester = try Self.inode(campus, "SS 2022")
+            #expect(try await Self.answer { fs.access(semester, mask: W_OK, reply: $0) }.errorNumber == EROFS)
+            let onSemester = try await Self.answer {
+                fs.create(
+                    parent: semester, name: "a.txt", mode: S_IFREG | 0o644, file: FileInfo(flags: O_WRONLY), reply: $0)
+            }
+            #expect(onSemester.errorNumber == EROFS)
+            let general = try Self.inode(campus, Self.general)
+            #expect(try await Self.answer { fs.access(general, mask: W_OK, reply: $0) }.errorNumber == 0)
+        }
+    }
+
+    /// Created, written, closed in a writable folder: lookup, getattr and the listing show the draft with its bytes,
+    /// and reads return them.
+    @Test func aDraftShowsInTheTreeWithItsBytes() async throws {
+        try await Self.with(uploads: true) { campus, fs, workspace in
+            let general = try Self.inode(campus, Self.general)
+            let created = try await Self.answer {
+                fs.create(
+                    parent: general, name: "Lösung.txt", mode: S_IFREG | 0o644,
+                    file: FileInfo(flags: O_WRONLY | O_CREAT), reply: $0)
+            }
+            guard case .created(let entry, let opened) = created else {
+                Issue.record("create answered \(created)")
+                return
+            }
+            #expect(entry.attributes.inode > Inode(Workspace.inodeBase))
+            let bytes = Array("meine Lösung\n".utf8)
+            let file = FileInfo(flags: O_WRONLY, handle: opened.handle)
+            guard
+                case .written(let count) = try await Self.answer({
+                    fs.write(entry.attributes.inode, data: bytes, offset: 0, file: file, reply: $0)
+                })
+            else {
+                Issue.record("the write was refused")
+                return
+            }
+            #expect(count == bytes.count)
+            #expect(
+                try await Self.answer { fs.synchronize(entry.attributes.inode, dataOnly: false, file: file, reply: $0) }
+                    .errorNumber == 0)
+            #expect(
+                try await Self.answer { fs.release(entry.attributes.inode, file: file, reply: $0) }.errorNumber == 0)
+
+            let found = try await Self.answer { fs.lookup(parent: general, name: "Lösung.txt", reply: $0) }.entry
+            #expect(found.attributes.inode == entry.attributes.inode)
+            #expect(found.attributes.size == Int64(bytes.count))
+            let attributes = try await Self.answer { fs.getAttributes(entry.attributes.inode, file: nil, reply: $0) }
+                .attributes
+            #expect(attributes.size == Int64(bytes.count))
+            let listing = try await Self.answer(size: 65536) {
+                fs.readDirectoryPlus(general, offset: 0, file: FileInfo(), reply: $0)
+            }.directoryEntries
+            #expect(listing.map(\.name).contains("Lösung.txt"))
+
+            let reopened = try await Self.answer {
+                fs.open(entry.attributes.inode, file: FileInfo(flags: O_RDONLY), reply: $0)
+            }.opened
+            let read = try await Self.answer(size: 4096) {
+                fs.read(entry.attributes.inode, offset: 0, file: FileInfo(handle: reopened.handle), reply: $0)
+            }.bytes
+            #expect(read == bytes)
+            #expect(workspace?.draft(inode: Int64(entry.attributes.inode))?.state == .editing)
+        }
+    }
+
+    /// `RENAME_EXCHANGE` has no Stud.IP counterpart; `RENAME_NOREPLACE` is honoured.
+    @Test func renameFlags() async throws {
+        try await Self.with(uploads: true) { campus, fs, _ in
+            let general = try Self.inode(campus, Self.general)
+            for name in ["a.txt", "b.txt"] {
+                let created = try await Self.answer {
+                    fs.create(
+                        parent: general, name: name, mode: S_IFREG | 0o644, file: FileInfo(flags: O_WRONLY), reply: $0)
+                }
+                guard case .created(let entry, let opened) = created else {
+                    Issue.record("create answered \(created)")
+                    return
+                }
+                _ = try await Self.answer {
+                    fs.release(entry.attributes.inode, file: FileInfo(handle: opened.handle), reply: $0)
+                }
+            }
+            let exchange = try await Self.answer {
+                fs.rename(parent: general, name: "a.txt", newParent: general, newName: "b.txt", flags: 2, reply: $0)
+            }
+            #expect(exchange.errorNumber == EINVAL)
+            let noReplace = try await Self.answer {
+                fs.rename(parent: general, name: "a.txt", newParent: general, newName: "b.txt", flags: 1, reply: $0)
+            }
+            #expect(noReplace.errorNumber == EEXIST)
+            let plain = try await Self.answer {
+                fs.rename(parent: general, name: "a.txt", newParent: general, newName: "c.txt", flags: 1, reply: $0)
+            }
+            #expect(plain.errorNumber == 0)
+        }
+    }
+}

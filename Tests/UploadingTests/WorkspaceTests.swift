@@ -1,0 +1,241 @@
+import Foundation
+import Glibc
+import MetadataStore
+import NamingRules
+import StudIPModel
+import Testing
+
+@testable import Uploading
+
+/// Editors' temporary and lock names, name by name (docs/writing.md, "Local first: drafts"), and final names that
+/// look like them but are not.
+@Suite struct WorkspaceTemporaryNameTests {
+    @Test(arguments: [
+        ".~lock.Blatt 3.odt#", "4913", "5036", ".notes.txt.swp", ".notes.txt.swo", ".notes.txt.swx", "notes.txt~",
+        ".goutputstream-W3SOZ3", "~$Bericht.docx", "lu1068txa8x.tmp", "Bericht.TMP", ".#notes.txt", "#notes.txt#",
+        ".notes.txt.EApgcB", "sedYtctsX", ".hidden",
+    ])
+    func temporary(_ name: String) {
+        #expect(TemporaryName.isTemporary(name))
+    }
+
+    @Test(arguments: [
+        "notes.txt", "Blatt 3.odt", "4914", "4913.txt", "2024", "sediments", "sed.txt", "#1 Lösung.pdf", "~notes.txt",
+        "temp.pdf", "notes.swp.pdf",
+    ])
+    func final(_ name: String) {
+        #expect(!TemporaryName.isTemporary(name))
+    }
+}
+
+/// Reconciliation of the editors' patterns into outbox operations (docs/writing.md, "Local first: drafts"), against
+/// a store refreshed from the simulator and a real outbox that does not send.
+@Suite struct WorkspaceTests {
+    static let bytes = Array("handed in by test_autor\n".utf8)
+
+    @Test func aClosedNewFileIsOneUploadOnceSettledAndNotBefore() async throws {
+        try await WorkspaceBench.with { bench in
+            let draft = try bench.workspace.create(parent: try bench.general, name: "Lösung 3.txt")
+            let id = try #require(draft.id)
+            bench.workspace.opened(id)
+            await bench.settle(after: .seconds(10))
+            #expect(try await bench.operations().isEmpty, "an open draft does not settle")
+            try bench.write(draft, Self.bytes)
+            bench.workspace.closed(id)
+            await bench.settle(after: .seconds(1))
+            #expect(try await bench.operations().isEmpty, "1 s after the close is before the settle time")
+            await bench.settle(after: .seconds(1.5))
+            let entries = try await bench.outbox.entries()
+            #expect(
+                entries.map(\.operation) == [
+                    .upload(folder: .folder(OutboxHarness.generalFolder), name: "Lösung 3.txt", terms: nil)
+                ])
+            #expect(bench.harness.outboxBytes(of: try #require(entries.first?.id)) == Self.bytes)
+            #expect(bench.workspace.draft(inode: Workspace.inode(ofDraft: id))?.state == .queued)
+            await bench.settle(after: .seconds(10))
+            #expect(try await bench.operations().count == 1, "queued once")
+            // The tree still shows the draft, with its bytes.
+            guard case .draft(let shown) = bench.workspace.item(parent: try bench.general, name: "Lösung 3.txt") else {
+                Issue.record("the queued draft is not shown")
+                return
+            }
+            #expect(
+                FileManager.default.contents(atPath: bench.workspace.path(ofDraft: try #require(shown.id)))
+                    == Data(Self.bytes))
+        }
+    }
+
+    @Test func temporaryAndLockFilesAreNeverQueued() async throws {
+        try await WorkspaceBench.with { bench in
+            for name in [".~lock.notes.odt#", "4913", ".notes.txt.swp", "notes.txt~", "lu1068txa8x.tmp", "sedYtctsX"] {
+                try bench.write(try bench.workspace.create(parent: try bench.general, name: name), Self.bytes)
+            }
+            await bench.settle(after: .seconds(60))
+            #expect(try await bench.operations().isEmpty)
+        }
+    }
+
+    /// gedit, LibreOffice, rsync, sed -i: a temporary file written and renamed over the document.
+    @Test func anAtomicSaveIsOneNewVersionOfTheSameDocument() async throws {
+        try await WorkspaceBench.with { bench in
+            let (node, info) = try await bench.ownDocument("notes.txt", Array("old notes\n".utf8))
+            let general = try bench.general
+            let temporary = try bench.workspace.create(parent: general, name: "lu1068txa8x.tmp")
+            try bench.write(temporary, Self.bytes)
+            await bench.settle(after: .seconds(5))
+            try bench.workspace.rename(
+                parent: general, name: "lu1068txa8x.tmp", to: general, "notes.txt", noReplace: false)
+            await bench.settle(after: .seconds(3))
+            #expect(
+                try await bench.operations() == [
+                    .newVersion(
+                        documentID: info.id, name: "notes.txt", base: info.version,
+                        folderID: OutboxHarness.generalFolder)
+                ])
+            #expect(bench.workspace.hides(node), "the draft shows in the document's place")
+        }
+    }
+
+    /// vim with its defaults: rename the document away, write it anew, delete the backup.
+    @Test func vimsRenameAwayDanceIsOneNewVersion() async throws {
+        try await WorkspaceBench.with { bench in
+            let (_, info) = try await bench.ownDocument("notes.txt", Array("old notes\n".utf8))
+            let general = try bench.general
+            try bench.workspace.rename(parent: general, name: "notes.txt", to: general, "notes.txt~", noReplace: false)
+            let written = try bench.workspace.create(parent: general, name: "notes.txt")
+            try bench.write(written, Self.bytes)
+            try bench.workspace.remove(parent: general, name: "notes.txt~")
+            await bench.settle(after: .seconds(3))
+            await bench.settle(after: .seconds(3))
+            #expect(
+                try await bench.operations() == [
+                    .newVersion(
+                        documentID: info.id, name: "notes.txt", base: info.version,
+                        folderID: OutboxHarness.generalFolder)
+                ])
+            #expect(try bench.store.documentChanges().isEmpty, "the rename away was absorbed")
+        }
+    }
+
+    /// LibreOffice opens a document for writing and closes it unwritten before and after saving: no new version.
+    @Test func aDocumentOpenedForWritingAndClosedUnwrittenIsNoOperation() async throws {
+        try await WorkspaceBench.with { bench in
+            let (node, _) = try await bench.ownDocument("notes.odt", Array("old\n".utf8))
+            let copy = try bench.harness.draft("cached", Array("old\n".utf8))
+            let draft = try bench.workspace.openForWriting(node, content: copy)
+            let id = try #require(draft.id)
+            bench.workspace.opened(id)
+            bench.workspace.closed(id)
+            await bench.settle(after: .seconds(5))
+            #expect(try await bench.operations().isEmpty)
+            #expect(bench.workspace.isEmpty, "the unchanged draft is dropped")
+        }
+    }
+
+    @Test func aRenameIsOneRenameAndADeleteOneDelete() async throws {
+        try await WorkspaceBench.with { bench in
+            let (_, renamed) = try await bench.ownDocument("a.txt", Array("a\n".utf8))
+            let (deletedNode, deleted) = try await bench.ownDocument("b.txt", Array("b\n".utf8))
+            let general = try bench.general
+            try bench.workspace.rename(parent: general, name: "a.txt", to: general, "a-final.txt", noReplace: false)
+            try bench.workspace.remove(parent: general, name: "b.txt")
+            #expect(bench.workspace.hides(deletedNode))
+            await bench.settle(after: .seconds(3))
+            let operations = try await bench.operations()
+            #expect(operations.count == 2)
+            #expect(
+                Set(operations) == [
+                    .rename(documentID: renamed.id, name: "a-final.txt"), .delete(documentID: deleted.id),
+                ])
+        }
+    }
+
+    /// JSON:API cannot move: `mv` between folders gets `EXDEV` (and then copies and deletes).
+    @Test func aMoveBetweenFoldersIsRefusedWithoutTheLegacyAPI() async throws {
+        try await WorkspaceBench.with { bench in
+            _ = try await bench.ownDocument("a.txt", Array("a\n".utf8))
+            // The course's directory: its root folder, where test_autor may write.
+            let root = try #require(
+                try bench.store.walk().first {
+                    $0.node.item == .course && $0.node.studipID == "a07535cf2f8a72df33c12ddfa4b53dde"
+                }
+            ).node.inode
+            #expect(
+                throws: WorkspaceError.refused(
+                    errno: EXDEV, rule: "this Stud.IP API cannot move documents between folders (JSON:API)")
+            ) {
+                try bench.workspace.rename(
+                    parent: try bench.general, name: "a.txt", to: root, "a.txt", noReplace: false)
+            }
+        }
+    }
+
+    @Test func permissionsComeFromTheStore() async throws {
+        try await WorkspaceBench.with { bench in
+            let dateFolder = try bench.folder(OutboxHarness.dateFolder)
+            func refusal(_ body: () throws(WorkspaceError) -> Void) -> Int32? {
+                do throws(WorkspaceError) {
+                    try body()
+                    return nil
+                } catch {
+                    return error.errorNumber
+                }
+            }
+            #expect(
+                refusal { () throws(WorkspaceError) in _ = try bench.workspace.create(parent: dateFolder, name: "x.txt")
+                } == EACCES)
+            #expect(
+                refusal { () throws(WorkspaceError) in
+                    _ = try bench.workspace.create(parent: Node.rootInode, name: "x.txt")
+                } == EROFS)
+            #expect(
+                refusal { () throws(WorkspaceError) in
+                    _ = try bench.workspace.makeFolder(parent: dateFolder, name: "Neu")
+                } == EACCES)
+            let general = try bench.general
+            #expect(
+                refusal { () throws(WorkspaceError) in _ = try bench.workspace.create(parent: general, name: "x.txt") }
+                    == nil)
+        }
+    }
+
+    /// Drafts are the user's data: a new workspace over the same store and directory (a restart, also after
+    /// `kill -9`: every row was synced before it returned) shows them with their bytes and settles them.
+    @Test func aDraftSurvivesANewWorkspace() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            let draft = try bench.workspace.create(parent: general, name: "Abgabe.txt")
+            try bench.write(draft, Self.bytes)
+            let restarted = try await bench.reopened()
+            guard case .draft(let shown) = restarted.workspace.item(parent: general, name: "Abgabe.txt") else {
+                Issue.record("the draft is gone after a restart")
+                return
+            }
+            #expect(shown.id == draft.id)
+            let path = restarted.workspace.path(ofDraft: try #require(shown.id))
+            #expect(FileManager.default.contents(atPath: path) == Data(Self.bytes))
+            await restarted.settle(after: .seconds(3))
+            #expect(
+                try await restarted.operations() == [
+                    .upload(folder: .folder(OutboxHarness.generalFolder), name: "Abgabe.txt", terms: nil)
+                ])
+        }
+    }
+
+    /// A folder made locally is queued before the files copied into it, which name it by its outbox entry.
+    @Test func aFolderAndTheFilesCopiedIntoItAreQueuedInOrder() async throws {
+        try await WorkspaceBench.with { bench in
+            let group = try bench.folder(OutboxHarness.groupFolder)
+            let folder = try bench.workspace.makeFolder(parent: group, name: "Gruppe 4")
+            let inside = try bench.workspace.create(
+                parent: Workspace.inode(ofDraft: try #require(folder.id)), name: "a.txt")
+            try bench.write(inside, Self.bytes)
+            await bench.settle(after: .seconds(3))
+            let entries = try await bench.outbox.entries()
+            #expect(entries.count == 2)
+            guard entries.count == 2 else { return }
+            #expect(entries[0].operation == .makeFolder(parent: .folder(OutboxHarness.groupFolder), name: "Gruppe 4"))
+            #expect(entries[1].operation == .upload(folder: .madeBy(entry: entries[0].id), name: "a.txt", terms: nil))
+        }
+    }
+}
