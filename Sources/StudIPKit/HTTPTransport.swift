@@ -262,6 +262,8 @@ final class HTTPTransport: Sendable {
     /// HEAD) is tried again only when it never left (no connection in time): once sent, the server may have acted
     /// on it.
     private func failure(_ error: any Error, request: HTTPRequest) throws(StudIPError) -> Attempt<HTTPResponse> {
+        // Our own request body failed (an upload's file could not be read): no network trouble to retry.
+        if let local = error as? StudIPError { throw local }
         let failure = TransportFailure(error)
         let detail: String
         switch failure {

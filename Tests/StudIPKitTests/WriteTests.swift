@@ -166,6 +166,22 @@ final class WriteTests: Sendable {
         }
     }
 
+    @Test("A file that shrinks while it is sent fails the upload as unreadable, not as a network error")
+    func aShrinkingFileIsUnreadable() async throws {
+        try await Self.withWriter { _, writer, _ in
+            let path = try file(Data(repeating: 7, count: 300_000))
+            let error = await Harness.error { () async throws(StudIPError) in
+                try await writer.upload(file: path, toFolder: Self.generalFolder, name: "a.bin", termsID: nil) {
+                    sent, _ in
+                    // Called before the first byte of the file is read.
+                    if sent == 0 { truncate(path, 1000) }
+                }
+            }
+            #expect(error == .unreadableFile(path: path, detail: "it changed size while it was sent"))
+            #expect(error?.isRetryable == false)
+        }
+    }
+
     @Test("Over 64 MiB: Stud.IP's bare 400 is read as too large, from what was sent")
     func tooLargeIsInferred() async throws {
         try await Self.withWriter { sim, writer, _ in
