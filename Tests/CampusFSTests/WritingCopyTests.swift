@@ -18,6 +18,7 @@ import Uploading
 @Suite struct WritingCopyTests {
     static let general = "SS 2022/12345 Test Lehrveranstaltung/Allgemeiner Dateiordner"
     static let generalID = "ca002fbae136b07e4df29e0136e3bd32"
+    static let homework = "SS 2022/12345 Test Lehrveranstaltung/Hausaufgaben"
     static let dateFolder = "SS 2022/12345 Test Lehrveranstaltung/13. Klausur am Wed., 07-27-22, 10:15 - 12:00"
 
     /// test_autor's mount of the writes dataset with a workspace settling after 0.3 s, its outbox sending, and
@@ -120,6 +121,56 @@ import Uploading
             let read = try await shell(
                 "timeout 30 cmp \(quoted(local + "/Abgabe 1.pdf")) \(mounted.path(Self.general + "/Abgabe 1.pdf"))")
             #expect(read.status == 0, "\(read.stdout)\(read.stderr)")
+        }
+    }
+
+    /// Saving over one's own document (`cp` opens it with `O_TRUNC`) is a new version: the same document id, the
+    /// new bytes.
+    @Test func savingOverOnesOwnDocumentIsANewVersion() async throws {
+        try await Self.withWritingMount { mounted, workspace in
+            let local = try temporaryDirectory("campusfs-local")
+            defer { try? FileManager.default.removeItem(atPath: local) }
+            let first = Array("first version\n".utf8)
+            let second = Array("second version, longer\n".utf8)
+            #expect(FileManager.default.createFile(atPath: local + "/notes.txt", contents: Data(first)))
+            let target = mounted.path(Self.general + "/notes.txt")
+            #expect(try await shell("timeout 30 cp \(quoted(local + "/notes.txt")) \(target)").status == 0)
+            let uploaded = try await MountHarness.settled({ try await Self.lecturerSees(mounted.campus) }) {
+                $0.contains { $0.name == "notes.txt" }
+            }
+            let document = try #require(uploaded.first { $0.name == "notes.txt" })
+            _ = try await MountHarness.settled({ workspace.isEmpty }) { $0 }
+
+            #expect(FileManager.default.createFile(atPath: local + "/notes.txt", contents: Data(second)))
+            let saved = try await shell("timeout 30 cp \(quoted(local + "/notes.txt")) \(target)")
+            #expect(saved.status == 0, "\(saved.stderr)")
+            let after = try await MountHarness.settled({ try await Self.lecturerSees(mounted.campus) }) {
+                $0.first { $0.name == "notes.txt" }?.size == Int64(second.count)
+            }
+            #expect(after.filter { $0.name.hasPrefix("notes") }.map(\.id) == [document.id], "the same document")
+            #expect(try await mounted.campus.serverBytes(document.id) == second)
+        }
+    }
+
+    /// A homework hand-in: confirmed by the 201, never listed back to the student, so the local copy stays,
+    /// read-only, marked `handed-in`.
+    @Test func aHandedInHomeworkStaysAsAReadOnlyCopy() async throws {
+        try await Self.withWritingMount { mounted, workspace in
+            let local = try temporaryDirectory("campusfs-local")
+            defer { try? FileManager.default.removeItem(atPath: local) }
+            let bytes = Array("Blatt 1, Lösung\n".utf8)
+            #expect(FileManager.default.createFile(atPath: local + "/Blatt 1.txt", contents: Data(bytes)))
+            let homework = mounted.path(Self.homework)
+            #expect(try await shell("timeout 30 cp \(quoted(local + "/Blatt 1.txt")) \(homework)/").status == 0)
+            let state = try await MountHarness.settled({
+                try await shell(
+                    "timeout 10 getfattr --only-values -n user.campusfs.state \(mounted.path(Self.homework + "/Blatt 1.txt"))"
+                ).stdout
+            }) { $0 == "handed-in" }
+            #expect(state == "handed-in")
+            let listed = try await shell("timeout 10 stat -c '%A %s' \(mounted.path(Self.homework + "/Blatt 1.txt"))")
+            #expect(listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "-r--r--r-- \(bytes.count)")
+            #expect(!workspace.isEmpty)
         }
     }
 
