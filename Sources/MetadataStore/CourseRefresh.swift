@@ -146,6 +146,10 @@ private struct CourseRefresh {
     var oldPaths: PathMap
     let contentFolderIDs: Set<String>
     var changes: [(inode: Int64, item: ItemKind, id: String, highlight: Highlight?, kind: Change)] = []
+    /// Base and final name of new folders and documents named before their insert
+    /// (``nameNewDirectories(folders:documents:)``), by Stud.IP id.
+    var newFolderNames: [String: (base: String, name: String)] = [:]
+    var newDocumentNames: [String: (base: String, name: String)] = [:]
 
     enum Change {
         case added
@@ -190,6 +194,7 @@ private struct CourseRefresh {
         let validFolders = resolveFolders()
         let placedDocuments = resolveDocuments(validFolders: validFolders)
         try adoptFromOtherCourses(folders: validFolders.map(\.folder), documents: placedDocuments.map(\.document))
+        try nameNewDirectories(folders: validFolders, documents: placedDocuments)
 
         var present = Set<Int64>()
         var folderInodes: [String: Int64] = [:]
@@ -368,6 +373,61 @@ private struct CourseRefresh {
         }
     }
 
+    /// Names, before they are inserted, the children of each directory that holds only new items: a folder new in
+    /// this listing, or the course directory on its first listing. They get the names ``TreeEditor/finish()`` would
+    /// give them, so each is written once (``TreeEditor/names(_:)``); a directory into which an existing item moves
+    /// is left to `finish()`.
+    private mutating func nameNewDirectories(
+        folders validFolders: [(folder: RemoteFolder, parent: ParentReference)],
+        documents placedDocuments: [(document: RemoteDocument, parent: ParentReference)]
+    ) throws {
+        /// The course directory is `""`, folders their Stud.IP id.
+        var children: [String: [(id: String, newcomer: TreeEditor.Newcomer)]] = [:]
+        var occupied = Set<String>()
+        func add(
+            _ id: String, to parent: ParentReference, isNew: Bool, _ newcomer: @autoclosure () -> TreeEditor.Newcomer
+        ) {
+            let key: String
+            switch parent {
+            case .course: key = ""
+            case .folder(let folderID) where folders[folderID] == nil: key = folderID
+            case .folder, .kept: return
+            }
+            guard isNew, !occupied.contains(key) else {
+                occupied.insert(key)
+                children[key] = nil
+                return
+            }
+            children[key, default: []].append((id, newcomer()))
+        }
+        for (folder, parent) in validFolders {
+            add(
+                folder.id, to: parent, isNew: folders[folder.id] == nil,
+                .init(
+                    base: Naming.directoryName(folder.name, id: folder.id), isDocument: false,
+                    created: folder.created.timeIntervalSince1970, id: folder.id))
+        }
+        for (document, parent) in placedDocuments {
+            add(
+                document.id, to: parent, isNew: documents[document.id] == nil,
+                .init(
+                    base: baseName(of: document), isDocument: true, created: document.created.timeIntervalSince1970,
+                    id: document.id))
+        }
+        if children[""] != nil, try db.row("SELECT 1 FROM node WHERE parent = ? LIMIT 1", [courseInode]) != nil {
+            children[""] = nil
+        }
+        for entries in children.values {
+            for (entry, name) in zip(entries, TreeEditor.names(entries.map(\.newcomer))) {
+                if entry.newcomer.isDocument {
+                    newDocumentNames[entry.id] = (entry.newcomer.base, name)
+                } else {
+                    newFolderNames[entry.id] = (entry.newcomer.base, name)
+                }
+            }
+        }
+    }
+
     private func inode(of parent: ParentReference, folderInodes: [String: Int64]) throws -> Int64 {
         switch parent {
         case .course: return courseInode
@@ -383,7 +443,8 @@ private struct CourseRefresh {
     // MARK: Applying
 
     private mutating func apply(_ folder: RemoteFolder, parent: Int64) throws -> Int64 {
-        let base = Naming.directoryName(folder.name, id: folder.id)
+        let named = newFolderNames[folder.id]
+        let base = named?.base ?? Naming.directoryName(folder.name, id: folder.id)
         let changed = folder.changed.timeIntervalSince1970
         let inode: Int64
         if let existing = folders[folder.id] {
@@ -401,7 +462,7 @@ private struct CourseRefresh {
         } else {
             inode = try editor.insert(
                 parent: parent, baseName: base, kind: .directory, item: .folder, studipID: folder.id,
-                courseID: content.course.id, mtime: folder.changed, created: folder.created)
+                courseID: content.course.id, mtime: folder.changed, created: folder.created, name: named?.name)
             changes.append((inode, .folder, folder.id, nil, .added))
         }
         let stored = folders[folder.id]?.stored
@@ -417,7 +478,8 @@ private struct CourseRefresh {
     }
 
     private mutating func apply(_ document: RemoteDocument, parent: Int64) throws -> Int64 {
-        let base = baseName(of: document)
+        let named = newDocumentNames[document.id]
+        let base = named?.base ?? baseName(of: document)
         let changed = document.changed.timeIntervalSince1970
         let inode: Int64
         let highlight: Highlight?
@@ -451,7 +513,8 @@ private struct CourseRefresh {
             highlight = !(isFirstSync || wasMissed) || isRecent ? .new : nil
             inode = try editor.insert(
                 parent: parent, baseName: base, kind: .file, item: .document, studipID: document.id,
-                courseID: content.course.id, size: document.size, mtime: document.changed, created: document.created)
+                courseID: content.course.id, size: document.size, mtime: document.changed, created: document.created,
+                name: named?.name)
             changes.append((inode, .document, document.id, highlight, .added))
         }
         try DocumentRecord(inode: inode, document: document, highlight: highlight).save(

@@ -26,11 +26,13 @@ struct TreeEditor {
         return "\u{1}\(placeholders)"
     }
 
-    /// Inserts a node whose name `finish()` decides; returns its inode.
+    /// Inserts a node whose name `finish()` decides, or, where the caller named all of a new directory's children
+    /// by the same rule (``names(_:)``), under `name`: the node is written once. Returns its inode.
     mutating func insert(
         parent: Int64, baseName: String, kind: NodeKind, item: ItemKind, studipID: String?, courseID: String?,
-        size: Int64 = 0, mtime: Date, created: Date, symlinkTarget: String? = nil
+        size: Int64 = 0, mtime: Date, created: Date, symlinkTarget: String? = nil, name: String? = nil
     ) throws -> Int64 {
+        if let name { changedNames.insert(.init(parent: parent, name: name)) }
         try db.run(
             """
             INSERT INTO node (parent, name, base_name, kind, item_kind, studip_id, course_id, size, mtime,
@@ -38,7 +40,8 @@ struct TreeEditor {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                parent, placeholder(in: parent), baseName, kind.rawValue, item.rawValue, studipID, courseID, size,
+                parent, name ?? placeholder(in: parent), baseName, kind.rawValue, item.rawValue, studipID, courseID,
+                size,
                 mtime.timeIntervalSince1970, symlinkTarget, created.timeIntervalSince1970,
             ])
         changedNodes.insert(parent)
@@ -99,18 +102,46 @@ struct TreeEditor {
             }
             waiting.sort { ($0.created, $0.id, $0.inode) < ($1.created, $1.id, $1.inode) }
             for node in waiting {
-                var number = 1
-                var name = node.base
-                while taken.contains(name) {
-                    number += 1
-                    name = Naming.candidate(node.base, number: number, isDocument: node.isDocument)
-                }
-                taken.insert(name)
+                let name = Self.firstFree(node.base, isDocument: node.isDocument, taken: &taken)
                 try db.run("UPDATE node SET name = ? WHERE inode = ?", [name, node.inode])
                 changedNames.insert(.init(parent: directory, name: name))
             }
         }
         pendingDirectories.removeAll()
+    }
+
+    /// The first candidate of `base` not in `taken` (the plain name, then ` (2)`, ` (3)`…), now taken.
+    private static func firstFree(_ base: String, isDocument: Bool, taken: inout Set<String>) -> String {
+        var number = 1
+        var name = base
+        while taken.contains(name) {
+            number += 1
+            name = Naming.candidate(base, number: number, isDocument: isDocument)
+        }
+        taken.insert(name)
+        return name
+    }
+
+    /// A new node as ``names(_:)`` orders it.
+    struct Newcomer {
+        var base: String
+        var isDocument: Bool
+        var created: Double
+        var id: String
+    }
+
+    /// The names `finish()` would give these nodes, all new, in a directory that holds nothing else: oldest first
+    /// (created, then Stud.IP id), each the first free candidate of its base name. A first fill names most nodes
+    /// so, at insert: one write a node instead of an insert and a rename (docs/performance.md, "Daemon CPU").
+    static func names(_ newcomers: [Newcomer]) -> [String] {
+        var taken = Set<String>()
+        var names = [String](repeating: "", count: newcomers.count)
+        for index in newcomers.indices.sorted(by: { lhs, rhs in
+            (newcomers[lhs].created, newcomers[lhs].id) < (newcomers[rhs].created, newcomers[rhs].id)
+        }) {
+            names[index] = firstFree(newcomers[index].base, isDocument: newcomers[index].isDocument, taken: &taken)
+        }
+        return names
     }
 
     /// Copies what changed into a summary.

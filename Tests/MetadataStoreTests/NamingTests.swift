@@ -145,6 +145,38 @@ import Testing
             ])
     }
 
+    /// The children of a new folder are named before they are written (one write each); a folder into which an
+    /// existing document moves is named at the end of the transaction. The same rule either way: oldest first.
+    @Test func duplicatesInNewFoldersAreNumberedOldestFirst() throws {
+        let course = "WS 2026-27/INF-101 Foo"
+        let moving = document("d-m", in: root(info101), "Blatt.pdf", created: now - 5 * day)
+        let store = try MetadataStore.withCourse(content(info101, documents: [moving]))
+        var movedIn = moving
+        movedIn.folderID = "f-moved"
+        let documents = [
+            document("d-n", in: "f-new", "Blatt.pdf", created: now - 1 * day), movedIn,
+            document("d-o", in: "f-new", "Blatt.pdf", created: now - 9 * day),
+            document("d-p", in: "f-moved", "Blatt.pdf", created: now - 1 * day),
+            document("d-q", in: "f-moved", "Blatt.pdf", created: now - 9 * day),
+        ]
+        let summary = try store.applyCourse(
+            content(
+                info101,
+                folders: [folder("f-new", in: root(info101), "Neu"), folder("f-moved", in: root(info101), "Alt")],
+                documents: documents),
+            now: now + day)
+        func ids(_ folder: String) throws -> [String: String] {
+            Dictionary(
+                uniqueKeysWithValues: try store.children(of: store.inode(course + "/" + folder)).map {
+                    ($0.node.name, $0.node.studipID ?? "")
+                })
+        }
+        #expect(try ids("Neu") == ["Blatt.pdf": "d-o", "Blatt (2).pdf": "d-n"])
+        #expect(try ids("Alt") == ["Blatt.pdf": "d-q", "Blatt (2).pdf": "d-m", "Blatt (3).pdf": "d-p"])
+        #expect(summary.changedNames.contains(.init(parent: try store.inode(course + "/Neu"), name: "Blatt (2).pdf")))
+        #expect(summary.moved.map(\.to) == [course + "/Alt/Blatt (2).pdf"])
+    }
+
     @Test func anOlderDuplicateArrivingLaterDoesNotTakeTheName() throws {
         let newer = document("d-new", in: root(info101), "Blatt.pdf", created: now - 1 * day)
         let older = document("d-old", in: root(info101), "Blatt.pdf", created: now - 30 * day)
