@@ -113,10 +113,11 @@ struct WriteExchange: Sendable {
         switch response.status {
         case 400, 409, 422:
             return .refused(refusal(response.status, said), what: what)
-        case 403 where !String(decoding: response.body.prefix(200), as: UTF8.self).contains("Route not activated"):
-            return .refused(.notPermitted(serverSaid: said), what: what)
         default:
-            return transport.error(for: response, what: what)
+            let error = transport.error(for: response, what: what)
+            // A 403 that is no missing API ("Route not activated") is a refusal of this user.
+            if case .forbidden = error { return .refused(.notPermitted(serverSaid: said), what: what) }
+            return error
         }
     }
 
