@@ -36,6 +36,8 @@ public actor Outbox {
     let onSettled: SettledHandler
     let logger: Logger
 
+    /// Whether ``run()`` is sending.
+    var running = false
     /// The entry being sent, which `discard` leaves alone.
     var sendingEntry: Int64?
     /// Wakes the sender when it sleeps: a new entry, a retry, the server back.

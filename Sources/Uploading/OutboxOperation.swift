@@ -115,7 +115,7 @@ public enum OutboxOutcome: Sendable, Hashable, Codable {
 }
 
 /// An operation in the outbox, as `entries()` lists it.
-public struct OutboxEntry: Sendable, Hashable {
+public struct OutboxEntry: Sendable, Hashable, Codable {
     public var id: Int64
     public var operation: OutboxOperation
     public var draftID: Int64?

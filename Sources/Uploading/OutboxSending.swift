@@ -9,6 +9,10 @@ extension Outbox {
     /// Sends until cancelled. At the start it finishes what a crash interrupted: bytes not yet moved into the
     /// outbox, outcomes not yet reported, entries found `sending` (checked on Stud.IP before they are sent again).
     public func run() async {
+        // One sender per outbox: a second would send the same entry twice.
+        guard !running else { return }
+        running = true
+        defer { running = false }
         await recover()
         while !Task.isCancelled {
             let rows: [OutboxRow]
@@ -200,8 +204,8 @@ extension Outbox {
             current = nil
         }
         guard let current, current.version == base else {
-            if let current, progress.mayHaveArrived, current.size == size, current.version.fileID == base.fileID {
-                // The interrupted attempt stored it (JSON:API keeps the file id and changes the size).
+            if let current, progress.mayHaveArrived, current.size == size {
+                // The interrupted attempt stored it (JSON:API keeps the file id, legacy REST makes a new one).
                 return .settled(.done(current))
             }
             guard let conflictFolder = current?.folderID ?? folder else {
@@ -349,36 +353,50 @@ extension Outbox {
     /// an entry found `sending` is looked for on Stud.IP before it goes again.
     func recover() async {
         let (store, bytes) = (self.store, self.bytes)
-        let recovered = try? await pool.run { () throws(OutboxError) -> [OutboxRow] in
-            var changed: [OutboxRow] = []
-            let rows = try OutboxCoding.storing { () throws(StoreError) in try store.outboxRows() }
-            for var row in rows where row.state != OutboxState.settled.rawValue {
-                var dirty = false
-                if row.byteCount != nil, !bytes.exists(row.id) {
-                    if let source = row.bytesSource, (try? bytes.size(of: source)) != nil {
-                        try bytes.prepare()
-                        try bytes.takeOver(source, as: row.id)
-                    } else {
-                        row.state = OutboxState.failed.rawValue
-                        row.reason = "its bytes are gone from \(bytes.directory.path)"
-                        dirty = true
-                    }
-                }
-                if row.state == OutboxState.sending.rawValue {
-                    var progress = OutboxProgress(row.progress)
-                    progress.mayHaveArrived = true
-                    row.progress = progress.text
-                    row.state = OutboxState.queued.rawValue
-                    dirty = true
-                }
-                if dirty { changed.append(row) }
+        let recovered: [OutboxRow]
+        do {
+            recovered = try await pool.run { () throws(OutboxError) -> [OutboxRow] in
+                try Self.recover(store, bytes)
             }
-            try OutboxCoding.storing { () throws(StoreError) in _ = try store.updateOutboxRows(changed) }
-            return changed
+        } catch {
+            logger.error("outbox: cannot check the outbox at the start: \(error)")
+            return
         }
-        for row in recovered ?? [] where row.state == OutboxState.failed.rawValue {
+        for row in recovered where row.state == OutboxState.failed.rawValue {
             if let entry = row.entry, let reason = row.reason { await onSettled(entry, .failed(reason: reason)) }
         }
+    }
+
+    /// ``recover()``'s blocking part: returns the rows it changed.
+    private static func recover(_ store: MetadataStore, _ bytes: OutboxBytes) throws(OutboxError) -> [OutboxRow] {
+        var changed: [OutboxRow] = []
+        let rows = try OutboxCoding.storing { () throws(StoreError) in try store.outboxRows() }
+        for var row in rows where row.state != OutboxState.settled.rawValue {
+            var dirty = false
+            if row.byteCount != nil, !bytes.exists(row.id) {
+                do throws(OutboxError) {
+                    guard let source = row.bytesSource else {
+                        throw .bytes(path: bytes.url(of: row.id).path, operation: "find", detail: "missing")
+                    }
+                    try bytes.prepare()
+                    try bytes.takeOver(source, as: row.id)
+                } catch {
+                    row.state = OutboxState.failed.rawValue
+                    row.reason = "its bytes are lost: \(error)"
+                    dirty = true
+                }
+            }
+            if row.state == OutboxState.sending.rawValue {
+                var progress = OutboxProgress(row.progress)
+                progress.mayHaveArrived = true
+                row.progress = progress.text
+                row.state = OutboxState.queued.rawValue
+                dirty = true
+            }
+            if dirty { changed.append(row) }
+        }
+        try OutboxCoding.storing { () throws(StoreError) in _ = try store.updateOutboxRows(changed) }
+        return changed
     }
 
     // MARK: - Sleeping
@@ -412,12 +430,14 @@ extension Outbox {
     }
 
     /// Whether a request that failed so may still have been stored: not when it never reached Stud.IP (connection
-    /// refused, the breaker open) or Stud.IP said it did not take it (429, 503).
+    /// refused, the breaker open), Stud.IP said it did not take it (429, 503) or refused it. A cancelled request
+    /// (the daemon stopping) may have been sent whole.
     static func mayHaveArrived(after error: StudIPError) -> Bool {
         switch error {
         case .serverError(let status, _): ![429, 503].contains(status)
+        // StudIPKit's transport says "after sending" when a write broke off once it had left (HTTPTransport).
         case .unreachable(_, let detail): detail.contains("after sending")
-        case .refused, .unsupported, .unreadableFile, .forbidden, .notFound, .cancelled: false
+        case .refused, .unsupported, .unreadableFile, .forbidden, .notFound: false
         default: true
         }
     }

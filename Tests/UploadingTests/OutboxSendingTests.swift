@@ -79,6 +79,50 @@ import Testing
         }
     }
 
+    /// kill -9 while a new version is on the wire and Stud.IP stores it: the restarted outbox sees the document at
+    /// the size it sent (JSON:API keeps the file id, legacy REST makes a new one) and takes it for its own, neither
+    /// sending it again nor keeping a "(yours)" copy.
+    @Test(arguments: [ClientConfiguration.API.jsonAPI, .legacyREST])
+    func aNewVersionInterruptedWhileSendingIsNotTakenForAConflict(api: ClientConfiguration.API) async throws {
+        let harness = try H()
+        let crashed = try H()
+        try await H.withWriter(api: api) { sim, writer in
+            // Legacy REST answers its upload with a 500: the listing has the document.
+            _ = try await writer.upload(
+                file: try harness.draft("v1", H.bytes(1000)), toFolder: H.generalFolder, name: "Skript.txt",
+                termsID: nil, progress: nil)
+            let base = try #require(try await writer.documents(inFolder: H.generalFolder).first)
+            let settlements = Settlements()
+            let outbox = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer,
+                onSettled: settlements.handler)
+            let id = try await outbox.enqueue(
+                .newVersion(documentID: base.id, name: "Skript.txt", base: base.version),
+                bytes: try harness.draft("v2", H.bytes(1300, seed: 4)), draftID: nil)
+            sim.inject(Fault(action: .stall(milliseconds: 1500), pathContains: base.id, method: "POST"))
+            try await outbox.running {
+                _ = try await outbox.wait(for: id, toBe: .sending)
+                try harness.copyData(to: crashed)
+                _ = try await settlements.outcome(of: id)
+            }
+
+            let restarted = Settlements()
+            let second = Outbox(
+                store: try crashed.openStore(), dataDirectory: crashed.data, writer: writer,
+                onSettled: restarted.handler)
+            let outcome = try await second.running { try await restarted.outcome(of: id) }
+            guard case .done(let document?) = outcome else {
+                Issue.record("not done: \(outcome)")
+                return
+            }
+            #expect(document.id == base.id)
+            #expect(document.size == 1300)
+            let stored = sim.university.fileRefs(in: H.generalFolder)
+            #expect(stored.map(\.name) == ["Skript.txt"])
+            #expect(stored.first?.content == .bytes(Data(H.bytes(1300, seed: 4))))
+        }
+    }
+
     /// Legacy REST stores an upload and answers 500: the listing confirms it, nothing is sent twice.
     @Test func legacyRESTsFiveHundredAfterStoringIsConfirmedByTheListing() async throws {
         let harness = try H()
@@ -267,7 +311,8 @@ extension OutboxHarness {
     }
 
     /// `mkdir` and a copy into it, both queued before either was sent: the folder is made first and the upload
-    /// goes into the folder Stud.IP made; operations on one document go in the order they were queued.
+    /// goes into the folder Stud.IP made; operations on one document go in the order they were queued, also when
+    /// the first has to wait.
     @Test func aFolderIsMadeBeforeTheUploadsIntoItAndADocumentsOperationsKeepTheirOrder() async throws {
         let harness = try H()
         let settlements = Settlements()
@@ -275,6 +320,9 @@ extension OutboxHarness {
             let outbox = Outbox(
                 store: try harness.openStore(), dataDirectory: harness.data, writer: writer,
                 onSettled: settlements.handler)
+            // Both the folder's and the rename's first attempts meet a 503 and wait; what needs them waits too.
+            sim.inject(
+                Fault(action: .status(503), pathContains: "\(H.groupFolder)/folders", method: "POST", remaining: 1))
             let folder = try await outbox.enqueue(
                 .makeFolder(parent: .folder(H.groupFolder), name: "Team 1"), bytes: nil, draftID: nil)
             let upload = try await outbox.enqueue(
@@ -286,13 +334,18 @@ extension OutboxHarness {
                     termsID: nil, progress: nil
                 ).document)
             // Renamed, then deleted: sent the other way round, the rename would find no document.
+            sim.inject(Fault(action: .status(503), pathContains: existing.id, method: "PATCH", remaining: 1))
             let rename = try await outbox.enqueue(
                 .rename(documentID: existing.id, name: "Neu.txt"), bytes: nil, draftID: nil)
             let delete = try await outbox.enqueue(.delete(documentID: existing.id), bytes: nil, draftID: nil)
             let outcomes = try await outbox.running {
-                [
+                _ = try await outbox.wait(for: folder, toBe: .waiting)
+                _ = try await outbox.wait(for: rename, toBe: .waiting)
+                #expect(try await outbox.entries().map(\.state) == [.waiting, .queued, .waiting, .queued])
+                await outbox.serverIsBack()
+                return [
                     try await settlements.outcome(of: folder), try await settlements.outcome(of: upload),
-                    try await settlements.outcome(of: rename), try await settlements.outcome(of: delete),
+                    try await settlements.outcome(of: rename, within: 5), try await settlements.outcome(of: delete),
                 ]
             }
             guard case .madeFolder(let made) = outcomes[0], case .done(let plan?) = outcomes[1] else {
