@@ -169,7 +169,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "AsyncHelpers", "CampusFS", "CMalloc", "ControlProtocol", "Refreshing", "StudIPKit", "StudIPModel",
-                "MetadataStore", "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport", "Desktop",
+                "MetadataStore", "ContentCache", "ContentIndexing", "FUSEKit", "SystemSupport", "Desktop", "Uploading",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -178,7 +178,7 @@ let package = Package(
             dependencies: [
                 "CampusFS", "ControlProtocol", "Daemon", "Refreshing", "StudIPKit", "StudIPModel", "MetadataStore",
                 "ContentCache", "ContentIndexing", "StudIPSimulator", "CXattr", "SecretStore", "SystemSupport",
-                "TextGrep", "CourseFiles", "Desktop",
+                "TextGrep", "CourseFiles", "Desktop", "Uploading",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),

@@ -37,6 +37,17 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     /// How far the search index is; with `rebuild`, drop the extracted text and extract every cached document
     /// again (`campusfs index --rebuild`).
     case index(rebuild: Bool)
+    /// The outbox's entries (`campusfs outbox`); an error when uploads are off.
+    case outbox
+    /// Send failed, unconfirmed and waiting entries again now (`id` nil: all of them).
+    case retryOutbox(id: Int64?)
+    /// Drop an entry and its bytes (`campusfs outbox discard`, after the person confirmed it).
+    case discardOutbox(id: Int64)
+    /// Queue an upload (`campusfs upload`); the answer's ``ControlResponse/queued`` is the entry's id.
+    case upload(UploadOrder)
+    /// Where entry `id` stands: in the outbox (``ControlResponse/outbox``, one item) or how it left
+    /// (``ControlResponse/settled``), for `campusfs upload`'s progress.
+    case outboxEntry(id: Int64)
 }
 
 /// Credentials on their way to a daemon: from `campusfs login` over the control socket (0600 in a 0700 directory),
@@ -112,13 +123,17 @@ public struct ControlResponse: Codable, Sendable, Hashable {
     public var clean: CleanResult?
     public var progress: CacheProgress?
     public var index: IndexStatus?
+    public var outbox: [OutboxItem]?
+    public var queued: Int64?
+    public var settled: OutboxSettlement?
     /// Set when the request failed; `exitCode` as in docs/architecture.md, "Exit codes" (2 login, 3 network, 4 other).
     public var error: String?
     public var exitCode: Int32?
 
     public init(
         status: DaemonStatus? = nil, refresh: RefreshOutcome? = nil, cache: CacheReport? = nil,
-        clean: CleanResult? = nil, progress: CacheProgress? = nil, index: IndexStatus? = nil, error: String? = nil,
+        clean: CleanResult? = nil, progress: CacheProgress? = nil, index: IndexStatus? = nil,
+        outbox: [OutboxItem]? = nil, queued: Int64? = nil, settled: OutboxSettlement? = nil, error: String? = nil,
         exitCode: Int32? = nil
     ) {
         self.status = status
@@ -127,6 +142,9 @@ public struct ControlResponse: Codable, Sendable, Hashable {
         self.clean = clean
         self.progress = progress
         self.index = index
+        self.outbox = outbox
+        self.queued = queued
+        self.settled = settled
         self.error = error
         self.exitCode = exitCode
     }
@@ -170,13 +188,15 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var refreshing: RefreshProgress?
     /// The search index; nil when it could not be read.
     public var index: IndexStatus?
+    /// The outbox's pending and failed operations; nil when uploads are off.
+    public var uploads: UploadCounts?
 
     public init(
         profile: String, mountpoint: String, pid: Int32, serverURL: String, server: Server, serverDetail: String?,
         api: String?, lastRefresh: Date?, lastRefreshError: String?, failedCourses: [String] = [], cacheBytes: Int64,
         cacheLimit: Int64,
         cachedDocuments: Int, downloadsInFlight: Int, cacheDiskShortage: DiskShortage? = nil,
-        refreshing: RefreshProgress? = nil, index: IndexStatus? = nil
+        refreshing: RefreshProgress? = nil, index: IndexStatus? = nil, uploads: UploadCounts? = nil
     ) {
         self.profile = profile
         self.mountpoint = mountpoint
@@ -195,6 +215,7 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
         self.cacheDiskShortage = cacheDiskShortage
         self.refreshing = refreshing
         self.index = index
+        self.uploads = uploads
     }
 }
 

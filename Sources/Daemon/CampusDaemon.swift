@@ -9,6 +9,7 @@ import Refreshing
 import StudIPKit
 import StudIPModel
 import SystemSupport
+import Uploading
 
 /// Why a daemon did not start; `exitCode` follows docs/architecture.md, "Exit codes".
 public enum DaemonError: Error, Sendable, CustomStringConvertible {
@@ -16,6 +17,8 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
     case firstRefresh(RefreshError)
     case control(ControlSocketError)
     case mount(CampusMount.MountError)
+    /// The drafts of a profile that uploads could not be opened (docs/writing.md).
+    case workspace(WorkspaceError)
     /// Offline (or `--offline`) and nothing was ever fetched for this profile.
     case nothingCached(detail: String)
 
@@ -25,6 +28,7 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
         case .firstRefresh(let error): "the first refresh failed: \(error)"
         case .control(let error): error.description
         case .mount(let error): error.description
+        case .workspace(let error): "the drafts and the outbox: \(error)"
         case .nothingCached(let detail):
             "nothing is known about this profile yet and Stud.IP cannot be asked (\(detail)); mount once while online"
         }
@@ -53,6 +57,8 @@ public final class CampusDaemon: Sendable {
     private let refreshes: RefreshCoordinator
     private let reporter: StatusReporter
     private let control: ControlServer
+    /// The outbox and the workspace's loops while uploads are on: cancelled at ``shutdown()``.
+    private let writing: [Task<Void, Never>]
     private let logger: Logger
 
     /// Opens the store, mounts, and starts the control socket and the poller. Returns once the mount serves requests.
@@ -103,6 +109,17 @@ public final class CampusDaemon: Sendable {
                 logger.warning("cannot go on with the first refresh: \(error); the stored tree is mounted")
             }
         }
+        // Uploads on: the outbox and the drafts, before the mount that writes into them.
+        var uploads: (desk: UploadDesk, workspace: Workspace)?
+        if let settings = configuration.uploads {
+            do throws(WorkspaceError) {
+                uploads = try await UploadDesk.open(
+                    settings, api: configuration.client.api, store: store, link: link, logger: logger)
+            } catch {
+                await link.shutdown()
+                throw .workspace(error)
+            }
+        }
         let mount: CampusMount
         // What extracting a batch freed goes back to the system, as after a refresh (`settled` below).
         let indexer = ContentIndexer(store: store, batchEnded: returnFreedMemory)
@@ -111,10 +128,11 @@ public final class CampusDaemon: Sendable {
         cacheConfiguration.committed = { indexer.enqueue($0) }
         do throws(CampusMount.MountError) {
             // The cache's crash recovery reads and cleans its directory.
+            let workspace = uploads?.workspace
             mount = try await BlockingPool.shared.run { [cacheConfiguration] () throws(CampusMount.MountError) in
                 try CampusMount(
                     store: store, cacheDirectory: configuration.cacheDirectory, downloader: link,
-                    cacheConfiguration: cacheConfiguration)
+                    cacheConfiguration: cacheConfiguration, workspace: workspace)
             }
         } catch {
             await link.shutdown()
@@ -145,10 +163,11 @@ public final class CampusDaemon: Sendable {
                 profile: configuration.profile, mountpoint: configuration.mountpoint,
                 serverURL: configuration.client.baseURL, loginCommand: configuration.loginCommand),
             store: store, link: link, cache: mount.fileSystem.cache, indexer: indexer, refreshes: refreshes,
-            service: configuration.serviceManager, notifier: notifier, changes: changes, logger: logger)
+            service: configuration.serviceManager, notifier: notifier, uploads: uploads?.desk, changes: changes,
+            logger: logger)
         let handler = ControlHandler(
             store: store, link: link, cache: mount.fileSystem.cache, indexer: indexer, refreshes: refreshes,
-            reporter: reporter, tokenStorage: configuration.tokenStorage,
+            reporter: reporter, uploads: uploads?.desk, tokenStorage: configuration.tokenStorage,
             // Answer first; stopping waits for the loop, so it runs on a thread of its own.
             unmount: { Thread { mount.stop() }.start() }, logger: logger)
         do throws(CampusMount.MountError) {
@@ -172,9 +191,20 @@ public final class CampusDaemon: Sendable {
             await link.shutdown()
             throw .mount(error)
         }
+        var writing: [Task<Void, Never>] = []
+        if let (desk, workspace) = uploads {
+            // A confirmed draft stays until its course's refresh lists what Stud.IP made of it.
+            workspace.refreshCourses { [weak refreshes] in _ = await refreshes?.refresh(courseIDs: [$0]) }
+            desk.whenSettled { entry, outcome, settlement in
+                await workspace.settled(entry, outcome)
+                await notifier?.outboxSettled(OutboxItem(entry), settlement)
+                reporter.statusChanged()
+            }
+            writing = [Task { await desk.outbox.run() }, Task { await workspace.run() }]
+        }
         let daemon = CampusDaemon(
             configuration: configuration, store: store, link: link, mount: mount, indexer: indexer,
-            refreshes: refreshes, reporter: reporter, control: control, logger: logger)
+            refreshes: refreshes, reporter: reporter, control: control, writing: writing, logger: logger)
         await reporter.observeTheServer()
         mount.fileSystem.refreshCourses(
             with: CampusFileSystem.CourseRefreshing(
@@ -225,7 +255,7 @@ public final class CampusDaemon: Sendable {
     private init(
         configuration: DaemonConfiguration, store: MetadataStore, link: ServerLink, mount: CampusMount,
         indexer: ContentIndexer, refreshes: RefreshCoordinator, reporter: StatusReporter, control: ControlServer,
-        logger: Logger
+        writing: [Task<Void, Never>], logger: Logger
     ) {
         self.configuration = configuration
         self.store = store
@@ -235,6 +265,7 @@ public final class CampusDaemon: Sendable {
         self.refreshes = refreshes
         self.reporter = reporter
         self.control = control
+        self.writing = writing
         self.logger = logger
     }
 
@@ -265,6 +296,9 @@ public final class CampusDaemon: Sendable {
     public func shutdown() async {
         // Stopping waits up to 5 s for the FUSE loop: on a thread of its own, not a pool's.
         _ = await Self.onThread { [mount] in mount.stop() }
+        // What is queued stays in the outbox (on disk) for the next mount; an upload cut short is checked then.
+        for task in writing { task.cancel() }
+        for task in writing { await task.value }
         refreshes.stop()
         indexer.stop()
         control.stop()

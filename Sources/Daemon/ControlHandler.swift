@@ -17,6 +17,8 @@ struct ControlHandler: Sendable {
     let indexer: ContentIndexer
     let refreshes: RefreshCoordinator
     let reporter: StatusReporter
+    /// The outbox's requests; nil when the profile's uploads are off.
+    let uploads: UploadDesk?
     /// Where refreshed OAuth2 tokens of a login handed over go (the keyring).
     let tokenStorage: (any TokenStorage)?
     /// Ends the mount; returns at once.
@@ -83,8 +85,16 @@ struct ControlHandler: Sendable {
                 return .failure("the search index cannot be read (see the daemon's log)", exitCode: 4)
             }
             return ControlResponse(index: index)
+        case .outbox, .retryOutbox, .discardOutbox, .upload, .outboxEntry:
+            guard let uploads else { return .failure(Self.uploadsOff, exitCode: 1) }
+            return await uploads.handle(request)
         }
     }
+
+    /// What a request about the outbox gets from a mount whose profile does not upload.
+    static let uploadsOff =
+        "uploads are off for this profile: set uploads = true in its section of config.toml, then remount "
+        + "(docs/writing.md)"
 
     /// `campusfs refresh [PATH]`: the courses below `path` (all without one), and the next open of each of their
     /// cached documents asks the server.

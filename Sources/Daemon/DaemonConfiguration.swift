@@ -43,6 +43,8 @@ public struct DaemonConfiguration: Sendable {
     public var notifications: NotificationSettings?
     /// The command that logs this profile in again, for messages (`campusfs login --profile uni`).
     public var loginCommand = "campusfs login"
+    /// Writing into the mount (docs/writing.md); nil: the mount stays read-only, as before.
+    public var uploads: UploadSettings?
 
     public init(
         profile: String, mountpoint: String, databasePath: String, cacheDirectory: String, socketPath: String,
@@ -73,5 +75,19 @@ extension DaemonConfiguration {
         RefreshSettings(
             tree: tree, semesters: semesters, courseFiles: courseFiles, timeout: refreshTimeout,
             removalGrace: removalGrace)
+    }
+}
+
+/// A profile that uploads (`uploads = true`): where its drafts and outbox live, and the terms of use it sends.
+public struct UploadSettings: Sendable {
+    /// The profile's data directory (docs/architecture.md, "Paths"): `drafts/` and `outbox/` go below it, never into
+    /// the cache, which may be emptied by hand.
+    public var dataDirectory: String
+    /// `upload_terms`; nil: the installation's entry for a student's own work (``LinkedWriter``).
+    public var terms: String?
+
+    public init(dataDirectory: String, terms: String? = nil) {
+        self.dataDirectory = dataDirectory
+        self.terms = terms
     }
 }

@@ -165,6 +165,14 @@ actor NewsNotifier {
         }
     }
 
+    /// Tells how an operation of the outbox ended (docs/writing.md, "The outbox"): an upload's or a new version's
+    /// success, any refusal, a conflict and an upload that cannot be confirmed. Not rate-limited: each is about
+    /// something the person did. A discard (the person's own doing) and other operations' success are not told.
+    func outboxSettled(_ item: OutboxItem, _ settlement: OutboxSettlement) async {
+        guard let notification = Self.notification(for: item, settlement) else { return }
+        await post(notification)
+    }
+
     /// Closes the connection to the bus; blocks until its signal thread ended. Finds still waiting for the interval
     /// are not notified.
     nonisolated func close() {
@@ -232,6 +240,43 @@ actor NewsNotifier {
         return DesktopNotification(
             summary: "New on Stud.IP in \(groups.count) courses", body: escaped(lines.joined(separator: "\n")),
             actions: actions, category: "transfer.complete")
+    }
+
+    /// The notification about an outbox entry that ended; nil for what is not told.
+    static func notification(for item: OutboxItem, _ settlement: OutboxSettlement) -> DesktopNotification? {
+        let sendsBytes = item.kind == .upload || item.kind == .newVersion
+        switch settlement.result {
+        case .done where sendsBytes:
+            guard let stored = settlement.name else {
+                // Stud.IP lets a student not read back what they handed in: the 201 is the confirmation.
+                return DesktopNotification(
+                    summary: "Handed in \(item.name)", body: escaped("Stud.IP confirmed it (\(item.place))."),
+                    category: "transfer.complete")
+            }
+            let renamed = stored == item.name ? "" : " as \(stored)"
+            return DesktopNotification(
+                summary: "Uploaded \(stored)",
+                body: escaped("Stud.IP stored \(item.name)\(renamed); the course sees it now."),
+                category: "transfer.complete")
+        case .done, .discarded:
+            return nil
+        case .conflict:
+            return DesktopNotification(
+                summary: "\(item.name) changed on Stud.IP",
+                body: escaped(
+                    "\(settlement.reason ?? "The document changed meanwhile"): kept yours as \(settlement.name ?? "a new document")."
+                ),
+                category: "transfer.complete")
+        case .failed, .unconfirmed:
+            let what = item.kind == .upload || item.kind == .newVersion ? "Upload" : "Change"
+            let verdict = settlement.result == .failed ? "failed" : "not confirmed"
+            return DesktopNotification(
+                summary: "\(what) \(verdict): \(item.name)",
+                body: escaped(
+                    (settlement.reason ?? "Stud.IP refused it") + ". It stays in the outbox: campusfs outbox retry "
+                        + "\(item.id) sends it again, campusfs outbox discard \(item.id) drops it."),
+                urgency: .critical, category: "transfer.error")
+        }
     }
 
     /// "3 new documents, 1 changed document, 1 new announcement".

@@ -30,6 +30,8 @@ final class StatusReporter: Sendable {
     private let service: ServiceManager?
     /// Desktop notifications; nil without a session bus or when the profile turned them off.
     private let notifier: NewsNotifier?
+    /// The outbox; nil when the profile's uploads are off.
+    private let uploads: UploadDesk?
     /// Tells the task that keeps the service manager's status line current that something changed.
     private let changes: AsyncStream<Void>.Continuation
     private let updates: AsyncStream<Void>
@@ -40,7 +42,7 @@ final class StatusReporter: Sendable {
     /// `changes` must reach `updates`: the daemon hands the coordinator `changes.yield` before it makes this.
     init(
         identity: Identity, store: MetadataStore, link: ServerLink, cache: ContentCache, indexer: ContentIndexer,
-        refreshes: RefreshCoordinator, service: ServiceManager?, notifier: NewsNotifier?,
+        refreshes: RefreshCoordinator, service: ServiceManager?, notifier: NewsNotifier?, uploads: UploadDesk? = nil,
         changes: (updates: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation), logger: Logger
     ) {
         self.identity = identity
@@ -51,6 +53,7 @@ final class StatusReporter: Sendable {
         self.refreshes = refreshes
         self.service = service
         self.notifier = notifier
+        self.uploads = uploads
         (updates, self.changes) = changes
         self.logger = logger
     }
@@ -80,7 +83,7 @@ final class StatusReporter: Sendable {
             lastRefreshError: failure, failedCourses: last.failedCourses, cacheBytes: usage.bytes,
             cacheLimit: usage.limit, cachedDocuments: usage.count,
             downloadsInFlight: usage.downloadsInFlight, cacheDiskShortage: usage.diskShortage,
-            refreshing: refreshes.progress, index: await indexStatus())
+            refreshing: refreshes.progress, index: await indexStatus(), uploads: await uploads?.counts())
     }
 
     /// The search index's state; `measuringSize` reads every page of the index (`campusfs index`).
@@ -91,8 +94,16 @@ final class StatusReporter: Sendable {
         return statistics.map { IndexStatus($0, waiting: indexer.waiting) }
     }
 
-    /// What `systemctl status` shows: the server's state, and what the last refresh found.
+    /// What `systemctl status` shows: the server's state, what the last refresh found, and the outbox's pending and
+    /// failed operations.
     func statusLine() async -> String {
+        let line = await serverLine()
+        guard let uploads = await uploads?.counts()?.line else { return line }
+        return line + "; " + uploads
+    }
+
+    /// The status line's part about the server and the refreshes.
+    private func serverLine() async -> String {
         let last = refreshes.last
         let problem = await link.problem
         var refreshed = ""
@@ -128,6 +139,9 @@ final class StatusReporter: Sendable {
         return formatter
     }()
 
+    /// Something the status line shows changed outside a refresh (the outbox settled an entry).
+    func statusChanged() { changes.yield() }
+
     /// Starts passing the server link's changes to the status line and the notifier.
     func observeTheServer() async {
         if let notifier { Task { await notifier.handleServerChanges() } }
@@ -139,6 +153,8 @@ final class StatusReporter: Sendable {
     /// The server link's state changed (on its actor: must not block).
     private func serverChanged(to state: DaemonStatus.Server, problem: String?, loggedOut: Bool) {
         changes.yield()
+        // Waiting operations go now rather than after their backoff.
+        if state == .online, let outbox = uploads?.outbox { Task { await outbox.serverIsBack() } }
         notifier?.serverChanged(to: state, problem: problem, loggedOut: loggedOut)
     }
 

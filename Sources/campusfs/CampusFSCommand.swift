@@ -34,7 +34,7 @@ struct CampusFSCommand: AsyncParsableCommand {
             RefreshCommand.self,
             ListCommand.self, TreeCommand.self, NewCommand.self, TagCommand.self, TagsCommand.self, PinCommand.self,
             UnpinCommand.self, CacheCommand.self, IndexCommand.self, SearchCommand.self, GrepCommand.self,
-            DemoCommand.self,
+            UploadCommand.self, OutboxCommand.self, DemoCommand.self,
         ])
 
     /// The release, the one place it is written: `campusfs --version` prints it, for the installer and bug reports.

@@ -86,7 +86,7 @@ struct StatusCommand: AsyncParsableCommand {
             "downloadsInFlight", "cacheDiskShortage" (only while the cache's disk is too full), "refreshing" \
             ({"done", "total"} courses, only while a refresh runs: after a first mount, until every course is \
             stored), "index" ({"documents", "waiting", "failed", "textBytes"}; `campusfs index --json` adds \
-            "indexBytes"), "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" \
+            "indexBytes"), "uploads" ({"pending", "failed", "failures"}; only with uploads = true), "pid"}; without a mount only "mounted", "profile" and "lastRefresh", plus "deadMount" \
             (the mountpoint) when the profile's daemon was killed and left its mount behind; `campusfs unmount` \
             clears that.
             """)
@@ -171,6 +171,13 @@ struct StatusCommand: AsyncParsableCommand {
                     + "free space on that disk")
         }
         if let index = status.index { lines.append("index:        " + IndexCommand.text(index)) }
+        if let uploads = status.uploads {
+            lines.append("uploads:      " + (uploads.line ?? "nothing waiting"))
+            for failure in uploads.failures { lines.append("              failed: \(failure)") }
+            if uploads.failed > 0 {
+                lines.append("              `campusfs outbox` lists them, `campusfs outbox retry` sends them again")
+            }
+        }
         return lines.joined(separator: "\n")
     }
 

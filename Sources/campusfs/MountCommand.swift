@@ -186,6 +186,10 @@ enum DaemonRunner {
         if let timeout = profile.refreshTimeout { configuration.refreshTimeout = timeout }
         configuration.courseFiles = profile.courseFiles
         configuration.loginCommand = "campusfs login" + profile.option
+        if profile.uploads {
+            configuration.uploads = UploadSettings(
+                dataDirectory: profile.dataDirectory.path, terms: profile.uploadTerms)
+        }
         if profile.notifications, let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"],
             !bus.isEmpty
         {

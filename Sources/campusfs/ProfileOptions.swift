@@ -233,6 +233,9 @@ struct Profile: Sendable {
 
     var databaseURL: URL { paths.database(profile: name) }
 
+    /// `$XDG_DATA_HOME/campusfs/<profile>/`: the store, and with uploads the drafts and the outbox.
+    var dataDirectory: URL { databaseURL.deletingLastPathComponent() }
+
     /// How messages name the server: the university's name, else the URL.
     var serverName: String { university ?? serverURL }
 

@@ -31,10 +31,10 @@ struct DaemonParts: Sendable {
     var sim: Simulator { campus.sim }
 
     static func with(
-        user: String = "test_autor", password: String = "testing", settings: RefreshSettings = RefreshSettings(),
-        _ body: (DaemonParts) async throws -> Void
+        _ dataset: Dataset = .fixtures507, user: String = "test_autor", password: String = "testing",
+        settings: RefreshSettings = RefreshSettings(), _ body: (DaemonParts) async throws -> Void
     ) async throws {
-        try await Campus.with(user: user) { campus in
+        try await Campus.with(dataset, user: user) { campus in
             try await campus.withFileSystem { fs in
                 let link = ServerLink(
                     configuration: ClientConfiguration(
@@ -60,21 +60,22 @@ struct DaemonParts: Sendable {
         }
     }
 
-    /// The status reporter over these parts, telling `service` (a datagram socket of the test's) if given.
-    func reporter(service: ServiceManager? = nil) -> StatusReporter {
+    /// The status reporter over these parts, telling `service` (a datagram socket of the test's) if given, with
+    /// `uploads`' outbox when given.
+    func reporter(service: ServiceManager? = nil, uploads: UploadDesk? = nil) -> StatusReporter {
         StatusReporter(
             identity: StatusReporter.Identity(
                 profile: "test", mountpoint: Self.mountpoint, serverURL: sim.baseURL,
                 loginCommand: "campusfs login --profile test"),
             store: store, link: link, cache: fs.cache, indexer: indexer, refreshes: refreshes, service: service,
-            notifier: nil, changes: changes, logger: Logger(label: "test.status"))
+            notifier: nil, uploads: uploads, changes: changes, logger: Logger(label: "test.status"))
     }
 
     /// The control handler over these parts; `unmount` stands in for ending the mount.
-    func handler(unmount: @escaping @Sendable () -> Void = {}) -> ControlHandler {
+    func handler(uploads: UploadDesk? = nil, unmount: @escaping @Sendable () -> Void = {}) -> ControlHandler {
         ControlHandler(
-            store: store, link: link, cache: fs.cache, indexer: indexer, refreshes: refreshes, reporter: reporter(),
-            tokenStorage: nil, unmount: unmount,
+            store: store, link: link, cache: fs.cache, indexer: indexer, refreshes: refreshes,
+            reporter: reporter(uploads: uploads), uploads: uploads, tokenStorage: nil, unmount: unmount,
             logger: Logger(label: "test.control"))
     }
 
