@@ -63,6 +63,15 @@ extension DocumentSource {
     public var writer: (any DocumentWriter)? { (self as? any WritingSource)?.makeWriter() }
 }
 
+extension StudIPError {
+    /// A write (POST, PUT, PATCH, DELETE) that broke off after it had left, by a timeout or a reset: Stud.IP may
+    /// have acted on it, so an upload may be stored. False for one that never left (no connection) and for every
+    /// answer Stud.IP gave; what a 5xx means is the caller's to decide (legacy REST stores and then answers 500).
+    public var brokeOffAfterSending: Bool {
+        if case .unreachable(_, let detail) = self { detail.hasSuffix(HTTPTransport.actedOnNote) } else { false }
+    }
+}
+
 /// A source that writes over its own transport.
 protocol WritingSource: DocumentSource {
     func makeWriter() -> any DocumentWriter

@@ -286,10 +286,14 @@ final class HTTPTransport: Sendable {
             throw .unreachable(
                 server: installation.serverName,
                 detail:
-                    "\(detail) after sending \(request.what); not sent again, because the server may have acted on it")
+                    "\(detail) after sending \(request.what); \(Self.actedOnNote)")
         }
         return .failed(detail)
     }
+
+    /// How ``failure(_:request:)`` ends the detail of a request that broke off after it left
+    /// (``StudIPError/brokeOffAfterSending``).
+    static let actedOnNote = "not sent again, because the server may have acted on it"
 
     private func chargeBudget() throws(StudIPError) {
         let allowed = counters.withLock { counters in

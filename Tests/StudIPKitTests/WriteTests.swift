@@ -278,6 +278,38 @@ final class WriteTests: Sendable {
         }
     }
 
+    @Test("An upload that times out after it left broke off after sending; one to a closed port did not")
+    func interruptedUploadsSayWhetherTheyLeft() async throws {
+        let path = try file(Data("x".utf8))
+        try await withSimulator(.fixtures507Writes, flavour: .v50) { sim in
+            var configuration = Harness.configuration(sim, api: .jsonAPI)
+            configuration.requestTimeout = .milliseconds(300)
+            try await withSource(configuration) { source in
+                let writer = try #require(source.writer)
+                sim.inject(Fault(action: .stall(milliseconds: 1500), pathContains: "/file-refs", method: "POST"))
+                let error = await Harness.error { () async throws(StudIPError) in
+                    try await writer.upload(
+                        file: path, toFolder: Self.generalFolder, name: "a.txt", termsID: nil, progress: nil)
+                }
+                #expect(error?.brokeOffAfterSending == true, "\(String(describing: error))")
+                #expect(error?.isRetryable == true)
+            }
+        }
+        // A port nobody listens on (a stopped simulator's): the connection is refused before anything is sent.
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507Writes, flavour: .v50))
+        let source = try await withSimulator(sim) { sim in try await StudIP.connect(Harness.configuration(sim)) }
+        let refused = await Harness.error { () async throws(StudIPError) in
+            try await source.writer?.upload(
+                file: path, toFolder: Self.generalFolder, name: "a.txt", termsID: nil, progress: nil)
+        }
+        await source.shutdown()
+        guard case .unreachable = refused else {
+            Issue.record("expected unreachable, got \(String(describing: refused))")
+            return
+        }
+        #expect(refused?.brokeOffAfterSending == false)
+    }
+
     // MARK: Own documents
 
     @Test("New version: same id and file id, the name kept, the content's ETag changes at the same size")
