@@ -5,6 +5,19 @@ enum QuerySQL {
     static let lookup = "SELECT \(Node.columns) FROM node n WHERE n.parent = ? AND n.name = ?"
     static let children =
         "SELECT \(Node.columns) FROM node n WHERE n.parent = ? AND n.inode > ? ORDER BY n.inode LIMIT ?"
+    /// What a readdir needs besides the children, in one statement: the directory, its parent (NULLs for the root),
+    /// and when its listing last ran: a course's (also for its links and its announcements), a folder's as
+    /// ``folderInfo`` reads it, NULL for other nodes.
+    static let listingHead = """
+        SELECT \(Node.columns), \(Node.columns("p")),
+            CASE WHEN n.item_kind IN ('course', 'courseLink', 'announcements')
+                THEN (SELECT listed.listed_at FROM course listed WHERE listed.id = n.studip_id)
+            WHEN n.item_kind = 'folder'
+                THEN (SELECT NULLIF(COALESCE(f.listed_at, c.listed_at), 0) FROM folder f JOIN course c
+                      ON c.id = n.course_id WHERE f.inode = n.inode)
+            END
+        FROM node n LEFT JOIN node p ON p.inode = n.parent WHERE n.inode = ?
+        """
     static let courseInfo = "SELECT description, web_url, listed_at FROM course WHERE id = ?"
     /// A folder's `listed_at` is NULL while its last listing was its course's (the common case, so that a refresh
     /// writes no folder row), and 0 when it never succeeded (docs/metadata-store.md, "Refresh").
@@ -133,7 +146,8 @@ enum QuerySQL {
 
     /// Every statement above, for the query-plan test.
     static let all: [(name: String, sql: String)] = [
-        ("nodeByInode", nodeByInode), ("lookup", lookup), ("children", children), ("courseInfo", courseInfo),
+        ("nodeByInode", nodeByInode), ("lookup", lookup), ("listingHead", listingHead), ("children", children),
+        ("courseInfo", courseInfo),
         ("folderInfo", folderInfo), ("folderAccess", folderAccess), ("document", document),
         ("isHighlighted", isHighlighted),
         ("userState", userState), ("tags", tags), ("path", path), ("walk", walk), ("highlighted", highlighted),

@@ -49,33 +49,44 @@ extension Node {
     /// The columns `init(row:)` reads, qualified by the table alias `n`. Every query that builds nodes selects
     /// them first and in this order: `init(row:)` reads by index, because looking columns up by name was a tenth
     /// of the daemon's time in a cold `find`.
-    static let columns =
-        "n.inode, n.parent, n.name, n.kind, n.item_kind, n.studip_id, n.course_id, "
-        + "CASE WHEN n.size = 0 AND n.item_kind = 'document' THEN "
-        + "COALESCE((SELECT hosted.host_size FROM document hosted WHERE hosted.inode = n.inode), 0) ELSE n.size END, "
-        + "n.mtime, n.symlink_target, n.highlighted_below, "
-        + "COALESCE((SELECT locked.downloadable = 0 FROM document locked WHERE locked.inode = n.inode), 0)"
+    static let columns = columns("n")
+
+    /// ``columns`` of the node aliased `n`, a row of ``columnCount`` values.
+    static func columns(_ n: String) -> String {
+        "\(n).inode, \(n).parent, \(n).name, \(n).kind, \(n).item_kind, \(n).studip_id, \(n).course_id, "
+            + "CASE WHEN \(n).size = 0 AND \(n).item_kind = 'document' THEN "
+            + "COALESCE((SELECT hosted.host_size FROM document hosted WHERE hosted.inode = \(n).inode), 0) "
+            + "ELSE \(n).size END, \(n).mtime, \(n).symlink_target, \(n).highlighted_below, "
+            + "COALESCE((SELECT locked.downloadable = 0 FROM document locked WHERE locked.inode = \(n).inode), 0)"
+    }
+
+    static let columnCount = 12
 
     init(row: Row) throws {
-        let inode = try row.decode(Int64.self, atIndex: 0)
-        let kind = try row.decode(String.self, atIndex: 3)
-        let item = try row.decode(String.self, atIndex: 4)
+        try self.init(row: row, at: 0)
+    }
+
+    /// Reads ``columns`` from `start` on.
+    init(row: Row, at start: Int) throws {
+        let inode = try row.decode(Int64.self, atIndex: start)
+        let kind = try row.decode(String.self, atIndex: start + 3)
+        let item = try row.decode(String.self, atIndex: start + 4)
         guard let nodeKind = NodeKind(rawValue: kind), let itemKind = ItemKind(rawValue: item) else {
             throw CorruptRow(detail: "node \(inode) has kind \(kind)/\(item)")
         }
         self.init(
             inode: inode,
-            parentInode: try row.decode(atIndex: 1),
-            name: try row.decode(atIndex: 2),
+            parentInode: try row.decode(atIndex: start + 1),
+            name: try row.decode(atIndex: start + 2),
             kind: nodeKind,
             item: itemKind,
-            studipID: try row.decode(atIndex: 5),
-            courseID: try row.decode(atIndex: 6),
-            size: try row.decode(atIndex: 7),
-            mtime: try row.date(atIndex: 8),
-            symlinkTarget: try row.decode(atIndex: 9),
-            highlightedBelow: try row.decode(atIndex: 10),
-            isLocked: try row.decode(Int64.self, atIndex: 11) != 0)
+            studipID: try row.decode(atIndex: start + 5),
+            courseID: try row.decode(atIndex: start + 6),
+            size: try row.decode(atIndex: start + 7),
+            mtime: try row.date(atIndex: start + 8),
+            symlinkTarget: try row.decode(atIndex: start + 9),
+            highlightedBelow: try row.decode(atIndex: start + 10),
+            isLocked: try row.decode(Int64.self, atIndex: start + 11) != 0)
     }
 
     static func fetch(_ inode: Int64, _ db: Database) throws -> Node? {

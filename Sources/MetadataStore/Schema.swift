@@ -19,7 +19,23 @@ enum Schema {
         migrator.registerMigration("v11: permissions", migrate: addPermissions)
         migrator.registerMigration("issue 32: outbox", migrate: addOutbox)
         migrator.registerMigration("issue 32: drafts", migrate: addDrafts)
+        migrator.registerMigration("v12: one index per item", migrate: mergeItemIndexes)
         return migrator
+    }
+
+    /// Issue 31: `node_item (item_kind, studip_id)` and the one-placement index `(studip_id, item_kind)` held the
+    /// same pairs, both keyed by random Stud.IP ids: every new node changed a page in each. One UNIQUE index now
+    /// does both jobs: its third column is the parent for course and tag links (one per semester or tag folder,
+    /// never two in the same one) and 0 for everything else (one placement per item). Lookups by kind and id read
+    /// its first two columns, as they read `node_item` before (docs/performance.md, "Daemon CPU a document").
+    private static func mergeItemIndexes(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                DROP INDEX node_single_placement;
+                DROP INDEX node_item;
+                CREATE UNIQUE INDEX node_item ON node(
+                    item_kind, studip_id, (CASE WHEN item_kind IN ('courseLink', 'tagLink') THEN parent ELSE 0 END));
+                """)
     }
 
     /// Issue 32: what the logged-in user may do with each folder and document (docs/writing.md), as the last
@@ -37,7 +53,6 @@ enum Schema {
                 ALTER TABLE course ADD COLUMN root_subfolder_allowed INTEGER NOT NULL DEFAULT 0;
                 """)
     }
-
 
     /// Issue 29: `document.etag` was never written but by a store method nothing called: the content cache keeps a
     /// download's ETag in its sidecar, next to the bytes it validates (docs/mount.md). SQLite rewrites the table.

@@ -231,6 +231,37 @@ import Testing
         #expect(try store.names("WS 2026-27/INF-101 Foo") == ["v1.2", "v1.2 (2)"])
     }
 
+    /// One index keyed by Stud.IP ids, not two (migration v12): it still allows one placement per item and one link
+    /// per semester or tag folder, and it is the only index of `node` that holds the ids.
+    @Test func oneIndexKeepsOnePlacementPerItem() throws {
+        let store = try MetadataStore.withCourse(
+            content(
+                info101, folders: [folder("f", in: root(info101), "F")], documents: [document("d1", in: "f", "a.pdf")]))
+        let course = try store.inode("WS 2026-27/INF-101 Foo")
+        let folder = try store.inode("WS 2026-27/INF-101 Foo/F")
+        func insert(_ item: String, _ id: String, parent: Int64, name: String) throws {
+            try store.pool.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO node (parent, name, base_name, kind, item_kind, studip_id, course_id, mtime,
+                                          created)
+                        VALUES (?, ?, ?, 'file', ?, ?, 'c-101', 0, 0)
+                        """,
+                    arguments: [parent, name, name, item, id])
+            }
+        }
+        #expect(throws: DatabaseError.self) { try insert("document", "d1", parent: course, name: "again.pdf") }
+        #expect(throws: DatabaseError.self) { try insert("folder", "f", parent: course, name: "F again") }
+        try insert("tagLink", "d1", parent: course, name: "link one")
+        try insert("tagLink", "d1", parent: folder, name: "link two")
+        #expect(throws: DatabaseError.self) { try insert("tagLink", "d1", parent: folder, name: "link three") }
+        let indexes = try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node'")
+                .filter { row in (row["sql"] as String?)?.contains("studip_id") == true }.map { $0["name"] as String }
+        }
+        #expect(indexes == ["node_item"])
+    }
+
     @Test func theSchemaRejectsADuplicateName() throws {
         let store = try MetadataStore.withCourse(
             content(info101, documents: [document("d1", in: root(info101), "a.pdf")]))
