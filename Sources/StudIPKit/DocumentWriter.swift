@@ -112,15 +112,15 @@ struct WriteExchange: Sendable {
         return try await transport.authenticated(request)
     }
 
-    /// The error a refused write means: 400, 409 and 422 by `refusal`, 403 "not permitted", the rest as for reads
-    /// (404 gone, 5xx and 429 retryable).
+    /// The error a refused write means: 400, 409, 413 and 422 by `refusal`, 403 "not permitted", the rest as for
+    /// reads (404 gone, 5xx and 429 retryable).
     func error(
         for response: HTTPResponse, what: String,
         refusal: (_ status: Int, _ serverSaid: String?) -> WriteRefusal = Self.invalid
     ) -> StudIPError {
         let said = WriteFormat.serverSaid(response.body)
         switch response.status {
-        case 400, 409, 422:
+        case 400, 409, 413, 422:
             return .refused(refusal(response.status, said), what: what)
         default:
             let error = transport.error(for: response, what: what)

@@ -55,9 +55,7 @@ struct JSONAPIWriter: DocumentWriter {
         // A bare 400 "Bad Request" is all Stud.IP says (too large, a forbidden type, no name): read it from what
         // was sent.
         return try await exchange.send(request) { status, said in
-            status == 400
-                ? WriteFormat.uploadRefusal(size: file.size, name: name, serverSaid: said)
-                : .invalid(status: status, serverSaid: said)
+            WriteFormat.uploadRefusal(status: status, size: file.size, name: name, serverSaid: said)
         }
     }
 

@@ -31,7 +31,8 @@ struct LegacyRESTWriter: DocumentWriter {
                 "\(request.what): HTTP 500 without a message, which Stud.IP 5.0.7 answers after storing the file")
             return UploadReceipt(documentID: nil, outcome: .maybeStored, sentName: name, sentSize: opened.size)
         }
-        let document = try decodedDocument(try checked(response, what: request.what, size: opened.size), request.what)
+        let document = try decodedDocument(
+            try checked(response, what: request.what, upload: (opened.size, name)), request.what)
         return UploadReceipt(documentID: document.id, outcome: .stored(document), sentName: name, sentSize: opened.size)
     }
 
@@ -44,7 +45,8 @@ struct LegacyRESTWriter: DocumentWriter {
         let request = uploadRequest(
             opened, name: name, progress: progress, url: installation.legacy(["file", documentID, "update"]),
             what: "the new version of \"\(name)\" (document \(documentID))")
-        let response = try checked(try await exchange.answer(request), what: request.what, size: opened.size)
+        let response = try checked(
+            try await exchange.answer(request), what: request.what, upload: (opened.size, name))
         let document = try decodedDocument(response, request.what)
         return UploadReceipt(documentID: documentID, outcome: .stored(document), sentName: name, sentSize: opened.size)
     }
@@ -143,17 +145,20 @@ struct LegacyRESTWriter: DocumentWriter {
     }
 
     /// `response` when it is 2xx; else the refusal Stud.IP's message names (a 500 with a JSON string), or the error
-    /// its status means. `size` is what was uploaded, if anything.
-    private func checked(_ response: HTTPResponse, what: String, size: Int64? = nil) throws(StudIPError)
-        -> HTTPResponse
-    {
+    /// its status means. `upload` is the file sent, if any.
+    private func checked(
+        _ response: HTTPResponse, what: String, upload: (size: Int64, name: String)? = nil
+    ) throws(StudIPError) -> HTTPResponse {
         if (200..<300).contains(response.status) { return response }
         if response.status == 500, let message = WriteFormat.legacyRouteMessage(response.body) {
             throw .refused(
-                WriteFormat.legacyRefusal(message, size: size) ?? .invalid(status: 500, serverSaid: message),
+                WriteFormat.legacyRefusal(message, size: upload?.size) ?? .invalid(status: 500, serverSaid: message),
                 what: what)
         }
-        throw exchange.error(for: response, what: what)
+        throw exchange.error(for: response, what: what) { status, said in
+            guard let upload else { return .invalid(status: status, serverSaid: said) }
+            return WriteFormat.uploadRefusal(status: status, size: upload.size, name: upload.name, serverSaid: said)
+        }
     }
 
     private func decodedDocument(_ response: HTTPResponse, _ what: String) throws(StudIPError) -> RemoteDocument {

@@ -136,20 +136,24 @@ public enum StudIPError: Error, Sendable, Hashable, CustomStringConvertible {
 /// Why Stud.IP refused a write. Its JSON:API refuses uploads with a bare 400 "Bad Request" and no reason
 /// (fixtures-5.0.7-writes step 3): the client infers the reason from what it sent where it can.
 public enum WriteRefusal: Sendable, Hashable {
-    /// Over the installation's upload limit (64 MiB for students on a default 5.0.7).
-    case tooLarge(size: Int64, limit: Int64)
+    /// Over the installation's upload limit (64 MiB for students on a default 5.0.7); `limit` nil when a server
+    /// answered 413 without saying it (a proxy before Stud.IP with a smaller limit).
+    case tooLarge(size: Int64, limit: Int64?)
     /// A file type the installation refuses (`.exe` by default).
     case forbiddenType(fileExtension: String)
     /// 403: the folder is not writable for this user, the document is someone else's, or a homework submission.
     case notPermitted(serverSaid: String?)
-    /// 400 or 422 for another reason, with what Stud.IP said if it said anything.
+    /// 400, 409, 413 or 422 for another reason, with what Stud.IP said if it said anything.
     case invalid(status: Int, serverSaid: String?)
 
     func message(_ what: String) -> String {
         switch self {
-        case .tooLarge(let size, let limit):
+        case .tooLarge(let size, let limit?):
             "Stud.IP refused \(what): \(Self.mebibytes(size)) is over its upload limit of \(Self.mebibytes(limit)); "
                 + "compress or split the file"
+        case .tooLarge(let size, nil):
+            "the server refused \(what): \(Self.mebibytes(size)) is more than it accepts at once; compress or split "
+                + "the file"
         case .forbiddenType(let fileExtension):
             "Stud.IP refused \(what): it does not accept .\(fileExtension) files; pack it into a .zip"
         case .notPermitted(let said):

@@ -175,8 +175,11 @@ package struct WriteFormat: Sendable {
         return (try? JSONValue.parse(body, what: "a refusal"))?.string
     }
 
-    /// A 400 without a reason (JSON:API uploads): over the limit or a forbidden type when what was sent says so.
-    package static func uploadRefusal(size: Int64, name: String, serverSaid: String?) -> WriteRefusal {
+    /// An upload's refusal. JSON:API's bare 400 is read as over the limit or a forbidden type when what was sent
+    /// says so; a 413 (PHP's `post_max_size`, or a proxy's own limit before Stud.IP) is always too large.
+    package static func uploadRefusal(status: Int, size: Int64, name: String, serverSaid: String?) -> WriteRefusal {
+        if status == 413 { return .tooLarge(size: size, limit: size > defaultUploadLimit ? defaultUploadLimit : nil) }
+        guard status == 400 else { return .invalid(status: status, serverSaid: serverSaid) }
         let fileExtension = name.split(separator: ".", omittingEmptySubsequences: false).last.map {
             $0.lowercased()
         }

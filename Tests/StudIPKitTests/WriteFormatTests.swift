@@ -52,15 +52,19 @@ struct WriteFormatTests {
         #expect(WriteFormat.serverSaid(try Self.body("w5_rename.json")) == nil)
         #expect(WriteFormat.serverSaid(Data("Bad Request".utf8)) == nil)
         #expect(
-            WriteFormat.uploadRefusal(size: 67_108_865, name: "a.txt", serverSaid: nil)
+            WriteFormat.uploadRefusal(status: 400, size: 67_108_865, name: "a.txt", serverSaid: nil)
                 == .tooLarge(size: 67_108_865, limit: 67_108_864))
         #expect(
-            WriteFormat.uploadRefusal(size: 1, name: "SETUP.EXE", serverSaid: nil)
+            WriteFormat.uploadRefusal(status: 413, size: 9_000_000, name: "a.txt", serverSaid: nil)
+                == .tooLarge(size: 9_000_000, limit: nil))
+        #expect(
+            WriteFormat.uploadRefusal(status: 400, size: 1, name: "SETUP.EXE", serverSaid: nil)
                 == .forbiddenType(fileExtension: "exe"))
         #expect(
-            WriteFormat.uploadRefusal(size: 1, name: "exe", serverSaid: nil) == .invalid(status: 400, serverSaid: nil))
+            WriteFormat.uploadRefusal(status: 400, size: 1, name: "exe", serverSaid: nil)
+                == .invalid(status: 400, serverSaid: nil))
         #expect(
-            WriteFormat.uploadRefusal(size: 67_108_864, name: "video.mp4", serverSaid: nil)
+            WriteFormat.uploadRefusal(status: 400, size: 67_108_864, name: "video.mp4", serverSaid: nil)
                 == .invalid(status: 400, serverSaid: nil))
     }
 

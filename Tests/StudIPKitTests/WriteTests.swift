@@ -166,6 +166,24 @@ final class WriteTests: Sendable {
         }
     }
 
+    @Test("A 413 from a proxy before Stud.IP is too large, through both APIs, and not retried")
+    func requestEntityTooLarge() async throws {
+        for api in [ClientConfiguration.API.jsonAPI, .legacyREST] {
+            try await Self.withWriter(api: api) { sim, writer, _ in
+                let path = try file(Data(repeating: 1, count: 2 << 20))
+                sim.inject(Fault(action: .status(413), method: "POST"))
+                sim.resetStatistics()
+                let error = await Harness.error { () async throws(StudIPError) in
+                    try await writer.upload(
+                        file: path, toFolder: Self.generalFolder, name: "Scan.pdf", termsID: nil, progress: nil)
+                }
+                #expect(Self.refusal(error) == .tooLarge(size: 2 << 20, limit: nil), "\(api)")
+                #expect(error?.description.contains("2 MiB is more than it accepts") == true, "\(api)")
+                #expect(sim.served == 1, "\(api)")
+            }
+        }
+    }
+
     @Test("A file that shrinks while it is sent fails the upload as unreadable, not as a network error")
     func aShrinkingFileIsUnreadable() async throws {
         try await Self.withWriter { _, writer, _ in
