@@ -27,6 +27,7 @@ struct CampusFSCommand: AsyncParsableCommand {
                     campusfs tree --paths
                     campusfs ls -l "WS 2026-27/INF-101 Einführung in die Informatik"
                     campusfs search 'b-baum OR suchbaum'
+                    campusfs upload Blatt3.pdf ~/Uni/"SS 2022"/"12345 Test Lehrveranstaltung"/Hausaufgaben
                     """),
         version: version,
         subcommands: [

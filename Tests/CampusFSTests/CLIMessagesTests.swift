@@ -99,8 +99,14 @@ struct CLIMessagesTests {
         var expected: [String: String] = [:]
         for (commands, fallback) in [
             (["mount", "login", "refresh"], shared), (["logout", "unmount"], configured),
-            (["status", "tags", "new", "index", "search", "cache show"], onlyMounted),
-            (["ls", "tree", "grep", "tag", "pin", "unpin", "cache clean"], ofPaths),
+            (
+                [
+                    "status", "tags", "new", "index", "search", "cache show", "outbox list", "outbox retry",
+                    "outbox discard",
+                ],
+                onlyMounted
+            ),
+            (["ls", "tree", "grep", "tag", "pin", "unpin", "cache clean", "upload"], ofPaths),
         ] {
             for command in commands { expected[command] = "Profile in config.toml (default: \(fallback))." }
         }

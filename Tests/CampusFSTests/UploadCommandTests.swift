@@ -11,6 +11,7 @@ import Testing
     static let course = "SS 2022/12345 Test Lehrveranstaltung"
     static let general = course + "/Allgemeiner Dateiordner"
     static let generalID = "ca002fbae136b07e4df29e0136e3bd32"
+    static let homeworkID = "ad8dc6a6162fb0fe022af4a62a15e309"
     static let dateFolder = course + "/13. Klausur am Wed., 07-27-22, 10:15 - 12:00"
 
     /// A home whose default profile is test_autor's on `sim`, refreshed once, with `settings` in its profile.
@@ -83,6 +84,15 @@ import Testing
             #expect(seen.bytes == "Anwesend: alle\nBeschlüsse: keine\n")
             #expect(seen.terms == "SELFMADE_NONPUB", "own, unpublished work, not Stud.IP's UNDEF_LICENSE")
             #expect(FileManager.default.fileExists(atPath: notes), "the user's file stays")
+
+            // A homework folder: Stud.IP's 201 is the confirmation, since a student cannot read hand-ins back.
+            let homework = try await cli.run(["upload", notes, Self.course + "/Hausaufgaben"])
+            #expect(homework.status == 0, "\(homework.stderr)")
+            #expect(
+                homework.stdout.contains("handed in Protokoll Sitzung 4.txt to \(Self.course)/Hausaufgaben"),
+                "\(homework.stdout)")
+            let handedIn = try await Self.lecturersView(sim, folder: Self.homeworkID)["Protokoll Sitzung 4.txt"]
+            #expect(handedIn?.bytes == "Anwesend: alle\nBeschlüsse: keine\n", "the lecturer sees it")
 
             let outbox = try await cli.run(["outbox"])
             #expect(outbox.status == 0 && outbox.stdout.isEmpty, "\(outbox.stdout)\(outbox.stderr)")
