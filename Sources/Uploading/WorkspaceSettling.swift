@@ -31,8 +31,15 @@ extension Workspace {
         for case .draft(let id) in due.sorted(by: Self.order) {
             await reconcileDraft(id)
         }
-        for case .change(let inode) in due {
-            await reconcileChange(inode)
+        // Deletions first: a document renamed over another (`mv b a`) must not meet the name still taken.
+        let changes = state.withLock { state in
+            due.compactMap { key -> DocumentChangeRecord? in
+                guard case .change(let inode) = key else { return nil }
+                return state.changes[inode]
+            }
+        }
+        for change in changes.sorted(by: { $0.isDeleted && !$1.isDeleted }) {
+            await reconcileChange(change.inode)
         }
     }
 
