@@ -8,11 +8,14 @@ import StudIPModel
 extension Outbox {
     /// Sends until cancelled. At the start it finishes what a crash interrupted: bytes not yet moved into the
     /// outbox, outcomes not yet reported, entries found `sending` (checked on Stud.IP before they are sent again).
+    /// While another process sends from the same data directory, it waits for that one to end.
     public func run() async {
         // One sender per outbox: a second would send the same entry twice.
         guard !running else { return }
         running = true
         defer { running = false }
+        guard let lock = await senderLock() else { return }
+        defer { withExtendedLifetime(lock) {} }
         await recover()
         while !Task.isCancelled {
             let rows: [OutboxRow]
@@ -33,6 +36,29 @@ extension Outbox {
             }
         }
     }
+
+    /// The cross-process lock of the sender (``OutboxLock``), waited for while another process holds it; nil
+    /// when cancelled first.
+    private func senderLock() async -> OutboxLock? {
+        var told = false
+        while !Task.isCancelled {
+            let bytes = self.bytes
+            do {
+                if let lock = try await pool.run({ () throws(OutboxError) in try OutboxLock.acquire(in: bytes) }) {
+                    return lock
+                }
+                if !told { logger.notice("outbox: another process is sending from \(bytes.directory.path); waiting") }
+                told = true
+            } catch {
+                logger.error("outbox: \(error)")
+            }
+            await sleep(until: Date().addingTimeInterval(Self.lockPollInterval.seconds))
+        }
+        return nil
+    }
+
+    /// How often a sender looks whether the other process's sender ended.
+    static let lockPollInterval = Duration.seconds(2)
 
     /// The entry to send now: queued, or waiting and due, and neither behind an unsettled entry on the same
     /// document nor waiting for a folder an entry still has to make.

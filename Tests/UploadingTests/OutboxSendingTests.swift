@@ -123,6 +123,37 @@ import Testing
         }
     }
 
+    /// The daemon and a daemon-less `campusfs upload` over the same data directory: only one of them sends, the
+    /// other waits for it to end.
+    @Test func twoSendersOverOneDataDirectorySendAnEntryOnce() async throws {
+        let harness = try H()
+        try await H.withWriter { sim, writer in
+            let first = Settlements()
+            let second = Settlements()
+            let one = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer, onSettled: first.handler)
+            let other = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer,
+                onSettled: second.handler)
+            let id = try await one.enqueue(
+                .upload(folder: .folder(H.generalFolder), name: "Einmal.txt", terms: nil),
+                bytes: try harness.draft("e", H.bytes(500)), draftID: nil)
+            try await one.running {
+                try await other.running {
+                    let deadline = Date().addingTimeInterval(20)
+                    while await first.all.isEmpty, await second.all.isEmpty, Date() < deadline {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    // Time for a second sender to have sent it too.
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+            }
+            #expect(sim.university.fileRefs(in: H.generalFolder).map(\.name) == ["Einmal.txt"])
+            let reported = await first.all + second.all
+            #expect(reported.map(\.entry.id) == [id])
+        }
+    }
+
     /// Legacy REST stores an upload and answers 500: the listing confirms it, nothing is sent twice.
     @Test func legacyRESTsFiveHundredAfterStoringIsConfirmedByTheListing() async throws {
         let harness = try H()
