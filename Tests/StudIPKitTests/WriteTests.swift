@@ -487,6 +487,8 @@ final class WriteTests: Sendable {
                 documentID: own.id, file: try file(newBytes), name: "Eigen.txt", progress: nil)
             let updated = try #require(receipt.document)
             #expect(updated.id == own.id)
+            // Legacy REST's update makes a new `files` row (fixtures-5.0.7-more `p2_v4_rest_file_update`).
+            #expect(updated.fileID != own.fileID)
             #expect(updated.size == Int64(newBytes.count))
             #expect(try await Self.content(of: own.id, source) == newBytes)
             #expect(try await writer.contentETag(documentID: own.id) == nil)
