@@ -108,6 +108,24 @@ final class WriteTests: Sendable {
         }
     }
 
+    @Test("A failed read-back after the 201 is a receipt, not an error: stored, unverified, never sent again")
+    func aFailedReadBackIsStoredUnverified() async throws {
+        try await Self.withWriter { sim, writer, _ in
+            let path = try file(Data("x".utf8))
+            sim.inject(Fault(action: .status(500), pathContains: "/file-refs/", method: "GET"))
+            let receipt = try await writer.upload(
+                file: path, toFolder: Self.generalFolder, name: "a.txt", termsID: nil, progress: nil)
+            guard case .storedUnverified = receipt.outcome else {
+                Issue.record("expected storedUnverified, got \(receipt.outcome)")
+                return
+            }
+            #expect(receipt.isStored)
+            let id = try #require(receipt.documentID)
+            sim.clearFaults()
+            #expect(try await writer.document(id: id).name == "a.txt")
+        }
+    }
+
     @Test("Homework: stored, cannot be read back; the lecturer sees it, another student does not")
     func homeworkIsStoredButUnreadable() async throws {
         let bytes = Data("Abgabe Blatt 1\n".utf8)
@@ -132,6 +150,20 @@ final class WriteTests: Sendable {
                 #expect(listed.map(\.id) == [id])
                 #expect(listed.first?.size == Int64(bytes.count))
                 #expect(try await Self.content(of: id, source) == bytes)
+            }
+            try await Self.withWriter(sim, user: "test_autor", api: .legacyREST) { writer, _ in
+                // Legacy REST refuses what JSON:API accepts (`w6_rest_upload_autor`).
+                let path = try file(bytes)
+                let refused = await Harness.error { () async throws(StudIPError) in
+                    try await writer.upload(
+                        file: path, toFolder: Self.homeworkFolder, name: "Abgabe.pdf",
+                        termsID: nil, progress: nil)
+                }
+                guard case .notPermitted(let said?) = Self.refusal(refused) else {
+                    Issue.record("expected notPermitted, got \(String(describing: refused))")
+                    return
+                }
+                #expect(said.contains("You are not allowed"))
             }
             try await Self.withWriter(sim, user: "test_autor2") { other, _ in
                 let listing = await Harness.error { () async throws(StudIPError) in
