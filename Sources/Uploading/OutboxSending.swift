@@ -26,14 +26,18 @@ extension Outbox {
                 await sleep(until: Date().addingTimeInterval(backoff.initial.seconds))
                 continue
             }
+            let recorded: Bool
             if let settled = rows.first(where: { $0.state == OutboxState.settled.rawValue }) {
-                await report(settled)
+                recorded = await report(settled)
             } else if let next = Self.next(in: rows, now: Date()) {
-                await attempt(next)
+                recorded = await attempt(next)
             } else {
                 let waiting = rows.filter { $0.state == OutboxState.waiting.rawValue }
                 await sleep(until: waiting.isEmpty ? nil : waiting.map { $0.notBefore ?? .distantPast }.min())
+                continue
             }
+            // The store would not take the outcome (a full disk): not the same entry again at once.
+            if !recorded { await sleep(until: Date().addingTimeInterval(backoff.initial.seconds)) }
         }
     }
 
@@ -90,8 +94,9 @@ extension Outbox {
         case unconfirmed(reason: String)
     }
 
-    func attempt(_ row: OutboxRow) async {
-        guard let entry = row.entry else { return }
+    /// Sends `row` once; false when its outcome could not be recorded.
+    func attempt(_ row: OutboxRow) async -> Bool {
+        guard let entry = row.entry else { return false }
         sendingEntry = row.id
         defer { sendingEntry = nil }
         var row = row
@@ -125,10 +130,10 @@ extension Outbox {
             result = await makeFolder(&row, &progress, in: parent, name: name)
         case .upload(.madeBy, _, _), .move(_, .madeBy), .makeFolder(.madeBy, _):
             // `next(in:now:)` holds these back until the folder is made and the reference resolved.
-            return
+            return false
         }
         row.progress = progress.text
-        await finish(row, result)
+        return await finish(row, result)
     }
 
     /// A rename, move or delete: sending it again does no harm, so no check before.
@@ -309,7 +314,7 @@ extension Outbox {
     // MARK: - Outcomes
 
     /// Writes what the attempt came to; a settled entry's bytes go and its outcome is reported.
-    func finish(_ row: OutboxRow, _ result: Attempt) async {
+    func finish(_ row: OutboxRow, _ result: Attempt) async -> Bool {
         var row = row
         var changed: [OutboxRow] = []
         switch result {
@@ -345,19 +350,20 @@ extension Outbox {
             try await save([row] + changed)
         } catch {
             logger.error("outbox: cannot record the outcome of \(row.id): \(error)")
-            return
+            return false
         }
-        guard let entry = row.entry else { return }
+        guard let entry = row.entry else { return true }
         switch result {
-        case .settled: await report(row)
+        case .settled: return await report(row)
         case .failed(let reason): await onSettled(entry, .failed(reason: reason))
         case .unconfirmed(let reason): await onSettled(entry, .unconfirmed(reason: reason))
         case .waiting: break
         }
+        return true
     }
 
-    /// Reports a settled entry, then removes it and its bytes.
-    func report(_ row: OutboxRow) async {
+    /// Reports a settled entry, then removes it and its bytes; false when the row could not be removed.
+    func report(_ row: OutboxRow) async -> Bool {
         let (store, bytes, id) = (self.store, self.bytes, row.id)
         try? await pool.run { () throws(OutboxError) in try bytes.remove(id) }
         if let entry = row.entry, let outcome = OutboxCoding.decode(OutboxOutcome.self, row.outcome) {
@@ -370,7 +376,9 @@ extension Outbox {
             }
         } catch {
             logger.error("outbox: cannot remove settled entry \(id): \(error)")
+            return false
         }
+        return true
     }
 
     // MARK: - Start
