@@ -133,6 +133,9 @@ final class StatusReporter: Sendable {
         }
     }
 
+    /// How often the service manager's line looks at the outbox's counts (one count query).
+    static let outboxCheckInterval = Duration.seconds(2)
+
     private static let clock: DateFormatter = {
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm"
@@ -195,6 +198,16 @@ final class StatusReporter: Sendable {
                 }
             }
         ]
+        if uploads != nil {
+            // The mount's workspace queues uploads without telling anyone: look at the outbox's counts now and then.
+            started.append(
+                Task { [changes] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: Self.outboxCheckInterval)
+                        changes.yield()
+                    }
+                })
+        }
         if let interval = service.watchdogInterval {
             // From a task: a ping proves that the cooperative pool, which every open and refresh needs, still runs.
             started.append(

@@ -138,6 +138,26 @@ import Uploading
         }
     }
 
+    /// The service manager's status line counts an entry the mount's workspace queued (nobody tells the reporter):
+    /// it looks at the outbox's counts every ``StatusReporter/outboxCheckInterval``.
+    @Test func theServiceManagersLineCountsWhatTheWorkspaceQueued() async throws {
+        try await Self.with { parts, desk, _ in
+            let manager = try NotifyListener()
+            let service = try #require(ServiceManager(socket: manager.path))
+            let reporter = parts.reporter(service: service, uploads: desk)
+            await reporter.ready()
+            _ = await manager.first(timeout: 10) { $0.hasPrefix("READY=1") }
+            parts.sim.faults.add(Fault(action: .status(503), method: "POST"))
+            let file = try temporaryDirectory("campusfs-staged") + "/draft"
+            try Data("Entwurf\n".utf8).write(to: URL(fileURLWithPath: file))
+            _ = try await desk.outbox.enqueue(
+                .upload(folder: .folder(Self.general), name: "Entwurf.txt", terms: nil), bytes: file, draftID: nil)
+            let line = await manager.first(timeout: 10) { $0.contains("1 upload pending") }
+            #expect(line?.hasPrefix("STATUS=") == true, "\(line ?? "no status line with the pending upload")")
+            await reporter.stop()
+        }
+    }
+
     /// An upload's success, a refusal and a conflict each reach the desktop (a real notification server on a bus
     /// of the test's own), phrased for the person; a discard does not.
     @Test func uploadsSuccessFailureAndConflictAreNotified() async throws {
