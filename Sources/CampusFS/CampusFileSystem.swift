@@ -314,7 +314,7 @@ public final class CampusFileSystem: FileSystemOperations {
 
     /// Sizes live on the server, not here: report no blocks (like other network filesystems) and the name limit.
     public func statistics(_ inode: Inode, reply: StatisticsReply) {
-        reply.statistics(FileSystemStatistics(blockSize: 4096, maximumNameLength: 255))
+        reply.statistics(draftSpace() ?? FileSystemStatistics(blockSize: 4096, maximumNameLength: 255))
     }
 
     // MARK: - Content (cache, asynchronous)

@@ -441,6 +441,24 @@ extension CampusFileSystem {
         }
     }
 
+    /// With writing on, the free space is the drafts' (file managers refuse to copy into a filesystem that reports
+    /// none); the data directory's filesystem holds every byte written here until Stud.IP confirmed it.
+    func draftSpace() -> FileSystemStatistics? {
+        guard let writer else { return nil }
+        var space = statvfs()
+        guard statvfs(writer.workspace.directory, &space) == 0 else { return nil }
+        return FileSystemStatistics(
+            blockSize: UInt(space.f_frsize), blocks: UInt(space.f_blocks), freeBlocks: UInt(space.f_bfree),
+            availableBlocks: UInt(space.f_bavail), maximumNameLength: 255)
+    }
+
+    /// Stud.IP has no hard links (gio's `--backup` asks for one): `EPERM`, as filesystems without them answer.
+    public func link(_ inode: Inode, newParent: Inode, newName: String, reply: EntryReply) {
+        guard writer != nil else { return reply.error(EROFS) }
+        logger.notice("link of \(newName) refused: Stud.IP has no hard links")
+        reply.error(EPERM)
+    }
+
     // MARK: - Names
 
     public func create(parent: Inode, name: String, mode: mode_t, file: FileInfo, reply: CreateReply) {

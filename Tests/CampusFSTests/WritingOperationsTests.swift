@@ -151,6 +151,56 @@ import Uploading
         }
     }
 
+    /// File managers check the free space before they copy: with writing on it is the drafts' filesystem's, not 0.
+    @Test func theFreeSpaceIsTheDrafts() async throws {
+        try await Self.with(uploads: true) { campus, fs, workspace in
+            let statistics = try await Self.answer { fs.statistics(rootInode, reply: $0) }
+            guard case .statistics(let answered) = statistics else {
+                Issue.record("statfs answered \(statistics)")
+                return
+            }
+            var space = statvfs()
+            #expect(statvfs(try #require(workspace).directory, &space) == 0)
+            #expect(answered.availableBlocks > 0)
+            #expect(answered.blocks == UInt(space.f_blocks))
+        }
+    }
+
+    /// A folder made locally lists and shows like any directory, and a file created in it too.
+    @Test func aLocalFolderListsItsDrafts() async throws {
+        try await Self.with(uploads: true) { campus, fs, _ in
+            let group = try Self.inode(campus, Self.course + "/Dateiordner der Gruppe: Studierende")
+            let made = try await Self.answer {
+                fs.makeDirectory(parent: group, name: "Gruppe 4", mode: 0o755, reply: $0)
+            }
+            let folder = try made.entry.attributes
+            #expect(folder.mode & S_IFMT == S_IFDIR)
+            let created = try await Self.answer {
+                fs.create(
+                    parent: folder.inode, name: "a.txt", mode: S_IFREG | 0o644, file: FileInfo(flags: O_WRONLY),
+                    reply: $0)
+            }
+            guard case .created(let entry, let opened) = created else {
+                Issue.record("create answered \(created)")
+                return
+            }
+            _ = try await Self.answer {
+                fs.release(entry.attributes.inode, file: FileInfo(handle: opened.handle), reply: $0)
+            }
+            let listing = try await Self.answer(size: 65536) {
+                fs.readDirectoryPlus(folder.inode, offset: 0, file: FileInfo(), reply: $0)
+            }.directoryEntries
+            #expect(listing.map(\.name) == [".", "..", "a.txt"])
+            let parentListing = try await Self.answer(size: 65536) {
+                fs.readDirectoryPlus(group, offset: 0, file: FileInfo(), reply: $0)
+            }.directoryEntries
+            #expect(parentListing.map(\.name).contains("Gruppe 4"))
+            #expect(
+                try await Self.answer { fs.removeDirectory(parent: group, name: "Gruppe 4", reply: $0) }.errorNumber
+                    == ENOTEMPTY)
+        }
+    }
+
     /// `RENAME_EXCHANGE` has no Stud.IP counterpart; `RENAME_NOREPLACE` is honoured.
     @Test func renameFlags() async throws {
         try await Self.with(uploads: true) { campus, fs, _ in
