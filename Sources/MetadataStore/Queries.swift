@@ -28,24 +28,29 @@ extension MetadataStore {
         try readStatement("listing inode \(parent)") { db in try Self.children(of: parent, after: offset, limit, db) }
     }
 
-    /// readdir in one read transaction of two statements: the directory, its parent for `..` and when it was listed
-    /// (``QuerySQL/listingHead``), then the first page of children. One transaction instead of four is most of what
-    /// a cold `find` costs the daemon (a transaction takes a reader from the pool and a WAL lock); one statement
-    /// instead of three for the head saved another tenth of the find's reads (docs/performance.md, "Daemon CPU a
-    /// document").
+    /// readdir's first page: the directory, its parent for `..`, when it was listed, and the first page of children,
+    /// consistent with each other because they come from one statement (``QuerySQL/listing``), which needs no
+    /// transaction. Four statements in a read transaction were most of what a cold `find` cost the daemon besides
+    /// the kernel (docs/performance.md, "Daemon CPU a document").
     public func listing(of directory: Int64, after offset: Int64 = 0, limit: Int = 1024) throws(StoreError)
         -> Listing?
     {
-        try read("listing inode \(directory)") { db in
-            guard let head = try db.row(QuerySQL.listingHead, [directory]) else { return nil }
+        try readStatement("listing inode \(directory)") { db in
+            let rows = try db.rows(QuerySQL.listing, [directory, directory, max(offset - Self.offsetBias, 0), limit])
+            guard let head = rows.first else { return nil }
             let node = try Node(row: head)
             let listedAt = try head.decode(Double?.self, atIndex: 2 * Node.columnCount)
+            let childStart = 2 * Node.columnCount + 1
             return Listing(
                 directory: node,
                 parent: try head.decode(Int64?.self, atIndex: Node.columnCount) == nil
                     ? nil : try Node(row: head, at: Node.columnCount),
                 listedAt: listedAt.map(Date.init(timeIntervalSince1970:)),
-                children: node.kind == .directory ? try Self.children(of: directory, after: offset, limit, db) : [])
+                children: try rows.compactMap { row in
+                    guard try row.decode(Int64?.self, atIndex: childStart) != nil else { return nil }
+                    let child = try Node(row: row, at: childStart)
+                    return DirectoryEntry(node: child, offset: child.inode + Self.offsetBias)
+                })
         }
     }
 
