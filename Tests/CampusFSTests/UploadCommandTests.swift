@@ -103,7 +103,8 @@ import Testing
     }
 
     /// What Stud.IP refuses stays in the outbox with its reason (exit 4); offline it waits there (exit 3). `outbox`
-    /// lists both, `retry` queues again, and `discard` drops only after a --yes (no terminal to ask on).
+    /// lists both, `retry` queues again, and `discard` drops only after a yes at the terminal (a script must pass
+    /// --yes).
     @Test func refusedAndWaitingUploadsStayInTheOutboxUntilRetriedOrDiscarded() async throws {
         try await withSimulator(.fixtures507Writes) { sim async throws in
             let cli = try await Self.home(sim)
@@ -144,9 +145,15 @@ import Testing
             #expect(retried.stdout.contains("goes to Stud.IP at the next mount"), "\(retried.stdout)")
             #expect(try await cli.run(["outbox"]).lines.first?.contains("\tqueued\t") == true)
 
-            let discarded = try await cli.run(["outbox", "discard", failedID, "--yes"])
-            #expect(discarded.status == 0, "\(discarded.stderr)")
-            #expect(discarded.stdout.contains("discarded the upload of Setup.exe"), "\(discarded.stdout)")
+            // At a terminal it asks; only a yes drops the bytes.
+            let question = "What it would send is deleted. [y/N] "
+            let kept = try await cli.converse(["outbox", "discard", failedID], [.init(prompt: question, answer: "n")])
+            #expect(kept.status == 0 && kept.output.contains("kept entry \(failedID)"), "\(kept.output)")
+            #expect(try await cli.run(["outbox"]).lines.count == 2)
+            let discarded = try await cli.converse(
+                ["outbox", "discard", failedID], [.init(prompt: question, answer: "y")])
+            #expect(discarded.status == 0, "\(discarded.output)")
+            #expect(discarded.output.contains("discarded the upload of Setup.exe"), "\(discarded.output)")
             let left = try await cli.run(["outbox"])
             #expect(left.lines.count == 1 && left.lines.first?.contains("Notizen.txt") == true, "\(left.stdout)")
             #expect(try await Self.lecturersView(sim, folder: Self.generalID)["Setup.exe"] == nil)
