@@ -40,8 +40,8 @@ final class UploadFile: Sendable {
 
     /// Opens `path` and learns its size on the blocking pool.
     static func open(_ path: String) async throws(StudIPError) -> UploadFile {
-        let opened = await BlockingPool.shared.run { () -> Result<UploadFile, SystemCallError> in
-            Result { () throws(SystemCallError) in
+        do {
+            return try await BlockingPool.shared.run { () throws(SystemCallError) -> UploadFile in
                 let descriptor = try systemCall("open") { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
                 var status = stat()
                 do throws(SystemCallError) {
@@ -52,21 +52,19 @@ final class UploadFile: Sendable {
                 }
                 return UploadFile(path: path, descriptor: descriptor, size: Int64(status.st_size))
             }
-        }
-        switch opened {
-        case .success(let file): return file
-        case .failure(let error): throw .unreadableFile(path: path, detail: error.description)
+        } catch {
+            throw .unreadableFile(path: path, detail: error.description)
         }
     }
 
+    /// Closing a regular file read only does not block: done wherever the last reference goes.
     deinit { close(descriptor) }
 
     /// Up to `count` bytes from `offset`, read on the blocking pool; fewer only at the end of the file.
     fileprivate func read(at offset: Int64, count: Int) async throws(StudIPError) -> ByteBuffer {
         let descriptor = descriptor
-        let path = path
-        let result = await BlockingPool.shared.run { () -> Result<ByteBuffer, SystemCallError> in
-            Result { () throws(SystemCallError) in
+        do {
+            return try await BlockingPool.shared.run { () throws(SystemCallError) -> ByteBuffer in
                 var buffer = ByteBuffer()
                 var failure: SystemCallError?
                 buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
@@ -81,10 +79,8 @@ final class UploadFile: Sendable {
                 if let failure { throw failure }
                 return buffer
             }
-        }
-        switch result {
-        case .success(let buffer): return buffer
-        case .failure(let error): throw .unreadableFile(path: path, detail: error.description)
+        } catch {
+            throw .unreadableFile(path: path, detail: error.description)
         }
     }
 }
