@@ -220,6 +220,8 @@ extension CampusFileSystem {
         }
         let workspace = writer.workspace
         let truncating = file.flags & O_TRUNC != 0
+        // A read with nothing overlaid is the store's, without a second query.
+        if !writes, !truncating, workspace.isEmpty { return false }
         do throws(WorkspaceError) {
             var draft = workspace.draft(inode: Int64(inode))
             var node: Node?
@@ -394,7 +396,10 @@ extension CampusFileSystem {
                 draft = try workspace.openForWriting(node, content: nil)
             }
             guard var current = draft, let id = current.id else {
+                // Times and modes of the store's nodes are not kept; accepted where one may write, refused elsewhere.
                 guard let node else { return reply.error(ENOENT) }
+                let allowed = writeAccess(inode)
+                guard allowed == 0 else { throw .refused(errno: allowed, rule: "\(node.name) is not yours to change") }
                 return reply.attributes(attributes(of: node), timeout: timeouts.attributes)
             }
             // Times alone are no change of the bytes (`gio copy` sets them after the close, `cp -a` on the open file).

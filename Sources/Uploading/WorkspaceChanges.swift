@@ -203,7 +203,10 @@ extension Workspace {
             try drop(draft)
         case .draft: throw .refused(errno: ENOTDIR, rule: "\(name) is a file")
         case .document: throw .refused(errno: ENOTDIR, rule: "\(name) is a document")
-        case .other: throw .refused(errno: EACCES, rule: "Stud.IP's folders are not deleted from the mount")
+        case .other(let node):
+            let isFolder = try storing { () throws(StoreError) in try store.folderAccess(inode: node.inode) } != nil
+            throw .refused(
+                errno: isFolder ? EACCES : EROFS, rule: "\(name): Stud.IP's folders are not deleted from the mount")
         case .none: throw .refused(errno: ENOENT, rule: "\(name) does not exist")
         }
     }

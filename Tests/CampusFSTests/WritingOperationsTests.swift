@@ -94,6 +94,22 @@ import Uploading
             #expect(onSemester.errorNumber == EROFS)
             let general = try Self.inode(campus, Self.general)
             #expect(try await Self.answer { fs.access(general, mask: W_OK, reply: $0) }.errorNumber == 0)
+            let chmod = AttributeChanges(mode: 0o600)
+            #expect(
+                try await Self.answer { fs.setAttributes(semester, changes: chmod, file: nil, reply: $0) }.errorNumber
+                    == EROFS)
+            // The lecturer's document in the course's root folder: neither a new version nor a chmod.
+            let lecturers = try Self.inode(campus, Self.course + "/mappe_studip-el.pdf")
+            #expect(try await Self.answer { fs.access(lecturers, mask: W_OK, reply: $0) }.errorNumber == EACCES)
+            #expect(
+                try await Self.answer { fs.setAttributes(lecturers, changes: chmod, file: nil, reply: $0) }.errorNumber
+                    == EACCES)
+            #expect(
+                try await Self.answer { fs.open(lecturers, file: FileInfo(flags: O_WRONLY | O_TRUNC), reply: $0) }
+                    .errorNumber == EACCES)
+            #expect(
+                try await Self.answer { fs.unlink(parent: general, name: "missing.txt", reply: $0) }.errorNumber
+                    == ENOENT)
         }
     }
 
