@@ -238,25 +238,24 @@ struct UploadCommand: AsyncParsableCommand {
             await link.shutdown()
             throw error
         }
-        guard let id = await desk.handle(.upload(order)).queued else {
-            await link.shutdown()
-            throw .other("the outbox did not take the upload")
-        }
         let sending = Task { await desk.outbox.run() }
-        defer { sending.cancel() }
+        let result: Result<OutboxSettlement, CLIError>
         do throws(CLIError) {
-            try await follow(id, name: order.name, place: place) { () async throws(CLIError) in
-                try ProfileOutbox.answer(await desk.handle(.outboxEntry(id: id)))
+            guard let id = try ProfileOutbox.answer(await desk.handle(.upload(order))).queued else {
+                throw .other("the outbox did not take the upload")
             }
+            result = .success(
+                try await follow(id, name: order.name, place: place) { () async throws(CLIError) in
+                    try ProfileOutbox.answer(await desk.handle(.outboxEntry(id: id)))
+                })
         } catch {
-            sending.cancel()
-            await sending.value
-            await link.shutdown()
-            throw error
+            result = .failure(error)
         }
+        // What is still queued (a waiting entry) stays on disk for the next mount.
         sending.cancel()
         await sending.value
         await link.shutdown()
+        _ = try result.get()
         print("it shows in the tree after the next refresh (`campusfs refresh \"\(place)\"`)")
     }
 
