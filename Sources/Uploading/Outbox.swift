@@ -185,10 +185,12 @@ public actor Outbox {
         }
     }
 
-    func save(_ rows: [OutboxRow]) async throws(OutboxError) {
+    /// Writes the rows; returns the ids of those no longer in the store (discarded meanwhile).
+    @discardableResult
+    func save(_ rows: [OutboxRow]) async throws(OutboxError) -> [Int64] {
         let store = self.store
-        try await pool.run { () throws(OutboxError) in
-            try OutboxCoding.storing { () throws(StoreError) in _ = try store.updateOutboxRows(rows) }
+        return try await pool.run { () throws(OutboxError) in
+            try OutboxCoding.storing { () throws(StoreError) in try store.updateOutboxRows(rows) }
         }
     }
 

@@ -92,6 +92,8 @@ extension Outbox {
         case waiting(reason: String)
         case failed(reason: String)
         case unconfirmed(reason: String)
+        /// The entry was discarded before it was sent.
+        case discarded
     }
 
     /// Sends `row` once; false when its outcome could not be recorded.
@@ -294,8 +296,8 @@ extension Outbox {
     private func markSending(_ row: inout OutboxRow) async -> Attempt? {
         row.state = OutboxState.sending.rawValue
         do {
-            try await save([row])
-            return nil
+            // Discarded while the sender read the rows: nothing is sent.
+            return try await save([row]).contains(row.id) ? .discarded : nil
         } catch {
             return .waiting(reason: "\(error)")
         }
@@ -345,6 +347,8 @@ extension Outbox {
             row.state = OutboxState.unconfirmed.rawValue
             row.reason = reason
             logger.warning("outbox: \(row.id) unconfirmed: \(reason)")
+        case .discarded:
+            return true
         }
         do {
             try await save([row] + changed)
@@ -357,7 +361,7 @@ extension Outbox {
         case .settled: return await report(row)
         case .failed(let reason): await onSettled(entry, .failed(reason: reason))
         case .unconfirmed(let reason): await onSettled(entry, .unconfirmed(reason: reason))
-        case .waiting: break
+        case .waiting, .discarded: break
         }
         return true
     }

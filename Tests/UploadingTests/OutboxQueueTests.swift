@@ -96,6 +96,29 @@ import Testing
         }
     }
 
+    /// The sender read the rows, then the user discarded an entry before it was sent: it is not sent.
+    @Test func anEntryDiscardedAfterTheSenderReadItIsNotSent() async throws {
+        let harness = try OutboxHarness()
+        let settlements = Settlements()
+        try await OutboxHarness.withWriter { sim, writer in
+            let existing = try #require(
+                try await writer.upload(
+                    file: try harness.draft("x", [1, 2]), toFolder: OutboxHarness.generalFolder, name: "Bleibt.txt",
+                    termsID: nil, progress: nil
+                ).document)
+            let outbox = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer,
+                onSettled: settlements.handler)
+            let id = try await outbox.enqueue(.delete(documentID: existing.id), bytes: nil, draftID: nil)
+            let read = try await outbox.rows()
+            try await outbox.discard(id)
+            _ = await outbox.attempt(try #require(read.first))
+            #expect(sim.university.fileRefs(in: OutboxHarness.generalFolder).map(\.id) == [existing.id])
+            #expect(await settlements.all.map(\.outcome) == [.discarded])
+            #expect(try await outbox.entries().isEmpty)
+        }
+    }
+
     @Test func operationsAndBytesMustGoTogether() async throws {
         let harness = try OutboxHarness()
         try await OutboxHarness.withWriter { _, writer in
