@@ -3,6 +3,7 @@ import Glibc
 import MetadataStore
 import NamingRules
 import StudIPModel
+import Synchronization
 import Testing
 
 @testable import Uploading
@@ -219,6 +220,68 @@ import Testing
                 try await restarted.operations() == [
                     .upload(folder: .folder(OutboxHarness.generalFolder), name: "Abgabe.txt", terms: nil)
                 ])
+        }
+    }
+
+    /// Confirmed: the draft stays shown while its course is refreshed (the tree never shows neither), and is
+    /// dropped after; a second save made while the first was in the outbox waited for it and becomes a new version
+    /// of the document the first made, not a second document.
+    @Test func aConfirmedDraftStaysUntilItsCourseWasRefreshedAndItsFollowerBecomesANewVersion() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            let first = try bench.workspace.create(parent: general, name: "Bericht.txt")
+            try bench.write(first, Self.bytes)
+            await bench.settle(after: .seconds(3))
+            let entry = try #require(try await bench.outbox.entries().first)
+            // Saved again while the first upload is in the outbox.
+            guard case .draft(let queued) = bench.workspace.item(parent: general, name: "Bericht.txt") else {
+                Issue.record("the queued draft is not shown")
+                return
+            }
+            let second = try bench.workspace.openForWriting(queued, truncating: true)
+            #expect(second.follows == first.id)
+            try bench.write(second, Array("second\n".utf8))
+            await bench.settle(after: .seconds(3))
+            #expect(try await bench.operations().count == 1, "the second waits for the first's outcome")
+
+            let shownDuringRefresh = Mutex<Bool?>(nil)
+            bench.workspace.refreshCourses { _ in
+                let shown = bench.workspace.items(in: general).contains { $0.name == "Bericht.txt" }
+                shownDuringRefresh.withLock { $0 = shown }
+            }
+            let made = RemoteDocument(
+                id: "made-by-stud-ip", folderID: OutboxHarness.generalFolder, name: "Bericht.txt",
+                mimeType: "text/plain",
+                size: Int64(Self.bytes.count), created: Date(), changed: Date(), fileID: "file-1")
+            await bench.workspace.settled(entry, .done(made))
+            #expect(shownDuringRefresh.withLock { $0 } == true, "shown while the course was refreshed")
+            let firstID = try #require(first.id)
+            #expect(bench.workspace.draft(inode: Workspace.inode(ofDraft: firstID)) == nil)
+            await bench.settle(after: .seconds(3))
+            let operations = try await bench.operations()
+            #expect(
+                operations.last
+                    == .newVersion(
+                        documentID: "made-by-stud-ip", name: "Bericht.txt",
+                        base: DocumentVersion(fileID: "file-1", size: Int64(Self.bytes.count)),
+                        folderID: OutboxHarness.generalFolder))
+        }
+    }
+
+    /// A homework hand-in cannot be read back: done without a document keeps the copy, read-only, `handed-in`.
+    @Test func aHandInStaysAsHandedIn() async throws {
+        try await WorkspaceBench.with { bench in
+            let homework = try bench.folder(OutboxHarness.homeworkFolder)
+            let draft = try bench.workspace.create(parent: homework, name: "Blatt 1.pdf")
+            try bench.write(draft, Self.bytes)
+            await bench.settle(after: .seconds(3))
+            let entry = try #require(try await bench.outbox.entries().first)
+            await bench.workspace.settled(entry, .done(nil))
+            let id = try #require(draft.id)
+            let kept = try #require(bench.workspace.draft(inode: Workspace.inode(ofDraft: id)))
+            #expect(kept.state == .handedIn)
+            #expect(throws: WorkspaceError.self) { try bench.workspace.openForWriting(kept, truncating: true) }
+            #expect(try bench.store.drafts().first?.state == .handedIn, "stored")
         }
     }
 
