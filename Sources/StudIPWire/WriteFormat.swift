@@ -30,9 +30,31 @@ package struct WriteFormat: Sendable {
             head += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(part.name)\"\r\n\r\n\(part.value)\r\n"
         }
         head += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(fileField)\"; "
-        head += "filename=\"\(dispositionName(fileName))\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+        head += "filename=\"\(dispositionName(fileName))\"\r\nContent-Type: \(contentType(of: fileName))\r\n\r\n"
         return (Array(head.utf8), Array("\r\n--\(boundary)--\r\n".utf8))
     }
+
+    /// The file part's type, as a browser names it by the extension: Stud.IP may store the type it is sent, and a
+    /// PDF stored as `application/octet-stream` would be offered for download instead of shown. Unknown extensions
+    /// are `application/octet-stream`, which Stud.IP replaces by its own guess from the name.
+    static func contentType(of fileName: String) -> String {
+        guard fileName.contains("."), let suffix = fileName.split(separator: ".").last else {
+            return "application/octet-stream"
+        }
+        return contentTypes[suffix.lowercased()] ?? "application/octet-stream"
+    }
+
+    private static let contentTypes: [String: String] = [
+        "pdf": "application/pdf", "txt": "text/plain", "md": "text/markdown", "csv": "text/csv", "html": "text/html",
+        "tex": "text/x-tex", "zip": "application/zip", "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg",
+        "odt": "application/vnd.oasis.opendocument.text",
+        "ods": "application/vnd.oasis.opendocument.spreadsheet",
+        "odp": "application/vnd.oasis.opendocument.presentation",
+        "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        "doc": "application/msword", "xls": "application/vnd.ms-excel", "ppt": "application/vnd.ms-powerpoint",
+    ]
 
     /// A name inside a quoted `Content-Disposition` parameter as browsers write it (WHATWG's multipart encoding):
     /// `"` and line breaks percent-encoded, everything else as UTF-8. Stud.IP takes the name from the `Slug` anyway.

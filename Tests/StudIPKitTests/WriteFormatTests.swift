@@ -143,7 +143,11 @@ struct WriteFormatTests {
             String(decoding: head, as: UTF8.self)
                 == "--B\r\nContent-Disposition: form-data; name=\"term-id\"\r\n\r\nSELFMADE_NONPUB\r\n"
                 + "--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a %22b%22.txt\"\r\n"
-                + "Content-Type: application/octet-stream\r\n\r\n")
+                + "Content-Type: text/plain\r\n\r\n")
+        let (pdf, _) = WriteFormat.multipart(boundary: "B", textParts: [], fileField: "file", fileName: "Blatt 1.PDF")
+        #expect(String(decoding: pdf, as: UTF8.self).contains("Content-Type: application/pdf\r\n"))
+        let (unknown, _) = WriteFormat.multipart(boundary: "B", textParts: [], fileField: "file", fileName: "Makefile")
+        #expect(String(decoding: unknown, as: UTF8.self).contains("Content-Type: application/octet-stream\r\n"))
         #expect(String(decoding: tail, as: UTF8.self) == "\r\n--B--\r\n")
     }
 }
