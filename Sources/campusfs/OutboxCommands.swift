@@ -238,12 +238,22 @@ struct UploadCommand: AsyncParsableCommand {
             await link.shutdown()
             throw error
         }
+        let queued: Int64?
+        do throws(CLIError) {
+            queued = try ProfileOutbox.answer(await desk.handle(.upload(order))).queued
+        } catch {
+            await link.shutdown()
+            throw error
+        }
+        guard let id = queued else {
+            await link.shutdown()
+            throw .other("the outbox did not take the upload")
+        }
+        // Only once the entry is queued: the sender's start finishes what a crash left, and an entry half-way
+        // through being queued looks like that.
         let sending = Task { await desk.outbox.run() }
         let result: Result<OutboxSettlement, CLIError>
         do throws(CLIError) {
-            guard let id = try ProfileOutbox.answer(await desk.handle(.upload(order))).queued else {
-                throw .other("the outbox did not take the upload")
-            }
             result = .success(
                 try await follow(id, name: order.name, place: place) { () async throws(CLIError) in
                     try ProfileOutbox.answer(await desk.handle(.outboxEntry(id: id)))
