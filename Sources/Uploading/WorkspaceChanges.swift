@@ -134,8 +134,8 @@ extension Workspace {
     /// The store's document whose place is `parent`/`name` and which was renamed away locally (a backup name):
     /// an editor saving by "rename away, write anew".
     private func renamedAwayDocument(parent: Int64, name: String) throws(WorkspaceError) -> DocumentInfo? {
-        let candidates = state.withLock { $0.changes.values.filter { !$0.isDeleted || $0.outboxID == nil } }
-        for change in candidates where change.outboxID == nil {
+        // Deleted ones too: `rm notes.txt` and a new `notes.txt` before the deletion settled is a new version.
+        for change in state.withLock({ $0.changes.values.filter { $0.outboxID == nil } }) {
             let found = try storing { () throws(StoreError) -> DocumentInfo? in
                 guard let node = try store.node(inode: change.inode), node.parentInode == parent, node.name == name
                 else { return nil }

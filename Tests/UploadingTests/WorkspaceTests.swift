@@ -118,6 +118,24 @@ import Testing
         }
     }
 
+    /// `rm notes.txt` and a new `notes.txt` before the deletion settled: one new version, the document kept.
+    @Test func aDeleteAndANewFileOfTheSameNameIsOneNewVersion() async throws {
+        try await WorkspaceBench.with { bench in
+            let (_, info) = try await bench.ownDocument("notes.txt", Array("old notes\n".utf8))
+            let general = try bench.general
+            try bench.workspace.remove(parent: general, name: "notes.txt")
+            try bench.write(try bench.workspace.create(parent: general, name: "notes.txt"), Self.bytes)
+            await bench.settle(after: .seconds(3))
+            await bench.settle(after: .seconds(3))
+            #expect(
+                try await bench.operations() == [
+                    .newVersion(
+                        documentID: info.id, name: "notes.txt", base: info.version,
+                        folderID: OutboxHarness.generalFolder)
+                ])
+        }
+    }
+
     /// LibreOffice opens a document for writing and closes it unwritten before and after saving: no new version.
     @Test func aDocumentOpenedForWritingAndClosedUnwrittenIsNoOperation() async throws {
         try await WorkspaceBench.with { bench in
