@@ -5,6 +5,7 @@ import FUSEKitTesting
 import Foundation
 import Glibc
 import MetadataStore
+import Refreshing
 import TestSupport
 import Testing
 import Uploading
@@ -164,6 +165,54 @@ import Uploading
             }.bytes
             #expect(read == bytes)
             #expect(workspace?.draft(inode: Int64(entry.attributes.inode))?.state == .editing)
+        }
+    }
+
+    /// Opening one's own document for writing makes a draft in its place: from its bytes, downloaded through the
+    /// content cache, or with `O_TRUNC` empty and without a download.
+    @Test func openingOnesOwnDocumentForWritingDownloadsOnlyWithoutTruncation() async throws {
+        try await Self.with(uploads: true) { campus, fs, workspace in
+            let writer = try #require(campus.source.writer)
+            let staging = try temporaryDirectory("campusfs-before")
+            defer { try? FileManager.default.removeItem(atPath: staging) }
+            let old = Array("old notes\n".utf8)
+            for name in ["kept.txt", "truncated.txt"] {
+                #expect(FileManager.default.createFile(atPath: staging + "/" + name, contents: Data(old)))
+                _ = try await writer.upload(
+                    file: staging + "/" + name, toFolder: WritingCopyTests.generalID, name: name, termsID: nil,
+                    progress: nil)
+            }
+            _ = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions()).refresh()
+            let kept = try #require(try campus.document(Self.general + "/kept.txt"))
+            let truncated = try #require(try campus.document(Self.general + "/truncated.txt"))
+            let keptInode = try Self.inode(campus, Self.general + "/kept.txt")
+            let truncatedInode = try Self.inode(campus, Self.general + "/truncated.txt")
+
+            let emptied = try await Self.answer {
+                fs.open(truncatedInode, file: FileInfo(flags: O_WRONLY | O_TRUNC), reply: $0)
+            }.opened
+            _ = try await Self.answer { fs.release(truncatedInode, file: FileInfo(handle: emptied.handle), reply: $0) }
+            #expect(
+                try await Self.answer { fs.getAttributes(truncatedInode, file: nil, reply: $0) }.attributes.size == 0)
+            #expect(campus.sim.statistics.snapshot().downloadsCompleted[truncated.id] == nil, "no download")
+
+            let appending = try await Self.answer {
+                fs.open(keptInode, file: FileInfo(flags: O_WRONLY | O_APPEND), reply: $0)
+            }.opened
+            let more = Array("more\n".utf8)
+            let file = FileInfo(flags: O_WRONLY, handle: appending.handle)
+            _ = try await Self.answer {
+                fs.write(keptInode, data: more, offset: Int64(old.count), file: file, reply: $0)
+            }
+            _ = try await Self.answer { fs.release(keptInode, file: file, reply: $0) }
+            #expect(campus.sim.statistics.snapshot().downloadsCompleted[kept.id] == 1)
+            let reading = try await Self.answer { fs.open(keptInode, file: FileInfo(flags: O_RDONLY), reply: $0) }
+                .opened
+            let read = try await Self.answer(size: 4096) {
+                fs.read(keptInode, offset: 0, file: FileInfo(handle: reading.handle), reply: $0)
+            }.bytes
+            #expect(read == old + more)
+            #expect(workspace?.items(in: Int64(try Self.inode(campus, Self.general))).count == 2)
         }
     }
 
