@@ -117,6 +117,24 @@ struct WritingMountTests {
         return String(result.stdout.prefix(64))
     }
 
+    /// Waits until `relative` is the store's document again, no longer the draft that was uploaded (its
+    /// `user.campusfs.state` one of the content cache's, not a draft's): once the outbox confirmed an upload, the
+    /// draft stays until the course was refreshed, and an open for writing in between is refused with `EROFS`
+    /// (reported with issue 32; a save must not depend on it).
+    static func waitUntilStored(_ relative: String, _ setup: DaemonTests.Setup) async throws {
+        let state = try await MountHarness.settled {
+            try await shell("getfattr --only-values -n user.campusfs.state \(setup.path(relative))").stdout
+        } until: {
+            ["remote", "downloading", "cached", "stale"].contains($0)
+        }
+        #expect(["remote", "downloading", "cached", "stale"].contains(state), "\(relative): \(state)")
+    }
+
+    static func sha256(of text: String) async throws -> String {
+        let result = try await shell("printf %s \(quoted(text)) | sha256sum")
+        return String(result.stdout.prefix(64))
+    }
+
     /// The uploads (new documents and new versions) the simulator was sent, by its statistics.
     static func uploadRequests(_ sim: Simulator) -> (new: Int, versions: Int) {
         let routes = sim.statistics.snapshot().routes
@@ -185,6 +203,7 @@ struct WritingMountTests {
             let inMount = setup.path(Self.general + "/Gruppenarbeit.txt")
             try #require(try await shell("cp \(quoted(file)) \(inMount)").status == 0)
             let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
+            try await Self.waitUntilStored(Self.general + "/Gruppenarbeit.txt", setup)
             #expect(uploaded.map(\.sha256) == [first])
             let id = try #require(uploaded.first?.id)
 
@@ -194,6 +213,7 @@ struct WritingMountTests {
             let afterCopy = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
                 $0.map(\.sha256) == [second]
             }
+            try await Self.waitUntilStored(Self.general + "/Gruppenarbeit.txt", setup)
             #expect(afterCopy == [Remote(id: id, name: "Gruppenarbeit.txt", sha256: second)])
 
             let third = try Self.write(45_000, seed: 5, to: file)
@@ -210,8 +230,8 @@ struct WritingMountTests {
 
     // MARK: Editors
 
-    /// LibreOffice converting into the mount (a new PDF, then over it) and vim editing a text file there, with
-    /// their lock, swap, backup and temporary files: Stud.IP gets the two documents and their new versions, and
+    /// LibreOffice converting into the mount (a new PDF, then over it), and nano and vim editing a text file there,
+    /// with their lock, swap, backup and temporary files: Stud.IP gets the two documents and their new versions, and
     /// never one of the temporary files, not even for a moment (the simulator counts every upload).
     @Test func libreOfficeAndVimLeaveNoTemporaryFileOnStudIP() async throws {
         try await Self.withWritingMount { setup, local in
@@ -224,6 +244,7 @@ struct WritingMountTests {
             let converted = try await shell(office, timeout: 120)
             try #require(converted.status == 0, "\(converted.stdout) \(converted.stderr)")
             let pdf = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
+            try await Self.waitUntilStored(Self.general + "/notes.pdf", setup)
             #expect(pdf.map(\.name) == ["notes.pdf"])
 
             try Data("Notes of the seminar, second draft.\n".utf8).write(to: URL(fileURLWithPath: notes))
@@ -235,27 +256,40 @@ struct WritingMountTests {
             }
             #expect(newPDF.map(\.id) == pdf.map(\.id), "a new version of the same document")
 
-            // vim's default save (backupcopy=auto: rename notes.txt to notes.txt~, write a new notes.txt, delete the
-            // backup), which it skips under /tmp unless backupskip is emptied (Tests/Fixtures/editor-saves).
+            // nano (Debian's nanorc sets `locking`): its lock file `.notes.txt.swp` is written and closed at the
+            // start and stays for the whole edit, here longer than the settle time (the empty keys wait), so only
+            // the temporary-name rule keeps it local. It saves in place (O_TRUNC): a new version.
             try #require(try await shell("cp \(quoted(notes)) \(folder)/").status == 0)
             _ = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { $0.count == 2 }
+            try await Self.waitUntilStored(Self.general + "/notes.txt", setup)
+            let nano = try await shell(
+                "cd \(folder) && HOME=\(quoted(local + "/home")) python3 \(quoted(Self.keys)) "
+                    + #"'nano: ||||||||^O|\r|^X' nano notes.txt"#, timeout: 60)
+            try #require(nano.status == 0, "\(nano.stdout) \(nano.stderr)")
+            let nanoSHA = try await Self.sha256(of: "nano: Notes of the seminar, second draft.\n")
+            _ = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
+                $0.contains { $0.sha256 == nanoSHA }
+            }
+            try await Self.waitUntilStored(Self.general + "/notes.txt", setup)
+
+            // vim's default save (backupcopy=auto: rename notes.txt to notes.txt~, write a new notes.txt, delete the
+            // backup), which it skips under /tmp unless backupskip is emptied (Tests/Fixtures/editor-saves).
             let vim = try await shell(
                 "cd \(folder) && HOME=\(quoted(local + "/home")) python3 \(quoted(Self.keys)) "
                     + #"'Goadded in vim\e|:wq\r' vim -c 'set backupskip=' notes.txt"#, timeout: 60)
             try #require(vim.status == 0, "\(vim.stdout) \(vim.stderr)")
-            let expected = "Notes of the seminar, second draft.\nadded in vim\n"
-            #expect(
-                try String(contentsOfFile: setup.mountpoint + "/" + Self.general + "/notes.txt", encoding: .utf8)
-                    == expected)
-            let textSHA = try await shell("printf %s \(quoted(expected)) | sha256sum | cut -c1-64")
+            let expected = "nano: Notes of the seminar, second draft.\nadded in vim\n"
+            let edited = try await shell("cat \(folder)/notes.txt")
+            #expect(edited.stdout == expected, "\(edited.stderr)")
+            let textSHA = try await Self.sha256(of: expected)
             let final = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
-                $0.contains { $0.sha256 == textSHA.stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
+                $0.contains { $0.sha256 == textSHA }
             }
             #expect(Set(final.map(\.name)) == ["notes.pdf", "notes.txt"], "\(final)")
             // Give a late temporary file its settle time, then count what was ever sent.
             try await Task.sleep(for: .seconds(3))
             let requests = Self.uploadRequests(setup.sim)
-            #expect(requests.new == 2 && requests.versions == 2, "\(requests)")
+            #expect(requests.new == 2 && requests.versions == 3, "\(requests)")
             #expect(try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { _ in true }.count == 2)
             let left = try await shell("ls -A \(folder)")
             #expect(left.lines == ["notes.pdf", "notes.txt"], "\(left.stderr)")
@@ -348,6 +382,7 @@ struct WritingMountTests {
             let inMount = setup.path(Self.general + "/Entwurf.txt")
             try #require(try await shell("cp \(quoted(file)) \(inMount)").status == 0)
             let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
+            try await Self.waitUntilStored(Self.general + "/Entwurf.txt", setup)
             let id = try #require(uploaded.first?.id)
 
             let change = try await shell(

@@ -3,8 +3,9 @@
 
     keys.py 'KEYS' PROGRAM ARGS...
 
-KEYS is typed after the program had 1 s to start, in pieces separated by `|` with 0.5 s between them; `\\e` is
-Escape, `\\r` Enter, `^X` Control-X. Exits with the program's status (124 if it did not end within 20 s).
+KEYS is typed after the program had 1 s to start, in pieces separated by `|` with 0.5 s between them (an empty
+piece only waits); `\\e` is Escape, `\\r` Enter, `^X` Control-X. Exits with the program's status (124 if it did
+not end within 20 s).
 """
 import os
 import pty
