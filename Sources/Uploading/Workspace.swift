@@ -98,14 +98,14 @@ public final class Workspace: Sendable {
         self.configuration = configuration
         self.now = now
         self.logger = logger
-        let queued: [Int64: Int64]
+        let entries: [OutboxEntry]
         do throws(OutboxError) {
-            queued = Dictionary(
-                try await outbox.entries().compactMap { entry in entry.draftID.map { ($0, entry.id) } },
-                uniquingKeysWith: max)
+            entries = try await outbox.entries()
         } catch {
             throw .outbox(error)
         }
+        let queued = Dictionary(
+            entries.compactMap { entry in entry.draftID.map { ($0, entry.id) } }, uniquingKeysWith: max)
         let started = now()
         let directory = directory
         let loaded = try await BlockingPool.shared.run { () throws(WorkspaceError) -> State in
@@ -128,7 +128,11 @@ public final class Workspace: Sendable {
                         close(Glibc.open(Self.path(directory, id), O_WRONLY | O_CREAT | O_CLOEXEC, 0o600))
                     }
                 }
-                for change in try store.documentChanges() {
+                for var change in try store.documentChanges() {
+                    if change.outboxID == nil, let entry = entries.last(where: { Self.sends(change, $0.operation) }) {
+                        change.outboxID = entry.id
+                        try store.saveDocumentChange(change)
+                    }
                     state.changes[change.inode] = change
                     if change.outboxID == nil { state.quietSince[.change(change.inode)] = started }
                 }
@@ -138,6 +142,17 @@ public final class Workspace: Sendable {
             return state
         }
         state = Mutex(loaded)
+    }
+
+    /// Whether `operation` is the last one a change queues: found in the outbox for a change not marked queued,
+    /// the workspace stopped between the two writes and the change is not queued again.
+    static func sends(_ change: DocumentChangeRecord, _ operation: OutboxOperation) -> Bool {
+        switch operation {
+        case .delete(let id): change.isDeleted && id == change.documentID
+        case .rename(let id, let name): !change.isDeleted && id == change.documentID && name == change.name
+        case .move(let id, _): !change.isDeleted && id == change.documentID
+        default: false
+        }
     }
 
     /// How the workspace asks the daemon to refresh a course (by Stud.IP id) and waits for it: a confirmed draft

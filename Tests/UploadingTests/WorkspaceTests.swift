@@ -303,6 +303,21 @@ import Testing
         }
     }
 
+    /// A restart between queuing a change and recording that (kill -9): the operation found in the outbox marks
+    /// the change queued, and it is not queued twice.
+    @Test func aChangeFoundInTheOutboxAfterARestartIsNotQueuedAgain() async throws {
+        try await WorkspaceBench.with { bench in
+            let (_, info) = try await bench.ownDocument("a.txt", Array("a\n".utf8))
+            let general = try bench.general
+            try bench.workspace.rename(parent: general, name: "a.txt", to: general, "b.txt", noReplace: false)
+            // As if the workspace died right after the outbox took the operation.
+            try await bench.outbox.enqueue(.rename(documentID: info.id, name: "b.txt"), bytes: nil, draftID: nil)
+            let restarted = try await bench.reopened()
+            await restarted.settle(after: .seconds(3))
+            #expect(try await restarted.operations() == [.rename(documentID: info.id, name: "b.txt")])
+        }
+    }
+
     /// A folder made locally is queued before the files copied into it, which name it by its outbox entry.
     @Test func aFolderAndTheFilesCopiedIntoItAreQueuedInOrder() async throws {
         try await WorkspaceBench.with { bench in
