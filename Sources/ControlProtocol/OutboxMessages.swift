@@ -26,6 +26,8 @@ public struct OutboxItem: Codable, Sendable, Hashable {
     public var nextAttempt: Date?
     /// The bytes an upload or a new version sends.
     public var bytes: Int64?
+    /// While it is being sent: how many of them went out so far.
+    public var sentBytes: Int64?
     public var created: Date
 
     public init(

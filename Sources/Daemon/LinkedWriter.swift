@@ -13,6 +13,14 @@ public final class LinkedWriter: DocumentWriter {
     private let terms: String?
     /// The installation's pick for own work, once asked (the inner nil: it lists none).
     private let installationTerms = Mutex<String??>(nil)
+    /// How far the uploads under way are: bytes handed to the connection, and the file's size.
+    private let sending = Mutex<[Transfer: (sent: Int64, total: Int64)]>([:])
+
+    /// An upload under way, named as the outbox's operation names it (the writer never sees the entry's id).
+    public enum Transfer: Hashable, Sendable {
+        case upload(folderID: String, name: String)
+        case newVersion(documentID: String)
+    }
 
     public init(link: ServerLink, terms: String?) {
         self.link = link
@@ -27,16 +35,20 @@ public final class LinkedWriter: DocumentWriter {
     ) async throws(StudIPError) -> UploadReceipt {
         var chosen = termsID
         if chosen == nil { chosen = try await termsForUploads() }
+        let tracked = tracking(.upload(folderID: folderID, name: name), progress)
+        defer { done(.upload(folderID: folderID, name: name)) }
         return try await writing { writer throws(StudIPError) in
-            try await writer.upload(file: file, toFolder: folderID, name: name, termsID: chosen, progress: progress)
+            try await writer.upload(file: file, toFolder: folderID, name: name, termsID: chosen, progress: tracked)
         }
     }
 
     public func uploadNewVersion(
         documentID: String, file: String, name: String, progress: UploadProgress?
     ) async throws(StudIPError) -> UploadReceipt {
-        try await writing { writer throws(StudIPError) in
-            try await writer.uploadNewVersion(documentID: documentID, file: file, name: name, progress: progress)
+        let tracked = tracking(.newVersion(documentID: documentID), progress)
+        defer { done(.newVersion(documentID: documentID)) }
+        return try await writing { writer throws(StudIPError) in
+            try await writer.uploadNewVersion(documentID: documentID, file: file, name: name, progress: tracked)
         }
     }
 
@@ -74,6 +86,23 @@ public final class LinkedWriter: DocumentWriter {
 
     public func contentETag(documentID: String) async throws(StudIPError) -> String? {
         try await writing { writer throws(StudIPError) in try await writer.contentETag(documentID: documentID) }
+    }
+
+    /// How far `transfer` is, while it is under way (`campusfs upload`'s progress, `campusfs outbox`).
+    public func progress(of transfer: Transfer) -> (sent: Int64, total: Int64)? {
+        sending.withLock { $0[transfer] }
+    }
+
+    /// `progress`, also noting how far `transfer` is.
+    private func tracking(_ transfer: Transfer, _ progress: UploadProgress?) -> UploadProgress {
+        { [self] sent, total in
+            sending.withLock { $0[transfer] = (sent, total) }
+            progress?(sent, total)
+        }
+    }
+
+    private func done(_ transfer: Transfer) {
+        _ = sending.withLock { $0.removeValue(forKey: transfer) }
     }
 
     /// The profile's terms, else the installation's pick for own work (asked once per daemon).

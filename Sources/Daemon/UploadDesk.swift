@@ -15,6 +15,7 @@ public final class UploadDesk: Sendable {
     public typealias SettledHandler = @Sendable (OutboxEntry, OutboxOutcome, OutboxSettlement) async -> Void
 
     public let outbox: Outbox
+    private let writer: LinkedWriter
     private let store: MetadataStore
     private let ledger: Ledger
     private let logger: Logger
@@ -38,10 +39,11 @@ public final class UploadDesk: Sendable {
     }
 
     /// The profile's outbox over `store`, its bytes below `dataDirectory`, sent through `writer`.
-    init(store: MetadataStore, dataDirectory: URL, writer: any DocumentWriter, logger: Logger) {
+    init(store: MetadataStore, dataDirectory: URL, writer: LinkedWriter, logger: Logger) {
         let ledger = Ledger()
         self.ledger = ledger
         self.store = store
+        self.writer = writer
         outbox = Outbox(store: store, dataDirectory: dataDirectory, writer: writer, logger: logger) {
             await ledger.settled($0, $1)
         }
@@ -121,7 +123,17 @@ public final class UploadDesk: Sendable {
         return entries.map { entry in
             var item = OutboxItem(entry)
             if let draft = entry.draftID, let folder = folders[draft] { item.place = folder }
+            if entry.state == .sending { item.sentBytes = transfer(of: entry).flatMap(writer.progress)?.sent }
             return item
+        }
+    }
+
+    /// The writer's name for an entry's upload under way.
+    private func transfer(of entry: OutboxEntry) -> LinkedWriter.Transfer? {
+        switch entry.operation {
+        case .upload(.folder(let folder), let name, _): .upload(folderID: folder, name: name)
+        case .newVersion(let document, _, _, _): .newVersion(documentID: document)
+        default: nil
         }
     }
 

@@ -269,6 +269,16 @@ struct UploadCommand: AsyncParsableCommand {
         print("it shows in the tree after the next refresh (`campusfs refresh \"\(place)\"`)")
     }
 
+    /// "Blatt3.pdf: sending, 1.2 MB of 4.8 MB (20%)": the state, and while sending how much went out, in steps of
+    /// a tenth so that a log gets a few lines, not one per poll.
+    static func progressLine(_ name: String, _ item: OutboxItem) -> String {
+        guard let total = item.bytes else { return "\(name): \(item.state)" }
+        guard let sent = item.sentBytes, total > 0 else { return "\(name): \(item.state) (\(ByteText.format(total)))" }
+        let tenths = min(10, sent * 10 / total)
+        let shown = total * tenths / 10
+        return "\(name): \(item.state), \(ByteText.format(shown)) of \(ByteText.format(total)) (\(tenths * 10)%)"
+    }
+
     /// Shows entry `id`'s state as it changes until it left the outbox (done, or discarded meanwhile) or stopped
     /// for the user (failed, unconfirmed: exit 4) or the server (waiting: exit 3, it goes when Stud.IP answers).
     @discardableResult
@@ -279,8 +289,9 @@ struct UploadCommand: AsyncParsableCommand {
         while true {
             let response = try await state()
             if let item = response.outbox?.first {
-                if item.state != shown {
-                    shown = item.state
+                let line = Self.progressLine(name, item)
+                if line != shown {
+                    shown = line
                     switch item.state {
                     case "waiting":
                         throw .network(
@@ -292,7 +303,7 @@ struct UploadCommand: AsyncParsableCommand {
                                 + "`campusfs outbox retry \(id)` sends it again, `campusfs outbox discard \(id)` drops it"
                         )
                     default:
-                        printError("\(name): \(item.state)" + (item.bytes.map { " (\(ByteText.format($0)))" } ?? ""))
+                        printError(line)
                     }
                 }
             } else if let settled = response.settled {

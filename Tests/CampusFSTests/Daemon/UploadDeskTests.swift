@@ -12,6 +12,7 @@ import Uploading
 
 @testable import Daemon
 @testable import StudIPSimulator
+@testable import campusfs
 
 /// The daemon's outbox parts in-process (issue 32, docs/writing.md, "The outbox"): the control socket's outbox
 /// messages on the wire, the counts of `status` and the service's status line, the server coming back, and the
@@ -135,6 +136,33 @@ import Uploading
 
             let off = await parts.handler().handle(.outbox)
             #expect(off.exitCode == 1 && off.error?.contains("uploads are off for this profile") == true, "\(off)")
+        }
+    }
+
+    /// While an upload is being sent, its entry says how much went out (`campusfs upload`'s progress line): here a
+    /// server that takes its time to answer, after the bytes went out.
+    @Test func anEntryBeingSentSaysHowMuchWentOut() async throws {
+        try await Self.with { parts, desk, outcomes in
+            let handler = parts.handler(uploads: desk)
+            parts.sim.faults.add(Fault(action: .stall(milliseconds: 3000), method: "POST"))
+            let id = try await Self.upload("Skript.txt", String(repeating: "Satz für Satz.\n", count: 4096), handler)
+            var sending: OutboxItem?
+            #expect(
+                await eventually {
+                    let items = await handler.handle(.outbox).outbox ?? []
+                    sending = items.first { $0.id == id && ($0.sentBytes ?? 0) > 0 }
+                    return sending != nil
+                })
+            let item = try #require(sending)
+            #expect(item.state == "sending" && item.bytes == 65_536, "\(item)")
+            let sent = try #require(item.sentBytes)
+            #expect(sent > 0 && sent <= 65_536, "\(item)")
+            #expect(
+                UploadCommand.progressLine("Skript.txt", item).hasPrefix("Skript.txt: sending, "), "\(item)")
+            parts.sim.faults.clear()
+            #expect(await eventually { outcomes.of(id) != nil })
+            let done = await handler.handle(.outbox).outbox ?? []
+            #expect(done.isEmpty, "\(done)")
         }
     }
 
