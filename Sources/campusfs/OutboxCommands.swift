@@ -156,7 +156,8 @@ struct UploadCommand: AsyncParsableCommand {
             goes into the profile's outbox first, so nothing is lost if the network or Stud.IP fails: offline it \
             waits there (exit 3) and goes when Stud.IP answers; a refusal (too large, forbidden type) stays there \
             with Stud.IP's reason (exit 4) for `campusfs outbox retry` or `discard`. While mounted the mount's \
-            daemon sends it; without a mount this command does. Needs uploads = true in the profile.
+            daemon sends it; without a mount this command does. Its state and how much went out show on stderr. \
+            Needs uploads = true in the profile.
 
             The terms of use sent with it: --terms, else the profile's upload_terms, else the installation's entry \
             for your own unpublished work (SELFMADE_NONPUB on most installations).
