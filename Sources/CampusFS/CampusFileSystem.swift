@@ -198,13 +198,15 @@ public final class CampusFileSystem: FileSystemOperations {
             return
         }
         do throws(StoreError) {
+            let found: Node?
             switch try overlaidLookup(parent: parent, name: name) {
             case .entry(let entry): return reply.entry(entry)
             case .hidden: return reply.negative(timeout: .zero)
             case .failed: return reply.error(EIO)
-            case nil: break
+            case .store(let node): found = node
+            case nil: found = try store.lookup(parent: Int64(parent), name: name)
             }
-            guard let node = try store.lookup(parent: Int64(parent), name: name) else {
+            guard let node = found else {
                 reply.negative(timeout: timeouts.negative)
                 return
             }

@@ -192,6 +192,9 @@ public final class Workspace: Sendable {
     /// Whether nothing is overlaid: then the filesystem serves the store alone.
     public var isEmpty: Bool { state.withLock { $0.drafts.isEmpty && $0.changes.isEmpty } }
 
+    /// Whether some draft is a document's new content: only then may a store document's inode show a draft.
+    public var coversDocuments: Bool { state.withLock { $0.drafts.values.contains { $0.documentID != nil } } }
+
     /// What the overlay shows at `parent`/`name`; nil: whatever the store has, unless ``hides(_:)`` says otherwise.
     public func item(parent: Int64, name: String) -> Item? {
         state.withLock { state in

@@ -258,6 +258,10 @@ extension Workspace {
             }
         }
         guard confirmed else {
+            // The copy kept beside the lecturer's version shows once the course is refreshed.
+            if kept.state == .conflict, let courseID = await courseID(of: draft.parent), let refresh = refreshCourse {
+                await refresh(courseID)
+            }
             invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
             return
         }
