@@ -28,9 +28,14 @@ enum Schema {
     /// does both jobs: its third column is the parent for course and tag links (one per semester or tag folder,
     /// never two in the same one) and 0 for everything else (one placement per item). Lookups by kind and id read
     /// its first two columns, as they read `node_item` before (docs/performance.md, "Daemon CPU a document").
+    /// Links were not unique before: a second link of an item in the same folder, which no code made, would stop
+    /// the index and so the store from opening; the oldest stays (the next overview or tag change renews links).
     private static func mergeItemIndexes(_ db: Database) throws {
         try db.execute(
             sql: """
+                DELETE FROM node WHERE item_kind IN ('courseLink', 'tagLink') AND inode NOT IN (
+                    SELECT min(inode) FROM node WHERE item_kind IN ('courseLink', 'tagLink')
+                    GROUP BY item_kind, studip_id, parent);
                 DROP INDEX node_single_placement;
                 DROP INDEX node_item;
                 CREATE UNIQUE INDEX node_item ON node(

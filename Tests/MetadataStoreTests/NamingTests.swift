@@ -262,6 +262,33 @@ import Testing
         #expect(indexes == ["node_item"])
     }
 
+    /// Migration v12 on a store holding two links of one document in one tag folder (links were not unique before):
+    /// the older stays and the store opens.
+    @Test func mergingTheIndexesKeepsTheOlderOfTwoLinksInOneFolder() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("v12-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("campusfs.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(queue, upTo: "issue 32: drafts")
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO node (inode, parent, name, base_name, kind, item_kind, mtime, created)
+                    VALUES (5, 1, 'Tags', 'Tags', 'directory', 'tagView', 0, 0);
+                    INSERT INTO node (inode, parent, name, base_name, kind, item_kind, studip_id, mtime, created)
+                    VALUES (6, 5, 'exam', 'exam', 'directory', 'tag', 'exam', 0, 0);
+                    INSERT INTO node (inode, parent, name, base_name, kind, item_kind, studip_id, mtime, symlink_target,
+                                      created)
+                    VALUES (7, 6, 'a.pdf', 'a.pdf', 'symlink', 'tagLink', 'd1', 0, 'x', 0),
+                           (8, 6, 'a (2).pdf', 'a.pdf', 'symlink', 'tagLink', 'd1', 0, 'x', 0);
+                    """)
+        }
+        try queue.close()
+        let store = try MetadataStore(path: path)
+        #expect(try store.names("Tags/exam") == ["a.pdf"])
+    }
+
     @Test func theSchemaRejectsADuplicateName() throws {
         let store = try MetadataStore.withCourse(
             content(info101, documents: [document("d1", in: root(info101), "a.pdf")]))
