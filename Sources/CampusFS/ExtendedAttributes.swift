@@ -84,7 +84,7 @@ extension CampusFileSystem {
             return
         }
         counters.countAttributeRead()
-        // A draft has only its state (docs/writing.md): editing, queued, handed-in, failed, conflict.
+        // A draft has only its state (docs/writing.md): editing, queued, handed-in, failed.
         if let draft = writer?.workspace.draft(inode: Int64(inode)) {
             return attribute == .state ? reply.value(Array(draft.state.rawValue.utf8)) : reply.error(ENODATA)
         }

@@ -16,8 +16,6 @@ public struct DraftRecord: Sendable, Hashable {
         case handedIn = "handed-in"
         /// Refused by Stud.IP (``detail`` says why); kept.
         case failed
-        /// Changed on Stud.IP meanwhile; uploaded beside it (``detail`` names the copy); kept.
-        case conflict
     }
 
     /// Nil until stored.
@@ -38,7 +36,7 @@ public struct DraftRecord: Sendable, Hashable {
     public var isChanged: Bool
     public var state: State
     public var outboxID: Int64?
-    /// Stud.IP's refusal, or the name a conflict's copy was kept as.
+    /// Stud.IP's refusal.
     public var detail: String?
     public var modified: Date
 
@@ -200,7 +198,7 @@ extension Schema {
                     follows INTEGER,
                     changed INTEGER NOT NULL,
                     state TEXT NOT NULL
-                        CHECK (state IN ('editing', 'queued', 'handed-in', 'failed', 'conflict')),
+                        CHECK (state IN ('editing', 'queued', 'handed-in', 'failed')),
                     outbox_id INTEGER,
                     detail TEXT,
                     modified REAL NOT NULL

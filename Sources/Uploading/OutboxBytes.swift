@@ -44,7 +44,11 @@ struct OutboxBytes: Sendable {
             try systemCall("fsync") { fsync(descriptor) }
             try systemCall("rename") { rename(source, target) }
         } catch {
-            throw .bytes(path: source, operation: "move into \(directory.path)", detail: error.description)
+            // `enqueue` and the start's recovery may move the same file at once (the actor runs one while the
+            // other waits for the pool): whichever came second finds it in the outbox already.
+            guard exists(entry) else {
+                throw .bytes(path: source, operation: "move into \(directory.path)", detail: error.description)
+            }
         }
         try syncDirectory(directory.path)
         try syncDirectory((source as NSString).deletingLastPathComponent)

@@ -473,8 +473,7 @@ extension Outbox {
     static func mayHaveArrived(after error: StudIPError) -> Bool {
         switch error {
         case .serverError(let status, _): ![429, 503].contains(status)
-        // StudIPKit's transport says "after sending" when a write broke off once it had left (HTTPTransport).
-        case .unreachable(_, let detail): detail.contains("after sending")
+        case .unreachable: error.brokeOffAfterSending
         case .refused, .unsupported, .unreadableFile, .forbidden, .notFound: false
         default: true
         }

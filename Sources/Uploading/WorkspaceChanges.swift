@@ -104,7 +104,7 @@ extension Workspace {
         case .editing: return draft
         case .handedIn:
             throw .refused(errno: EACCES, rule: "\(draft.name) was handed in; the copy is kept read-only")
-        case .failed, .conflict:
+        case .failed:
             var retried = draft
             retried.state = .editing
             retried.outboxID = nil
@@ -127,7 +127,7 @@ extension Workspace {
         }
         switch earlier.state {
         case .queued: next.follows = id
-        case .editing, .failed, .conflict, .handedIn: try drop(earlier)
+        case .editing, .failed, .handedIn: try drop(earlier)
         }
     }
 

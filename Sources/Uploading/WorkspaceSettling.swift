@@ -230,17 +230,18 @@ extension Workspace {
         case .failed(let reason), .unconfirmed(let reason):
             kept.state = .failed
             kept.detail = reason
-        case .conflict(let keptAs, let made, _):
-            document = made
-            kept.state = .conflict
-            kept.detail = keptAs
+        case .conflict:
+            // Both are on Stud.IP: the lecturer's version under the name, the user's beside it as "(yours)"
+            // (the notification names it). The draft goes once the refreshed course shows both.
+            break
         case .discarded:
             kept.state = .failed
             kept.detail = "discarded from the outbox"
         }
         let followers = state.withLock { $0.drafts.values.filter { $0.follows == id } }
         let confirmed = kept.state == .queued
-        let base = kept.state == .conflict ? nil : document
+        // After a conflict the document has a version the followers did not start from: they conflict in turn.
+        let base = document
         let settledDraft = kept
         try await BlockingPool.shared.run { () throws(WorkspaceError) in
             for var follower in followers {
@@ -258,10 +259,6 @@ extension Workspace {
             }
         }
         guard confirmed else {
-            // The copy kept beside the lecturer's version shows once the course is refreshed.
-            if kept.state == .conflict, let courseID = await courseID(of: draft.parent), let refresh = refreshCourse {
-                await refresh(courseID)
-            }
             invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
             return
         }

@@ -65,6 +65,20 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: draft))
     }
 
+    /// `enqueue` and the start's recovery may both move an entry's bytes (the actor runs one while the other waits
+    /// for the blocking pool): the second finds them in the outbox and the entry keeps its bytes.
+    @Test func bytesMovedInTwiceStayTheEntrysBytes() async throws {
+        let harness = try OutboxHarness()
+        let bytes = OutboxHarness.bytes(300)
+        let draft = try harness.draft("Zweimal.txt", bytes)
+        let outboxBytes = OutboxBytes(directory: harness.data.appendingPathComponent("outbox"))
+        try outboxBytes.prepare()
+        try outboxBytes.takeOver(draft, as: 7)
+        try outboxBytes.takeOver(draft, as: 7)
+        #expect(harness.outboxBytes(of: 7) == bytes)
+        #expect(throws: OutboxError.self) { try outboxBytes.takeOver(draft, as: 8) }
+    }
+
     @Test func discardRemovesTheEntryAndItsBytesAndSaysSo() async throws {
         let harness = try OutboxHarness()
         let settlements = Settlements()
