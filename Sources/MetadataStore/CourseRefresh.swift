@@ -381,7 +381,7 @@ private struct CourseRefresh {
         folders validFolders: [(folder: RemoteFolder, parent: ParentReference)],
         documents placedDocuments: [(document: RemoteDocument, parent: ParentReference)]
     ) throws {
-        /// The course directory is `""`, folders their Stud.IP id.
+        // By directory: the course directory is `""`, a folder its Stud.IP id.
         var children: [String: [(id: String, newcomer: TreeEditor.Newcomer)]] = [:]
         var occupied = Set<String>()
         func add(
