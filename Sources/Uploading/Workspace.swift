@@ -104,8 +104,10 @@ public final class Workspace: Sendable {
         } catch {
             throw .outbox(error)
         }
+        // A refused or unconfirmed entry is not what its draft is now once the draft was edited again.
+        let open = entries.filter { !Self.endedUnsent($0.state) }
         let queued = Dictionary(
-            entries.compactMap { entry in entry.draftID.map { ($0, entry.id) } }, uniquingKeysWith: max)
+            open.compactMap { entry in entry.draftID.map { ($0, entry.id) } }, uniquingKeysWith: max)
         let started = now()
         let directory = directory
         let loaded = try await BlockingPool.shared.run { () throws(WorkspaceError) -> State in
@@ -142,6 +144,24 @@ public final class Workspace: Sendable {
             return state
         }
         state = Mutex(loaded)
+        // Edited again before a crash let ``openForWriting(_:truncating:)`` discard them.
+        for entry in entries where Self.endedUnsent(entry.state) {
+            if let id = entry.draftID, loaded.drafts[id]?.state == .editing { await discard(superseded: entry.id) }
+        }
+    }
+
+    /// Refused by Stud.IP, or interrupted where its outcome cannot be checked: waits for the user in the outbox.
+    static func endedUnsent(_ state: OutboxState) -> Bool { state == .failed || state == .unconfirmed }
+
+    /// Drops an outbox entry a draft edited again replaced, so that `campusfs outbox retry` cannot send the old
+    /// bytes beside the new ones.
+    func discard(superseded entry: Int64) async {
+        do throws(OutboxError) {
+            try await outbox.discard(entry)
+            logger.info("outbox entry \(entry) was edited again; the new save replaces it")
+        } catch {
+            logger.error("cannot discard outbox entry \(entry), which a new save replaces: \(error)")
+        }
     }
 
     /// Whether `operation` is the last one a change queues: found in the outbox for a change not marked queued,

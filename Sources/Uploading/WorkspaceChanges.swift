@@ -109,6 +109,13 @@ extension Workspace {
             retried.state = .editing
             retried.outboxID = nil
             try save(retried)
+            // Its refused entry stays in the outbox (settling kept it by draft id): the new save replaces it.
+            Task {
+                for entry in (try? await outbox.entries()) ?? []
+                where entry.draftID == id && Self.endedUnsent(entry.state) {
+                    await discard(superseded: entry.id)
+                }
+            }
             return retried
         case .queued:
             var next = DraftRecord(parent: draft.parent, name: draft.name, isChanged: truncating, modified: Date())

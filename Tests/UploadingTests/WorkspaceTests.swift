@@ -308,6 +308,52 @@ import Testing
         }
     }
 
+    /// A refused upload edited again: the new save replaces the refused entry, so that `campusfs outbox retry`
+    /// cannot send the old bytes beside the new ones — at once, and after a restart that came first.
+    @Test func aRefusedDraftEditedAgainReplacesItsEntry() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            let draft = try bench.workspace.create(parent: general, name: "Abgabe.txt")
+            try bench.write(draft, Self.bytes)
+            await bench.settle(after: .seconds(3))
+            let refused = try await refuse(try #require(try await bench.outbox.entries().first), in: bench)
+            guard case .draft(let failed) = bench.workspace.item(parent: general, name: "Abgabe.txt") else {
+                Issue.record("the refused draft is not shown")
+                return
+            }
+            try bench.write(try bench.workspace.openForWriting(failed, truncating: true), Array("fixed\n".utf8))
+            await bench.settle(after: .seconds(3))
+            var ids: [Int64] = []
+            for _ in 0..<100 {
+                ids = try await bench.outbox.entries().map(\.id)
+                if !ids.contains(refused) { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(ids.count == 1 && !ids.contains(refused), "\(ids)")
+
+            // Refused again, edited again, and the daemon killed before the old entry went: the start drops it.
+            let second = try await refuse(try #require(try await bench.outbox.entries().first), in: bench)
+            var edited = try #require(try bench.store.drafts().first)
+            edited.state = .editing
+            edited.outboxID = nil
+            try bench.store.saveDraft(edited)
+            let restarted = try await bench.reopened()
+            #expect(try await !restarted.outbox.entries().map(\.id).contains(second))
+            await restarted.settle(after: .seconds(3))
+            #expect(try await restarted.operations().count == 1, "the edited draft is queued again")
+        }
+    }
+
+    /// Marks `entry` refused in the outbox and tells the workspace, as the sender does.
+    private func refuse(_ entry: OutboxEntry, in bench: WorkspaceBench) async throws -> Int64 {
+        var row = try #require(try bench.store.outboxRow(id: entry.id))
+        row.state = OutboxState.failed.rawValue
+        row.reason = "refused"
+        _ = try bench.store.updateOutboxRows([row])
+        await bench.workspace.settled(entry, .failed(reason: "refused"))
+        return entry.id
+    }
+
     /// A homework hand-in cannot be read back: done without a document keeps the copy, read-only, `handed-in`.
     @Test func aHandInStaysAsHandedIn() async throws {
         try await WorkspaceBench.with { bench in
