@@ -286,10 +286,13 @@ struct WritingMountTests {
                 $0.contains { $0.sha256 == textSHA }
             }
             #expect(Set(final.map(\.name)) == ["notes.pdf", "notes.txt"], "\(final)")
-            // Give a late temporary file its settle time, then count what was ever sent.
+            // Give a late temporary file its settle time, then count what was ever sent, and what the outbox holds
+            // (a temporary file it took and Stud.IP or the client refused would wait there as failed).
             try await Task.sleep(for: .seconds(3))
             let requests = Self.uploadRequests(setup.sim)
             #expect(requests.new == 2 && requests.versions == 3, "\(requests)")
+            let uploads = try await setup.status()["uploads"] as? [String: Any]
+            #expect(uploads?["pending"] as? Int == 0 && uploads?["failed"] as? Int == 0, "\(uploads ?? [:])")
             #expect(try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { _ in true }.count == 2)
             let left = try await shell("ls -A \(folder)")
             #expect(left.lines == ["notes.pdf", "notes.txt"], "\(left.stderr)")
