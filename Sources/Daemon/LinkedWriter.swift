@@ -80,6 +80,10 @@ public final class LinkedWriter: DocumentWriter {
         try await writing { writer throws(StudIPError) in try await writer.documents(inFolder: folderID) }
     }
 
+    public func folders(inFolder folderID: String) async throws(StudIPError) -> [RemoteFolder] {
+        try await writing { writer throws(StudIPError) in try await writer.folders(inFolder: folderID) }
+    }
+
     public func document(id: String) async throws(StudIPError) -> RemoteDocument {
         try await writing { writer throws(StudIPError) in try await writer.document(id: id) }
     }

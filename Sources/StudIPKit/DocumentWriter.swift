@@ -8,8 +8,8 @@ import StudIPWire
 ///
 /// Nothing here retries a request that may have changed something: a POST, PATCH or DELETE is sent once, and a
 /// failure after it left is thrown as it is (``StudIPError/isRetryable``). The caller (the outbox) decides whether
-/// to send it again, after looking whether it was stored (``documents(inFolder:)``, ``document(id:)``). Reads
-/// (the read-back after an upload, listings) are retried as the refresh's are.
+/// to send it again, after looking whether it was stored (``documents(inFolder:)``, ``folders(inFolder:)``,
+/// ``document(id:)``). Reads (the read-back after an upload, listings) are retried as the refresh's are.
 public protocol DocumentWriter: Sendable {
     /// Which API writes ("JSON:API" / "legacy REST").
     var apiName: String { get }
@@ -47,6 +47,10 @@ public protocol DocumentWriter: Sendable {
     /// The documents of one folder as the user sees them now: "was it stored?" after an unclear answer. A folder
     /// the user may not list (a homework folder, for a student) is ``StudIPError/forbidden(what:)``.
     func documents(inFolder folderID: String) async throws(StudIPError) -> [RemoteDocument]
+
+    /// The readable subfolders of one folder as the user sees them now: "was it made?" after a new folder's
+    /// request broke off. A folder the user may not list is ``StudIPError/forbidden(what:)``.
+    func folders(inFolder folderID: String) async throws(StudIPError) -> [RemoteFolder]
 
     /// One document as the user sees it now: "did someone change it meanwhile?" before a new version
     /// (``RemoteDocument/version``). Gone: ``StudIPError/notFound(what:)``.

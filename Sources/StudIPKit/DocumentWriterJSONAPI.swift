@@ -147,6 +147,22 @@ struct JSONAPIWriter: DocumentWriter {
         }
     }
 
+    /// `GET folders/{id}/folders`, paged; Stud.IP lists only the readable ones (`w7_groupfolder_subfolders`).
+    func folders(inFolder folderID: String) async throws(StudIPError) -> [RemoteFolder] {
+        let what = "the folders in folder \(folderID)"
+        let format = exchange.format
+        return try await Paging.collect(limit: exchange.transport.pageSize, what: what, idKey: "id") {
+            (offset) async throws(StudIPError) -> Page in
+            try await page(["folders", folderID, "folders"], offset: offset, what: what)
+        } decode: { elements in
+            elements.compactMap { element in
+                guard var folder = format.folder(element) else { return nil }
+                folder.parentID = folder.parentID ?? folderID
+                return folder
+            }
+        }
+    }
+
     func document(id: String) async throws(StudIPError) -> RemoteDocument {
         let what = "document \(id)"
         let json = try await exchange.fetchJSON(

@@ -127,6 +127,13 @@ struct LegacyRESTWriter: DocumentWriter {
         return exchange.format.legacyDocuments(inListing: json, folderID: folderID)
     }
 
+    /// `folder/{id}` again: the same listing names the readable subfolders (`w1_rest_folder_root`).
+    func folders(inFolder folderID: String) async throws(StudIPError) -> [RemoteFolder] {
+        let json = try await exchange.fetchJSON(
+            installation.legacy(["folder", folderID]), what: "the folders in folder \(folderID)")
+        return exchange.format.legacySubfolders(inListing: json, folderID: folderID)
+    }
+
     func document(id: String) async throws(StudIPError) -> RemoteDocument {
         let what = "document \(id)"
         let json = try await exchange.fetchJSON(installation.legacy(["file", id]), what: what)

@@ -123,10 +123,21 @@ package struct WriteFormat: Sendable {
 
     /// The documents of a legacy REST folder listing (`folder/{id}`), decoded as the refresh decodes them.
     package func legacyDocuments(inListing json: JSONValue, folderID: String) -> [RemoteDocument] {
+        legacyWalk(json, folderID: folderID).walk.content.documents
+    }
+
+    /// The readable subfolders of a legacy REST folder listing (`folder/{id}`), decoded as the refresh decodes them
+    /// (an unreadable one is listed without id and left out).
+    package func legacySubfolders(inListing json: JSONValue, folderID: String) -> [RemoteFolder] {
+        legacyWalk(json, folderID: folderID).subfolders
+    }
+
+    /// One legacy folder listing taken in by the refresh's walk.
+    private func legacyWalk(_ json: JSONValue, folderID: String) -> (walk: FolderWalk, subfolders: [RemoteFolder]) {
         var walk = FolderWalk(
             course: Self.course(json["range_id"]?.id), rootID: folderID, installation: installation)
-        _ = walk.add(listing: json, of: folderID, parentID: nil, label: "folder \(folderID)")
-        return walk.content.documents
+        let subfolders = walk.add(listing: json, of: folderID, parentID: nil, label: "folder \(folderID)")
+        return (walk, subfolders)
     }
 
     /// A legacy REST file-ref (`file/{id}`, the answer of a move), decoded as the refresh decodes it: as the one

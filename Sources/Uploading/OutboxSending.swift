@@ -270,15 +270,40 @@ extension Outbox {
         }
     }
 
-    /// A new folder. `DocumentWriter` lists no folders, so an attempt that may have made it cannot be checked: it
-    /// is unconfirmed rather than risking a second folder `Name[1]`.
+    /// A new folder, looked for as an upload is: before the first attempt the parent's subfolders of that name
+    /// (or `Name[1]`) are noted; after an attempt that may have made it, a new one of them is this entry's, so that
+    /// sending again cannot make a second folder `Name[1]`. A parent the user cannot list leaves only the answer.
     private func makeFolder(
         _ row: inout OutboxRow, _ progress: inout OutboxProgress, in parent: String, name: String
     ) async -> Attempt {
         if progress.mayHaveArrived {
-            return .unconfirmed(
-                reason: "making the folder \(name) was interrupted and whether Stud.IP made it cannot be checked; "
-                    + "retry to make it (if it exists, the new one is named \(name)[1])")
+            // Nothing noted before: the parent cannot be listed (or an older version sent it).
+            guard let before = progress.before else {
+                return .unconfirmed(
+                    reason: "making the folder \(name) was interrupted and whether Stud.IP made it cannot be checked; "
+                        + "retry to make it (if it exists, the new one is named \(name)[1])")
+            }
+            do {
+                let made = try await writer.folders(inFolder: parent)
+                    .filter { !before.contains($0.id) && Self.isStudIPName($0.name, for: name) }
+                    .max { $0.created < $1.created }
+                if let made {
+                    logger.info("outbox: \(row.id) had made folder \(made.name) (\(made.id))")
+                    return .settled(.madeFolder(made))
+                }
+            } catch {
+                return Self.verdict(error)
+            }
+            progress.mayHaveArrived = false
+        }
+        if progress.before == nil, !progress.unlistable {
+            do {
+                let folders = try await writer.folders(inFolder: parent)
+                progress.before = Set(folders.filter { Self.isStudIPName($0.name, for: name) }.map(\.id))
+            } catch {
+                guard case .forbidden = error else { return Self.verdict(error) }
+                progress.unlistable = true
+            }
         }
         progress.mayHaveArrived = true
         row.progress = progress.text

@@ -466,6 +466,27 @@ final class WriteTests: Sendable {
         }
     }
 
+    @Test("Subfolders through both APIs: the readable ones with their ids, a new one and its Name[1] among them")
+    func foldersInAFolder() async throws {
+        for api in [ClientConfiguration.API.jsonAPI, .legacyREST] {
+            try await Self.withWriter(api: api) { _, writer, _ in
+                #expect(try await writer.folders(inFolder: Self.groupFolder).isEmpty, "\(api)")
+                let made = [
+                    try await writer.makeFolder(parentFolderID: Self.groupFolder, name: "Team 1"),
+                    try await writer.makeFolder(parentFolderID: Self.groupFolder, name: "Team 1"),
+                ]
+                let listed = try await writer.folders(inFolder: Self.groupFolder)
+                #expect(listed.map(\.name).sorted() == ["Team 1", "Team 1[1]"], "\(api)")
+                #expect(Set(listed.map(\.id)) == Set(made.map(\.id)), "\(api)")
+                #expect(listed.allSatisfy { $0.parentID == Self.groupFolder && $0.permissions.isReadable }, "\(api)")
+                // The homework folder is listed to a student without an id (legacy REST) or not at all (JSON:API).
+                let inRoot = try await writer.folders(inFolder: Self.rootFolder)
+                #expect(
+                    Set(inRoot.map(\.id)) == [Self.generalFolder, Self.dateFolder, Self.groupFolder], "\(api)")
+            }
+        }
+    }
+
     @Test("Terms of use from both APIs; a student's own work gets SELFMADE_NONPUB, else the default")
     func termsOfUse() async throws {
         for api in [ClientConfiguration.API.jsonAPI, .legacyREST] {

@@ -79,6 +79,56 @@ import Testing
         }
     }
 
+    /// kill -9 while a new folder is on the wire and Stud.IP makes it, with an upload queued into it: the restarted
+    /// outbox finds the folder among the parent's subfolders, makes no second one (`Team 1[1]`), and the upload
+    /// goes into the folder that was made.
+    @Test(arguments: [ClientConfiguration.API.jsonAPI, .legacyREST])
+    func aFolderInterruptedWhileMakingIsLookedForAndNotMadeTwice(api: ClientConfiguration.API) async throws {
+        let harness = try H()
+        let crashed = try H()
+        try await H.withWriter(api: api) { sim, writer in
+            let settlements = Settlements()
+            let outbox = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer,
+                onSettled: settlements.handler)
+            let folder = try await outbox.enqueue(
+                .makeFolder(parent: .folder(H.groupFolder), name: "Team 1"), bytes: nil, draftID: nil)
+            let upload = try await outbox.enqueue(
+                .upload(folder: .madeBy(entry: folder), name: "Plan.txt", terms: nil),
+                bytes: try harness.draft("plan", H.bytes(64)), draftID: nil)
+            let (makes, uploads) = api == .jsonAPI ? ("\(H.groupFolder)/folders", "file-refs") : ("new_folder", "file/")
+            sim.inject(Fault(action: .stall(milliseconds: 1500), pathContains: makes, method: "POST", remaining: 1))
+            // The killed daemon's own upload would have been its last act; here it waits, so only the restarted
+            // outbox sends it.
+            sim.inject(Fault(action: .status(503), pathContains: uploads, method: "POST", remaining: 1))
+            try await outbox.running {
+                _ = try await outbox.wait(for: folder, toBe: .sending)
+                try harness.copyData(to: crashed)
+                _ = try await outbox.wait(for: upload, toBe: .waiting)
+            }
+            #expect(sim.university.subfolders(of: H.groupFolder).map(\.name) == ["Team 1"])
+
+            let restarted = Settlements()
+            let second = Outbox(
+                store: try crashed.openStore(), dataDirectory: crashed.data, writer: writer,
+                onSettled: restarted.handler)
+            #expect(try await second.entries().map(\.state) == [.sending, .queued])
+            let outcomes = try await second.running {
+                [try await restarted.outcome(of: folder), try await restarted.outcome(of: upload)]
+            }
+            let made = sim.university.subfolders(of: H.groupFolder)
+            #expect(made.map(\.name) == ["Team 1"])
+            guard case .madeFolder(let found) = outcomes[0], case .done(let plan?) = outcomes[1] else {
+                Issue.record("\(outcomes)")
+                return
+            }
+            #expect(found.id == made.first?.id)
+            #expect(plan.folderID == found.id)
+            #expect(sim.university.fileRefs(in: found.id).map(\.name) == ["Plan.txt"])
+            #expect(try await second.entries().isEmpty)
+        }
+    }
+
     /// kill -9 while a new version is on the wire and Stud.IP stores it: the restarted outbox sees the document at
     /// the size it sent (JSON:API keeps the file id, legacy REST makes a new one) and takes it for its own, neither
     /// sending it again nor keeping a "(yours)" copy.
