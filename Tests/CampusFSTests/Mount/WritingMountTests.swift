@@ -377,7 +377,7 @@ struct WritingMountTests {
 
     /// The lecturer changes the student's document on Stud.IP while the student saves over their copy: nothing
     /// is overwritten — the lecturer's version stays, the student's bytes are kept beside it as
-    /// "<name> (yours).<ext>".
+    /// "<name> (yours).<ext>", on Stud.IP and in the student's mount.
     @Test func aConflictingLecturerChangeKeepsBoth() async throws {
         try await Self.withWritingMount { setup, local in
             let file = local + "/Entwurf.txt"
@@ -403,6 +403,14 @@ struct WritingMountTests {
                     Remote(id: id, name: "Entwurf.txt", sha256: lecturers),
                     Remote(id: seen.first { $0.id != id }?.id ?? "", name: "Entwurf (yours).txt", sha256: mine),
                 ], "\(seen)")
+            // The student's mount shows both as Stud.IP has them once it refreshed: theirs is not laid over the
+            // lecturer's.
+            let refresh = try await setup.campusfs(["refresh"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            let mount = try await shell(
+                "cd \(setup.path(Self.general)) && LC_ALL=C ls && sha256sum Entwurf.txt 'Entwurf (yours).txt' | cut -c1-64"
+            )
+            #expect(mount.lines == ["Entwurf (yours).txt", "Entwurf.txt", lecturers, mine], "\(mount.stderr)")
         }
     }
 }
