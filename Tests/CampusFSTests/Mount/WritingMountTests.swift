@@ -119,8 +119,8 @@ struct WritingMountTests {
 
     /// Waits until `relative` is the store's document again, no longer the draft that was uploaded (its
     /// `user.campusfs.state` one of the content cache's, not a draft's): once the outbox confirmed an upload, the
-    /// draft stays until the course was refreshed, and an open for writing in between is refused with `EROFS`
-    /// (reported with issue 32; a save must not depend on it).
+    /// draft stays until the course was refreshed, and a save in between fails (`EROFS`, `ENOENT`) or becomes a
+    /// second document `name[2].ext` (a bug, reported with issue 32; a save must not depend on this wait).
     static func waitUntilStored(_ relative: String, _ setup: DaemonTests.Setup) async throws {
         let state = try await MountHarness.settled {
             try await shell("getfattr --only-values -n user.campusfs.state \(setup.path(relative))").stdout
