@@ -113,8 +113,7 @@ public final class CampusDaemon: Sendable {
         var uploads: (desk: UploadDesk, workspace: Workspace)?
         if let settings = configuration.uploads {
             do throws(WorkspaceError) {
-                uploads = try await UploadDesk.open(
-                    settings, api: configuration.client.api, store: store, link: link, logger: logger)
+                uploads = try await UploadDesk.open(settings, store: store, link: link, logger: logger)
             } catch {
                 await link.shutdown()
                 throw .workspace(error)

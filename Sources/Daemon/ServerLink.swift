@@ -3,6 +3,7 @@ import ControlProtocol
 import Foundation
 import StudIPKit
 import StudIPModel
+import Synchronization
 
 /// The daemon's way to Stud.IP. It connects on first use, not at start, so a daemon started offline mounts from the
 /// store and comes online by itself the first time the server answers again; and it remembers how the last
@@ -50,6 +51,9 @@ public actor ServerLink: DocumentDownloader {
     private var observer: StateObserver?
     private let connect: @Sendable (ClientConfiguration) async throws(StudIPError) -> any DocumentSource
     private let lookup: CredentialLookup?
+    /// ``movesDocuments``, kept outside the actor's isolation: a rename in the mount asks on a FUSE thread, which
+    /// must not wait for the actor.
+    private nonisolated let moves: Mutex<Bool>
 
     public init(
         configuration: ClientConfiguration, lookup: CredentialLookup? = nil,
@@ -61,7 +65,12 @@ public actor ServerLink: DocumentDownloader {
         self.credentials = configuration.credentials
         self.lookup = lookup
         self.connect = connect
+        moves = Mutex(configuration.api == .legacyREST)
     }
+
+    /// Whether the connection last made can move documents between folders (``DocumentSource/movesDocuments``);
+    /// before any, whether the profile names legacy REST (`auto` might become JSON:API, which cannot).
+    public nonisolated var movesDocuments: Bool { moves.withLock { $0 } }
 
     /// The connected source; connects first if needed (concurrent callers share one attempt). While the login is
     /// refused, only `retryingRefusedLogin` (a refresh) or new credentials reach the server.
@@ -100,6 +109,7 @@ public actor ServerLink: DocumentDownloader {
             case .success(let connected):
                 if let source { return source }
                 source = connected
+                moves.withLock { $0 = connected.movesDocuments }
                 recordSuccess()
                 return connected
             }

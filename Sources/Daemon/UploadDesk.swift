@@ -51,18 +51,18 @@ public final class UploadDesk: Sendable {
     }
 
     /// The outbox (sending through the server link, with the profile's terms of use) and the workspace over it
-    /// (docs/writing.md): the daemon's, and `campusfs upload`'s without a daemon. Moves are offered only where the
-    /// profile speaks legacy REST: JSON:API has none.
+    /// (docs/writing.md): the daemon's, and `campusfs upload`'s without a daemon. Moves are offered while the
+    /// link's connection speaks legacy REST (JSON:API has none), asked at each move: `api = auto` learns it only
+    /// once connected.
     public static func open(
-        _ settings: UploadSettings, api: ClientConfiguration.API, store: MetadataStore, link: ServerLink,
-        logger: Logger
+        _ settings: UploadSettings, store: MetadataStore, link: ServerLink, logger: Logger
     ) async throws(WorkspaceError) -> (desk: UploadDesk, workspace: Workspace) {
         let desk = UploadDesk(
             store: store, dataDirectory: URL(fileURLWithPath: settings.dataDirectory),
             writer: LinkedWriter(link: link, terms: settings.terms), logger: logger)
         let workspace = try await Workspace(
             store: store, outbox: desk.outbox, dataDirectory: settings.dataDirectory,
-            configuration: Workspace.Configuration(terms: settings.terms, movesDocuments: api == .legacyREST),
+            configuration: Workspace.Configuration(terms: settings.terms, movesDocuments: { link.movesDocuments }),
             logger: logger)
         return (desk, workspace)
     }

@@ -65,6 +65,10 @@ extension DocumentSource {
     /// The write half of a connection ``StudIP/connect(_:)`` made: the same login, connections and request count.
     /// nil for sources that are no connection (test fakes).
     public var writer: (any DocumentWriter)? { (self as? any WritingSource)?.makeWriter() }
+
+    /// Whether this connection's writer can move a document into another folder: only legacy REST can
+    /// (``DocumentWriter/move(documentID:toFolder:)``), which `api = auto` picks where JSON:API does not answer.
+    public var movesDocuments: Bool { self is LegacyRESTSource }
 }
 
 extension StudIPError {

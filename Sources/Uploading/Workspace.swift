@@ -21,10 +21,15 @@ public final class Workspace: Sendable {
         public var settleTime: Duration
         /// The terms of use sent with uploads (nil: the installation's default).
         public var terms: String?
-        /// Whether the API can move a document to another folder (legacy REST); JSON:API cannot: `EXDEV`.
-        public var movesDocuments: Bool
+        /// Whether the API can move a document to another folder (legacy REST); JSON:API cannot: `EXDEV`. Asked at
+        /// each move, on the FUSE thread (it must not block): with `api = auto` the answer is known only once
+        /// connected.
+        public var movesDocuments: @Sendable () -> Bool
 
-        public init(settleTime: Duration = .seconds(2), terms: String? = nil, movesDocuments: Bool = false) {
+        public init(
+            settleTime: Duration = .seconds(2), terms: String? = nil,
+            movesDocuments: @escaping @Sendable () -> Bool = { false }
+        ) {
             self.settleTime = settleTime
             self.terms = terms
             self.movesDocuments = movesDocuments

@@ -268,7 +268,7 @@ extension Workspace {
         case .document(let node, let info):
             try requireEditable(info)
             if newParent != node.parentInode || newParent != parent {
-                guard configuration.movesDocuments else {
+                guard configuration.movesDocuments() else {
                     throw .refused(
                         errno: EXDEV, rule: "this Stud.IP API cannot move documents between folders (JSON:API)")
                 }

@@ -234,7 +234,7 @@ struct UploadCommand: AsyncParsableCommand {
             configuration: profile.clientConfiguration(credentials), lookup: CredentialSource.lookup(profile))
         let desk: UploadDesk
         do throws(CLIError) {
-            desk = try await outbox.openHere(link: link, api: profile.api.clientAPI).desk
+            desk = try await outbox.openHere(link: link).desk
         } catch {
             await link.shutdown()
             throw error
@@ -411,9 +411,7 @@ struct ProfileOutbox {
 
     /// The outbox and the workspace on disk, for a command without a daemon. `link` is how the outbox sends (the
     /// caller shuts it down); without one (listing, retry, discard) nothing is sent, and an attempt to would say so.
-    func openHere(
-        link given: ServerLink? = nil, api: ClientConfiguration.API = .auto
-    ) async throws(CLIError) -> (desk: UploadDesk, workspace: Workspace) {
+    func openHere(link given: ServerLink? = nil) async throws(CLIError) -> (desk: UploadDesk, workspace: Workspace) {
         let store = try ProfileStore.open(name, paths: paths)
         let settings = try ConfigFile.load(from: paths.configFile).profiles[name]
         let server = settings?.url ?? "http://localhost"
@@ -428,8 +426,8 @@ struct ProfileOutbox {
         let data = dataDirectory
         do throws(WorkspaceError) {
             let (desk, workspace) = try await UploadDesk.open(
-                UploadSettings(dataDirectory: data.path, terms: settings?.uploadTerms), api: api, store: store,
-                link: link, logger: log.logger)
+                UploadSettings(dataDirectory: data.path, terms: settings?.uploadTerms), store: store, link: link,
+                logger: log.logger)
             desk.whenSettled { entry, outcome, _ in await workspace.settled(entry, outcome) }
             return (desk, workspace)
         } catch {

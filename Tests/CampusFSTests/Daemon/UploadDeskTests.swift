@@ -3,6 +3,8 @@ import Desktop
 import Foundation
 import Logging
 import MetadataStore
+import Refreshing
+import StudIPKit
 import StudIPModel
 import Synchronization
 import SystemSupport
@@ -30,7 +32,7 @@ import Uploading
             let data = try temporaryDirectory("campusfs-uploads")
             defer { try? FileManager.default.removeItem(atPath: data) }
             let (desk, workspace) = try await UploadDesk.open(
-                UploadSettings(dataDirectory: data), api: .auto, store: parts.store, link: parts.link,
+                UploadSettings(dataDirectory: data), store: parts.store, link: parts.link,
                 logger: Logger(label: "test.outbox"))
             let outcomes = Outcomes()
             desk.whenSettled { entry, outcome, settlement in
@@ -163,6 +165,40 @@ import Uploading
             #expect(await eventually { outcomes.of(id) != nil })
             let done = await handler.handle(.outbox).outbox ?? []
             #expect(done.isEmpty, "\(done)")
+        }
+    }
+
+    /// `api = auto` on an installation without JSON:API speaks legacy REST, which moves: the workspace asks the link
+    /// at each rename, so a document moves between folders once the link connected (before, `auto` might still
+    /// become JSON:API, which cannot: `EXDEV`, and `mv` copies).
+    @Test func withAPIAutoADocumentMovesOnceTheLinkSpeaksLegacyREST() async throws {
+        try await DaemonParts.with(.fixtures507Writes) { parts in
+            // An own document, uploaded and refreshed into the store over the test's own connection, not the link.
+            let file = try temporaryDirectory("campusfs-staged") + "/m.txt"
+            try Data("m\n".utf8).write(to: URL(fileURLWithPath: file))
+            _ = try await #require(parts.campus.source.writer).upload(
+                file: file, toFolder: Self.general, name: "m.txt", termsID: nil, progress: nil)
+            _ = try await Refresher(source: parts.campus.source, store: parts.store, options: TreeOptions()).refresh()
+            let data = try temporaryDirectory("campusfs-uploads")
+            defer { try? FileManager.default.removeItem(atPath: data) }
+            let (_, workspace) = try await UploadDesk.open(
+                UploadSettings(dataDirectory: data), store: parts.store, link: parts.link,
+                logger: Logger(label: "test.outbox"))
+            let nodes = try parts.store.walk().map(\.node)
+            let general = try #require(nodes.first { $0.item == .folder && $0.studipID == Self.general }).inode
+            let course = try #require(nodes.first { $0.item == .course }).inode
+            func move() -> Int32? {
+                do throws(WorkspaceError) {
+                    try workspace.rename(parent: general, name: "m.txt", to: course, "m.txt", noReplace: false)
+                    return nil
+                } catch {
+                    return error.errorNumber
+                }
+            }
+            #expect(move() == EXDEV)
+            parts.sim.faults.add(Fault(action: .status(404), pathContains: "jsonapi.php"))
+            #expect(try await parts.link.connected().apiName == "legacy REST")
+            #expect(move() == nil)
         }
     }
 
