@@ -28,9 +28,10 @@ final class Writing: Sendable {
         self.workspace = workspace
     }
 
+    /// `writes`: the open the workspace claimed for it (``Workspace/openForWriting(_:truncating:)``), which
+    /// ``release(_:)`` ends.
     func register(_ descriptor: Int32, draft: Int64, writes: Bool) -> UInt64 {
-        if writes { workspace.opened(draft) }
-        return handles.withLock { state in
+        handles.withLock { state in
             state.last += 1
             state.open[state.last] = DraftHandle(descriptor: descriptor, draftID: draft, writes: writes)
             return state.last
@@ -257,21 +258,27 @@ extension CampusFileSystem {
         }
     }
 
+    /// Opens draft `id`; for writing or truncating the workspace claimed the open, which this hands to the handle
+    /// (or ends, when the open fails).
     private func openDraft(_ id: Int64, writes: Bool, truncating: Bool, writer: Writing, reply: OpenReply) {
+        let claimed = writes || truncating
         let path = writer.workspace.path(ofDraft: id)
         let descriptor = Glibc.open(path, (writes ? O_RDWR : O_RDONLY) | (truncating ? O_TRUNC : 0) | O_CLOEXEC)
         guard descriptor >= 0 else {
             logger.error("cannot open the draft \(path): \(String(cString: strerror(errno)))")
+            if claimed { writer.workspace.closed(id) }
             return reply.error(EIO)
         }
         if truncating {
             do throws(WorkspaceError) {
                 try writer.workspace.touched(id)
             } catch {
+                close(descriptor)
+                writer.workspace.closed(id)
                 return refuse(reply, "open of a draft", error)
             }
         }
-        let handle = writer.register(descriptor, draft: id, writes: writes)
+        let handle = writer.register(descriptor, draft: id, writes: claimed)
         if !reply.open(handle: handle) { _ = writer.release(handle) }
     }
 
@@ -392,11 +399,19 @@ extension CampusFileSystem {
             var draft = workspace.draft(inode: Int64(inode))
             let node = try storing { () throws(StoreError) in try store.node(inode: Int64(inode)) }
             if draft == nil, let node, node.item == .document { draft = workspace.draft(covering: node) }
+            let handle = file.map { writer.handle($0.handle) } ?? nil
+            // A length changed without an open (`truncate(2)`) opens the draft for that moment, as an open would.
+            var claimed: Int64?
+            defer { if let claimed { workspace.closed(claimed) } }
             if draft == nil, let size = changes.size, let node, node.item == .document {
                 guard size == 0 else {
                     throw .refused(errno: EACCES, rule: "a document is truncated only to nothing outside an open")
                 }
                 draft = try workspace.openForWriting(node, content: nil)
+                claimed = draft?.id
+            } else if let found = draft, changes.size != nil, handle == nil {
+                draft = try workspace.openForWriting(found, truncating: false)
+                claimed = draft?.id
             }
             guard var current = draft, let id = current.id else {
                 // Times and modes of the store's nodes are not kept; accepted where one may write, refused elsewhere.
@@ -406,11 +421,8 @@ extension CampusFileSystem {
                 return reply.attributes(attributes(of: node), timeout: timeouts.attributes)
             }
             // Times alone are no change of the bytes (`gio copy` sets them after the close, `cp -a` on the open file).
-            if changes.size != nil, current.state != .editing {
-                current = try workspace.openForWriting(current, truncating: false)
-            }
             if current.state == .editing {
-                try change(current, changes, handle: file.map { writer.handle($0.handle) } ?? nil, workspace: workspace)
+                try change(current, changes, handle: handle, workspace: workspace)
                 if changes.size != nil { try workspace.touched(current.id ?? id) }
             }
             let shown = Inode(
@@ -474,12 +486,18 @@ extension CampusFileSystem {
         guard mode & S_IFMT == S_IFREG || mode & S_IFMT == 0 else { return reply.error(EPERM) }
         do throws(WorkspaceError) {
             let draft = try writer.workspace.create(parent: Int64(parent), name: name)
-            guard let id = draft.id, let entry = entry(ofDraft: draft, workspace: writer.workspace) else {
+            guard let id = draft.id else { return reply.error(EIO) }
+            guard let entry = entry(ofDraft: draft, workspace: writer.workspace) else {
+                writer.workspace.closed(id)
                 return reply.error(EIO)
             }
             let path = writer.workspace.path(ofDraft: id)
             let descriptor = Glibc.open(path, O_RDWR | O_CLOEXEC)
-            guard descriptor >= 0 else { throw .file(path: path, operation: "open", errno: errno) }
+            guard descriptor >= 0 else {
+                let failure = errno
+                writer.workspace.closed(id)
+                throw .file(path: path, operation: "open", errno: failure)
+            }
             let handle = writer.register(descriptor, draft: id, writes: true)
             if !reply.created(entry, handle: handle) { _ = writer.release(handle) }
         } catch {

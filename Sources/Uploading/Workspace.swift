@@ -55,7 +55,11 @@ public final class Workspace: Sendable {
         var drafts: [Int64: DraftRecord] = [:]
         /// By the document's store inode.
         var changes: [Int64: DocumentChangeRecord] = [:]
+        /// Opens for writing, claimed by ``Workspace/create(parent:name:)`` and ``Workspace/openForWriting(_:truncating:)``
+        /// and ended by ``Workspace/closed(_:)``.
         var openCount: [Int64: Int] = [:]
+        /// Drafts whose bytes are being handed to the outbox: no open may claim them (it gets a new draft instead).
+        var settling: Set<Int64> = []
         /// When each change not yet in the outbox was last touched.
         var quietSince: [Pending: ContinuousClock.Instant] = [:]
 
@@ -158,6 +162,23 @@ public final class Workspace: Sendable {
     /// Refused by Stud.IP, or interrupted where its outcome cannot be checked: waits for the user in the outbox.
     static func endedUnsent(_ state: OutboxState) -> Bool { state == .failed || state == .unconfirmed }
 
+    /// Drops the refused or unconfirmed outbox entries of draft `id`, which the user replaced or deleted, from a
+    /// task: the caller is a request handler.
+    func discardEntries(ofDraft id: Int64) {
+        Task {
+            let entries: [OutboxEntry]
+            do throws(OutboxError) {
+                entries = try await outbox.entries()
+            } catch {
+                logger.error("cannot read the outbox to drop the entries of draft \(id): \(error)")
+                return
+            }
+            for entry in entries where entry.draftID == id && Self.endedUnsent(entry.state) {
+                await discard(superseded: entry.id)
+            }
+        }
+    }
+
     /// Drops an outbox entry a draft edited again replaced, so that `campusfs outbox retry` cannot send the old
     /// bytes beside the new ones.
     func discard(superseded entry: Int64) async {
@@ -259,20 +280,18 @@ public final class Workspace: Sendable {
     }
 
     /// The draft shown over the store's document `node`, in its place: what an open of the document's inode (which
-    /// the kernel keeps while the draft is written through it) reads and writes.
+    /// the kernel keeps while the draft is written through it) reads and writes. None once the document was renamed
+    /// or deleted locally: that inode is then the document's old bytes under its new name (`cp --backup`'s
+    /// `notes.txt~`), and the draft in its old place is another file.
     public func draft(covering node: Node) -> DraftRecord? {
         guard let parent = node.parentInode, let id = node.studipID else { return nil }
         return state.withLock { state in
-            state.draft(parent: parent, name: node.name).flatMap { $0.documentID == id ? $0 : nil }
+            guard state.changes[node.inode] == nil else { return nil }
+            return state.draft(parent: parent, name: node.name).flatMap { $0.documentID == id ? $0 : nil }
         }
     }
 
     // MARK: - Open files
-
-    /// A descriptor of the draft was opened: it does not settle while open.
-    public func opened(_ id: Int64) {
-        state.withLock { $0.openCount[id, default: 0] += 1 }
-    }
 
     /// Bytes, length or times of the draft changed: its settle time starts again. The first change marks it
     /// changed in the store (one synced write), so that it becomes an operation once it settles.
@@ -287,7 +306,8 @@ public final class Workspace: Sendable {
         try save(draft)
     }
 
-    /// The last descriptor of an open was closed: the settle time starts.
+    /// An open for writing that ``create(parent:name:)`` or ``openForWriting(_:truncating:)`` claimed ended (once
+    /// per claim): when the last is gone, the settle time starts.
     public func closed(_ id: Int64) {
         state.withLock { state in
             let count = (state.openCount[id] ?? 1) - 1

@@ -77,7 +77,7 @@ extension Workspace {
         if let earlier = state.withLock({ $0.draft(parent: parent, name: name) }) {
             try adopt(earlier, into: &draft)
         }
-        return try insert(draft, content: nil)
+        return try insert(draft, content: nil, opening: true)
     }
 
     /// Opening the store's document `node` for writing: a draft in its place, a new version of it. `content`: the
@@ -93,49 +93,71 @@ extension Workspace {
         let draft = DraftRecord(
             parent: parent, name: node.name, documentID: info.id, baseVersion: info.version, isChanged: content == nil,
             modified: Date())
-        return try insert(draft, content: content)
+        return try insert(draft, content: content, opening: true)
     }
 
-    /// Opening a draft for writing: itself while it is being edited; once handed to the outbox, a new draft that
-    /// follows it (the bytes in the outbox must not change), starting from its bytes unless `truncating`.
+    /// Opening a draft for writing, an open the caller ends with ``closed(_:)``: the draft itself while it is being
+    /// edited. Once its bytes go to the outbox (settling, queued) or sit there refused (the outbox holds the same
+    /// file), a new draft in its place, starting from its bytes unless `truncating`: the bytes sent never change.
     public func openForWriting(_ draft: DraftRecord, truncating: Bool) throws(WorkspaceError) -> DraftRecord {
         guard let id = draft.id else { return draft }
-        switch draft.state {
-        case .editing: return draft
-        case .handedIn:
-            throw .refused(errno: EACCES, rule: "\(draft.name) was handed in; the copy is kept read-only")
-        case .failed:
-            var retried = draft
-            retried.state = .editing
-            retried.outboxID = nil
-            try save(retried)
-            // Its refused entry stays in the outbox (settling kept it by draft id): the new save replaces it.
-            Task {
-                for entry in (try? await outbox.entries()) ?? []
-                where entry.draftID == id && Self.endedUnsent(entry.state) {
-                    await discard(superseded: entry.id)
-                }
-            }
-            return retried
-        case .queued:
-            var next = DraftRecord(parent: draft.parent, name: draft.name, isChanged: truncating, modified: Date())
-            try adopt(draft, into: &next)
-            return try insert(next, content: truncating ? nil : path(ofDraft: id))
+        // Claimed under the lock settling claims a draft under: an open never meets its draft's bytes on their way.
+        let (found, onItsWay) = state.withLock { state -> (DraftRecord?, Bool) in
+            guard let current = state.drafts[id] else { return (nil, false) }
+            let onItsWay = current.state == .queued || state.settling.contains(id)
+            if current.state == .editing, !onItsWay { state.openCount[id, default: 0] += 1 }
+            return (current, onItsWay)
         }
+        guard let current = found else { throw .refused(errno: ENOENT, rule: "\(draft.name) is gone") }
+        if current.state == .handedIn {
+            throw .refused(errno: EACCES, rule: "\(draft.name) was handed in; the copy is kept read-only")
+        }
+        if current.state == .editing, !onItsWay { return current }
+        var next = DraftRecord(parent: current.parent, name: current.name, isChanged: truncating, modified: Date())
+        next.documentID = current.documentID
+        next.baseVersion = current.baseVersion
+        // One on its way is waited for: its outcome says what this one becomes.
+        if onItsWay { next.follows = id }
+        let made = try insert(next, content: truncating ? nil : path(ofDraft: id), opening: true)
+        if !onItsWay { try drop(current) }
+        return made
     }
 
     /// `next` replaces `earlier` under its name: it becomes a new version of the same document, and waits for the
-    /// outcome of `earlier` while that is in the outbox. An `earlier` still being edited is dropped.
+    /// outcome of `earlier` while that is on its way to the outbox or in it. An `earlier` still being edited is
+    /// dropped.
     private func adopt(_ earlier: DraftRecord, into next: inout DraftRecord) throws(WorkspaceError) {
         guard let id = earlier.id else { return }
         if earlier.documentID != nil {
             next.documentID = earlier.documentID
             next.baseVersion = earlier.baseVersion
         }
-        switch earlier.state {
-        case .queued: next.follows = id
-        case .editing, .failed, .handedIn: try drop(earlier)
+        // Decided under the lock settling claims drafts under: one whose bytes are on their way is waited for.
+        let onItsWay = state.withLock { state -> Bool in
+            if state.drafts[id]?.state == .queued || state.settling.contains(id) { return true }
+            state.drafts[id] = nil
+            state.quietSince[.draft(id)] = nil
+            return false
         }
+        if onItsWay { next.follows = id } else { try drop(earlier) }
+    }
+
+    /// Keeps `draft` from settling while a rename or delete changes it, as an open does (end it with
+    /// ``release(_:)``); `EBUSY` once its bytes are on their way.
+    private func hold(_ draft: DraftRecord) throws(WorkspaceError) {
+        guard let id = draft.id else { return }
+        let held = state.withLock { state -> Bool in
+            guard state.drafts[id]?.state != .queued, !state.settling.contains(id) else { return false }
+            state.openCount[id, default: 0] += 1
+            return true
+        }
+        guard held else {
+            throw .refused(errno: EBUSY, rule: "\(draft.name) is in the outbox (`campusfs outbox` discards it)")
+        }
+    }
+
+    private func release(_ draft: DraftRecord) {
+        if let id = draft.id { closed(id) }
     }
 
     /// The store's document whose place is `parent`/`name` and which was renamed away locally (a backup name):
@@ -160,9 +182,8 @@ extension Workspace {
     public func remove(parent: Int64, name: String) throws(WorkspaceError) {
         switch try existing(parent: parent, name: name) {
         case .draft(let draft):
-            guard draft.state != .queued else {
-                throw .refused(errno: EBUSY, rule: "\(name) is in the outbox (`campusfs outbox` discards it)")
-            }
+            try hold(draft)
+            defer { release(draft) }
             try drop(draft)
             // Deleting a draft written over a document deletes the document.
             if let documentID = draft.documentID, let covered = try coveredDocument(parent: parent, name: name),
@@ -204,9 +225,8 @@ extension Workspace {
             guard !state.withLock({ $0.drafts.values.contains { $0.parent == inode } }) else {
                 throw .refused(errno: ENOTEMPTY, rule: "\(name) is not empty")
             }
-            guard draft.state != .queued else {
-                throw .refused(errno: EBUSY, rule: "\(name) is in the outbox (`campusfs outbox` discards it)")
-            }
+            try hold(draft)
+            defer { release(draft) }
             try drop(draft)
         case .draft: throw .refused(errno: ENOTDIR, rule: "\(name) is a file")
         case .document: throw .refused(errno: ENOTDIR, rule: "\(name) is a document")
@@ -233,9 +253,8 @@ extension Workspace {
         if parent == newParent, name == newName { return }
         switch source {
         case .draft(var draft):
-            guard draft.state != .queued else {
-                throw .refused(errno: EBUSY, rule: "\(name) is in the outbox (`campusfs outbox` discards it)")
-            }
+            try hold(draft)
+            defer { release(draft) }
             if newParent != parent { try requireWritable(try place(newParent)) }
             switch target {
             case .draft(let replaced):
@@ -351,8 +370,11 @@ extension Workspace {
         }
     }
 
-    /// Stores a new draft and makes its file: empty, or a copy of `content`.
-    private func insert(_ draft: DraftRecord, content: String?) throws(WorkspaceError) -> DraftRecord {
+    /// Stores a new draft and makes its file: empty, or a copy of `content`. `opening`: the caller's open of it is
+    /// claimed (see ``openForWriting(_:truncating:)``).
+    private func insert(_ draft: DraftRecord, content: String?, opening: Bool = false) throws(WorkspaceError)
+        -> DraftRecord
+    {
         let saved = try storing { () throws(StoreError) in try store.saveDraft(draft) }
         guard let id = saved.id else { return saved }
         if !saved.isFolder {
@@ -366,6 +388,7 @@ extension Workspace {
         state.withLock { state in
             state.drafts[id] = saved
             state.quietSince[.draft(id)] = now()
+            if opening { state.openCount[id, default: 0] += 1 }
         }
         return saved
     }
@@ -375,9 +398,11 @@ extension Workspace {
         if let id = draft.id { state.withLock { $0.drafts[id] = draft } }
     }
 
-    /// Forgets a draft and removes its bytes.
+    /// Forgets a draft and removes its bytes. A refused one's entry leaves the outbox too, so that `campusfs outbox
+    /// retry` cannot send bytes the tree no longer shows (the user replaced or deleted them).
     func drop(_ draft: DraftRecord) throws(WorkspaceError) {
         guard let id = draft.id else { return }
+        if draft.state == .failed { discardEntries(ofDraft: id) }
         try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
         state.withLock { state in
             state.drafts[id] = nil

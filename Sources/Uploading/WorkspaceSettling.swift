@@ -67,6 +67,17 @@ extension Workspace {
         }
         // The earlier draft of this name is still in the outbox: its outcome tells what this one becomes.
         if let earlier = draft.follows, state.withLock({ $0.drafts[earlier] != nil }) { return }
+        // From here its bytes are on their way: an open gets a new draft, a rename or delete waits (`EBUSY`). Claimed
+        // only if nothing opened, renamed or wrote it since `settle()` found it due; else it waits for its next quiet.
+        let claimed = state.withLock { state -> Bool in
+            guard state.drafts[id] == draft, state.openCount[id] == nil, let since = state.quietSince[.draft(id)],
+                now() - since >= configuration.settleTime
+            else { return false }
+            state.settling.insert(id)
+            return true
+        }
+        guard claimed else { return }
+        defer { state.withLock { _ = $0.settling.remove(id) } }
         // Opened for writing and closed unwritten: the document shows again as the store has it.
         if !draft.isChanged, !draft.isFolder {
             stopWaiting(.draft(id))
@@ -208,7 +219,12 @@ extension Workspace {
     /// made.
     public func settled(_ entry: OutboxEntry, _ outcome: OutboxOutcome) async {
         do {
-            if let draft = state.withLock({ $0.drafts.values.first { $0.outboxID == entry.id } }) {
+            // A refused draft keeps no entry id; the entry keeps the draft's, and `campusfs outbox retry` may send it.
+            let draft = state.withLock { state in
+                state.drafts.values.first { $0.outboxID == entry.id }
+                    ?? entry.draftID.flatMap { state.drafts[$0] }.flatMap { $0.state == .failed ? $0 : nil }
+            }
+            if let draft {
                 try await settledDraft(draft, outcome)
             } else if let change = state.withLock({ $0.changes.values.first { $0.outboxID == entry.id } }) {
                 try await settledChange(change, outcome)
@@ -225,45 +241,40 @@ extension Workspace {
         switch outcome {
         case .done(let made):
             document = made
-            if made == nil, draft.documentID == nil, !draft.isFolder { kept.state = .handedIn }
-        case .madeFolder: break
+            kept.state = .queued
+            // No document: a homework hand-in (a student cannot read it back), or a read-back that failed
+            // elsewhere, which the course's refresh then shows.
+            if made == nil, draft.documentID == nil, !draft.isFolder, await isHomework(draft.parent) {
+                kept.state = .handedIn
+            }
+        case .madeFolder: kept.state = .queued
         case .failed(let reason), .unconfirmed(let reason):
             kept.state = .failed
             kept.detail = reason
         case .conflict:
             // Both are on Stud.IP: the lecturer's version under the name, the user's beside it as "(yours)"
             // (the notification names it). The draft goes once the refreshed course shows both.
-            break
+            kept.state = .queued
         case .discarded:
             kept.state = .failed
             kept.detail = "discarded from the outbox"
         }
-        let followers = state.withLock { $0.drafts.values.filter { $0.follows == id } }
         let confirmed = kept.state == .queued
-        // After a conflict the document has a version the followers did not start from: they conflict in turn.
-        let base = document
-        let settledDraft = kept
-        try await BlockingPool.shared.run { () throws(WorkspaceError) in
-            for var follower in followers {
-                follower.follows = nil
-                if let base {
-                    follower.documentID = base.id
-                    follower.baseVersion = DocumentVersion(fileID: base.fileID, size: base.size)
-                }
-                try self.save(follower)
-            }
-            if !confirmed {
-                var unsent = settledDraft
+        if !confirmed {
+            let unsent = kept
+            try await BlockingPool.shared.run { () throws(WorkspaceError) in
+                var unsent = unsent
                 unsent.outboxID = nil
                 try self.save(unsent)
+                // After a conflict or a refusal the followers have no version to start from: they conflict in turn.
+                try self.release(followersOf: id, base: nil)
             }
-        }
-        guard confirmed else {
             invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
             return
         }
         // Shown until the store has what Stud.IP made of it: then the tree shows Stud.IP's name.
         if let courseID = await courseID(of: draft.parent), let refresh = refreshCourse { await refresh(courseID) }
+        let made = document
         let adopted = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Int64? in
             let folderNode =
                 draft.isFolder
@@ -279,6 +290,8 @@ extension Workspace {
                     try self.save(child)
                 }
             }
+            // Saves made meanwhile, also while the course was refreshed, become new versions of what it made.
+            try self.release(followersOf: id, base: made)
             try self.drop(draft)
             return folderNode?.inode
         }
@@ -286,6 +299,31 @@ extension Workspace {
             names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent, Self.inode(ofDraft: id)])
         if let adopted { invalidation.inodes.append(adopted) }
         invalidate(invalidation)
+    }
+
+    /// The drafts that waited for draft `id`'s outcome may settle now; `base`: the document it made, which they
+    /// are new versions of.
+    private func release(followersOf id: Int64, base: RemoteDocument?) throws(WorkspaceError) {
+        for var follower in state.withLock({ $0.drafts.values.filter { $0.follows == id } }) {
+            follower.follows = nil
+            if let base {
+                follower.documentID = base.id
+                follower.baseVersion = DocumentVersion(fileID: base.fileID, size: base.size)
+            }
+            try save(follower)
+        }
+    }
+
+    /// Whether directory `inode` is a homework folder (a local folder never is).
+    private func isHomework(_ inode: Int64) async -> Bool {
+        guard draft(inode: inode) == nil else { return false }
+        do {
+            return try await store.run { store throws(StoreError) in try store.folderAccess(inode: inode) }?.isHomework
+                ?? false
+        } catch {
+            logger.error("cannot read the folder of inode \(inode): \(error)")
+            return false
+        }
     }
 
     private func settledChange(_ change: DocumentChangeRecord, _ outcome: OutboxOutcome) async throws(WorkspaceError) {

@@ -86,10 +86,10 @@ struct WorkspaceBench: Sendable {
         return (node, try #require(try store.document(inode: node.inode)))
     }
 
-    /// Writes `bytes` into a draft as a process would through the mount: opened, written, closed.
+    /// Writes `bytes` into a draft as a process would through the mount: written and closed, in the open that
+    /// `create` or `openForWriting` claimed.
     func write(_ draft: DraftRecord, _ bytes: [UInt8]) throws {
         let id = try #require(draft.id)
-        workspace.opened(id)
         let descriptor = open(workspace.path(ofDraft: id), O_WRONLY | O_TRUNC)
         #expect(descriptor >= 0)
         #expect(bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) } == bytes.count)
