@@ -328,17 +328,17 @@ extension CampusFileSystem {
                 await BlockingPool.shared.run {
                     self.openDraft(id, writes: writes, truncating: false, writer: writer, reply: reply)
                 }
-            } catch let error as WorkspaceError {
-                Glibc.unlink(staging)
-                self.refuse(reply, "open of \(node.name) for writing", error)
-            } catch let error as ContentCacheError {
-                Glibc.unlink(staging)
-                logger.warning("open of \(node.name) for writing: its bytes could not be fetched: \(error)")
-                reply.error(error.errorNumber)
             } catch {
-                Glibc.unlink(staging)
-                logger.error("open of \(node.name) for writing failed: \(error)")
-                reply.error(EIO)
+                await BlockingPool.shared.run { _ = Glibc.unlink(staging) }
+                switch error {
+                case let error as WorkspaceError: self.refuse(reply, "open of \(node.name) for writing", error)
+                case let error as ContentCacheError:
+                    logger.warning("open of \(node.name) for writing: its bytes could not be fetched: \(error)")
+                    reply.error(error.errorNumber)
+                default:
+                    logger.error("open of \(node.name) for writing failed: \(error)")
+                    reply.error(EIO)
+                }
             }
         }
         reply.onInterrupt { task.cancel() }

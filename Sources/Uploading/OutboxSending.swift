@@ -19,8 +19,9 @@ extension Outbox {
         await recover()
         while !Task.isCancelled {
             let rows: [OutboxRow]
+            let arriving: Bool
             do {
-                rows = try await self.rows()
+                (rows, arriving) = try await rowsToSend()
             } catch {
                 logger.error("outbox: \(error)")
                 await sleep(until: Date().addingTimeInterval(backoff.initial.seconds))
@@ -32,8 +33,10 @@ extension Outbox {
             } else if let next = Self.next(in: rows, now: Date()) {
                 recorded = await attempt(next)
             } else {
-                let waiting = rows.filter { $0.state == OutboxState.waiting.rawValue }
-                await sleep(until: waiting.isEmpty ? nil : waiting.map { $0.notBefore ?? .distantPast }.min())
+                var due = rows.filter { $0.state == OutboxState.waiting.rawValue }.map { $0.notBefore ?? .distantPast }
+                // An enqueue in another process (`campusfs upload`) does not wake this one.
+                if arriving { due.append(Date().addingTimeInterval(Self.lockPollInterval.seconds)) }
+                await sleep(until: due.min())
                 continue
             }
             // The store would not take the outcome (a full disk): not the same entry again at once.
@@ -66,6 +69,20 @@ extension Outbox {
 
     /// The entry to send now: queued, or waiting and due, and neither behind an unsettled entry on the same
     /// document nor waiting for a folder an entry still has to make.
+    /// The rows, without those whose bytes are still being moved in: `enqueue` commits the row before it renames
+    /// the bytes into the outbox, and the sender must not take their absence for lost bytes. `arriving`: some were
+    /// left out.
+    func rowsToSend() async throws(OutboxError) -> (rows: [OutboxRow], arriving: Bool) {
+        let (store, bytes) = (self.store, self.bytes)
+        return try await pool.run { () throws(OutboxError) in
+            let rows = try OutboxCoding.storing { () throws(StoreError) in try store.outboxRows() }
+            let ready = rows.filter { row in
+                row.byteCount == nil || bytes.exists(row.id) || row.bytesSource.map { access($0, F_OK) != 0 } ?? true
+            }
+            return (ready, ready.count < rows.count)
+        }
+    }
+
     static func next(in rows: [OutboxRow], now: Date) -> OutboxRow? {
         let present = Set(rows.map(\.id))
         var busyDocuments = Set<String>()

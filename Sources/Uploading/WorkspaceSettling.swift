@@ -134,7 +134,7 @@ extension Workspace {
             }
             stopWaiting(.draft(id))
         } catch {
-            if let bytes { unlink(bytes) }
+            if let bytes { await BlockingPool.shared.run { _ = unlink(bytes) } }
             logger.error("cannot queue \(draft.name) for Stud.IP: \(error); trying again")
             state.withLock { $0.quietSince[.draft(id)] = now() }
         }

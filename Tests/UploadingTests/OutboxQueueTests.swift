@@ -79,6 +79,30 @@ import Testing
         #expect(throws: OutboxError.self) { try outboxBytes.takeOver(draft, as: 8) }
     }
 
+    /// The sender does not take an entry whose bytes `enqueue` (here or in another process) has not moved in yet
+    /// for one whose bytes are lost: it leaves it for the next round.
+    @Test func anEntryWhoseBytesAreStillArrivingIsLeftForLater() async throws {
+        let harness = try OutboxHarness()
+        let draft = try harness.draft("Unterwegs.txt", OutboxHarness.bytes(200))
+        let store = try harness.openStore()
+        let operation = try OutboxCoding.encode(
+            OutboxOperation.upload(folder: .folder(OutboxHarness.generalFolder), name: "Unterwegs.txt", terms: nil))
+        let id = try store.insertOutboxRow(
+            OutboxRow(
+                operation: operation, draftID: nil, state: "queued", byteCount: 200, bytesSource: draft,
+                created: Date()))
+        try await OutboxHarness.withWriter { _, writer in
+            let outbox = Outbox(store: store, dataDirectory: harness.data, writer: writer, onSettled: { _, _ in })
+            let arriving = try await outbox.rowsToSend()
+            #expect(arriving.rows.isEmpty && arriving.arriving)
+            let bytes = OutboxBytes(directory: harness.data.appendingPathComponent("outbox"))
+            try bytes.prepare()
+            try bytes.takeOver(draft, as: id)
+            let arrived = try await outbox.rowsToSend()
+            #expect(arrived.rows.map(\.id) == [id] && !arrived.arriving)
+        }
+    }
+
     @Test func discardRemovesTheEntryAndItsBytesAndSaysSo() async throws {
         let harness = try OutboxHarness()
         let settlements = Settlements()
