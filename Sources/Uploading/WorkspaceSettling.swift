@@ -218,6 +218,13 @@ extension Workspace {
     /// a refused or conflicting one stays with its state. Drafts waiting for this one become new versions of what it
     /// made.
     public func settled(_ entry: OutboxEntry, _ outcome: OutboxOutcome) async {
+        // A quick server answers before settling recorded which entry the draft went to: wait for that (the
+        // outbox keeps the entry until this returns), or the outcome would find no draft and the draft stay queued.
+        if let id = entry.draftID {
+            for _ in 0..<1000 where state.withLock({ $0.settling.contains(id) }) {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
         do {
             // A refused draft keeps no entry id; the entry keeps the draft's, and `campusfs outbox retry` may send it.
             let draft = state.withLock { state in

@@ -430,6 +430,37 @@ import Testing
         }
     }
 
+    /// A quick server: the outbox reports the outcome before settling recorded which entry the draft went to. The
+    /// outcome waits for that instead of finding no draft (which left the draft queued for good, and a save after
+    /// it waiting for it forever).
+    @Test func anOutcomeBeforeSettlingRecordedItsEntryIsNotLost() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            try bench.write(try bench.workspace.create(parent: general, name: "Schnell.txt"), Self.bytes)
+            await bench.settle(after: .seconds(3))
+            let entry = try #require(try await bench.outbox.entries().first)
+            let queued = try #require(try bench.store.drafts().first)
+            let id = try #require(queued.id)
+            // Back to the moment between the enqueue and the record of its entry.
+            var unrecorded = queued
+            unrecorded.state = .editing
+            unrecorded.outboxID = nil
+            try bench.workspace.save(unrecorded)
+            bench.workspace.state.withLock { _ = $0.settling.insert(id) }
+            let recording = Task {
+                try await Task.sleep(for: .milliseconds(100))
+                try bench.workspace.save(queued)
+                bench.workspace.state.withLock { _ = $0.settling.remove(id) }
+            }
+            let made = RemoteDocument(
+                id: "made", folderID: OutboxHarness.generalFolder, name: "Schnell.txt", mimeType: "text/plain",
+                size: Int64(Self.bytes.count), created: Date(), changed: Date(), fileID: "f")
+            await bench.workspace.settled(entry, .done(made))
+            try await recording.value
+            #expect(try bench.store.drafts().isEmpty, "the confirmed draft went after the refresh")
+        }
+    }
+
     /// Marks `entry` refused in the outbox and tells the workspace, as the sender does.
     private func refuse(_ entry: OutboxEntry, in bench: WorkspaceBench) async throws -> Int64 {
         var row = try #require(try bench.store.outboxRow(id: entry.id))
