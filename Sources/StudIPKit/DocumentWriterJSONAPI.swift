@@ -122,23 +122,16 @@ struct JSONAPIWriter: DocumentWriter {
     }
 
     func termsOfUse() async throws(StudIPError) -> [TermsOfUse] {
-        let what = "the terms of use"
-        return try await Paging.collect(limit: exchange.transport.pageSize, what: what, idKey: "id") {
-            (offset) async throws(StudIPError) -> Page in
-            try await page(["terms-of-use"], offset: offset, what: what)
-        } decode: { elements in
+        try await collection(["terms-of-use"], what: "the terms of use") { elements in
             elements.compactMap(WriteFormat.termsOfUse)
         }
     }
 
     /// `GET folders/{id}/file-refs`, paged; every document of the folder, restricted ones included.
     func documents(inFolder folderID: String) async throws(StudIPError) -> [RemoteDocument] {
-        let what = "the documents of folder \(folderID)"
         let format = exchange.format
-        return try await Paging.collect(limit: exchange.transport.pageSize, what: what, idKey: "id") {
-            (offset) async throws(StudIPError) -> Page in
-            try await page(["folders", folderID, "file-refs"], offset: offset, what: what)
-        } decode: { elements in
+        return try await collection(["folders", folderID, "file-refs"], what: "the documents of folder \(folderID)") {
+            elements in
             elements.compactMap { element in
                 var document = format.document(element)
                 if document?.folderID.isEmpty == true { document?.folderID = folderID }
@@ -149,12 +142,9 @@ struct JSONAPIWriter: DocumentWriter {
 
     /// `GET folders/{id}/folders`, paged; Stud.IP lists only the readable ones (`w7_groupfolder_subfolders`).
     func folders(inFolder folderID: String) async throws(StudIPError) -> [RemoteFolder] {
-        let what = "the folders in folder \(folderID)"
         let format = exchange.format
-        return try await Paging.collect(limit: exchange.transport.pageSize, what: what, idKey: "id") {
-            (offset) async throws(StudIPError) -> Page in
-            try await page(["folders", folderID, "folders"], offset: offset, what: what)
-        } decode: { elements in
+        return try await collection(["folders", folderID, "folders"], what: "the folders in folder \(folderID)") {
+            elements in
             elements.compactMap { element in
                 guard var folder = format.folder(element) else { return nil }
                 folder.parentID = folder.parentID ?? folderID
@@ -176,6 +166,19 @@ struct JSONAPIWriter: DocumentWriter {
             method: .head, url: installation.jsonAPI(["file-refs", documentID, "content"]),
             what: "the content of document \(documentID)", budgeted: false)
         return try await exchange.transport.fetch(request).header("ETag")
+    }
+
+    /// Every element of the collection at `segments`, a page per request, each decoded as it arrives. Outside the
+    /// refresh's request budget (``WriteExchange``), which is why the reading source's collection is not used.
+    private func collection<Element>(
+        _ segments: [String], what: String, decode: ([JSONValue]) throws(StudIPError) -> [Element]
+    ) async throws(StudIPError) -> [Element] {
+        try await Paging.collect(limit: exchange.transport.pageSize, what: what, idKey: "id") {
+            (offset) async throws(StudIPError) -> Page in
+            try await page(segments, offset: offset, what: what)
+        } decode: { elements throws(StudIPError) in
+            try decode(elements)
+        }
     }
 
     private func page(_ segments: [String], offset: Int, what: String) async throws(StudIPError) -> Page {

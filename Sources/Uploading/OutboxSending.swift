@@ -83,6 +83,23 @@ extension Outbox {
         }
     }
 
+    /// Before the first attempt: the ids already under `name` (or Stud.IP's `name[n]`) where it goes, so that what an
+    /// interrupted attempt made can be told from what was there; a folder the user cannot list (homework) is noted
+    /// as such. The attempt's outcome when the listing fails otherwise.
+    private func noteExisting(
+        _ name: String, _ progress: inout OutboxProgress,
+        listing: () async throws(StudIPError) -> [(id: String, name: String)]
+    ) async -> Attempt? {
+        guard progress.before == nil, !progress.unlistable else { return nil }
+        do {
+            progress.before = Set(try await listing().filter { Self.isStudIPName($0.name, for: name) }.map(\.id))
+        } catch {
+            guard case .forbidden = error else { return Self.verdict(error) }
+            progress.unlistable = true
+        }
+        return nil
+    }
+
     static func next(in rows: [OutboxRow], now: Date) -> OutboxRow? {
         let present = Set(rows.map(\.id))
         var busyDocuments = Set<String>()
@@ -190,14 +207,13 @@ extension Outbox {
             }
             progress.mayHaveArrived = false
         }
-        if progress.before == nil, !progress.unlistable {
-            do {
-                let documents = try await writer.documents(inFolder: folder)
-                progress.before = Set(documents.filter { Self.isStudIPName($0.name, for: name) }.map(\.id))
-            } catch {
-                guard case .forbidden = error else { return Self.verdict(error) }
-                progress.unlistable = true
-            }
+        if let failure = await noteExisting(
+            name, &progress,
+            listing: { () async throws(StudIPError) in
+                try await writer.documents(inFolder: folder).map { ($0.id, $0.name) }
+            })
+        {
+            return failure
         }
         progress.mayHaveArrived = true
         row.progress = progress.text
@@ -313,14 +329,13 @@ extension Outbox {
             }
             progress.mayHaveArrived = false
         }
-        if progress.before == nil, !progress.unlistable {
-            do {
-                let folders = try await writer.folders(inFolder: parent)
-                progress.before = Set(folders.filter { Self.isStudIPName($0.name, for: name) }.map(\.id))
-            } catch {
-                guard case .forbidden = error else { return Self.verdict(error) }
-                progress.unlistable = true
-            }
+        if let failure = await noteExisting(
+            name, &progress,
+            listing: { () async throws(StudIPError) in
+                try await writer.folders(inFolder: parent).map { ($0.id, $0.name) }
+            })
+        {
+            return failure
         }
         progress.mayHaveArrived = true
         row.progress = progress.text
