@@ -413,32 +413,4 @@ struct WritingMountTests {
             #expect(mount.lines == ["Entwurf (yours).txt", "Entwurf.txt", lecturers, mine], "\(mount.stderr)")
         }
     }
-
-    /// Appending to a file right after its upload was confirmed (before the course's refresh replaced the draft) is
-    /// a new version of that document, never a second document `name[2].ext`.
-    @Test func aSaveRightAfterTheUploadIsANewVersion() async throws {
-        try await Self.withWritingMount { setup, local in
-            let file = local + "/Liste.txt"
-            try Data("erste Zeile\n".utf8).write(to: URL(fileURLWithPath: file))
-            let inMount = setup.path(Self.general + "/Liste.txt")
-            try #require(try await shell("cp \(quoted(file)) \(inMount)").status == 0)
-            // As soon as the lecturer can see it (a quick poll in the shell), one more line.
-            let script = """
-                for i in $(seq 200); do
-                  curl -s -u test_dozent:testing \(setup.sim.baseURL)/jsonapi.php/v1/folders/\(Self.generalID)/file-refs \\
-                    | grep -q Liste.txt && break
-                  sleep 0.02
-                done
-                echo 'zweite Zeile' >> \(inMount)
-                """
-            let append = try await shell(script)
-            #expect(append.status == 0, "\(append.stderr)")
-            let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
-            let expected = try await Self.sha256(of: "erste Zeile\nzweite Zeile\n")
-            let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
-                $0.contains { $0.sha256 == expected }
-            }
-            #expect(seen == [Self.Remote(id: uploaded.first?.id ?? "", name: "Liste.txt", sha256: expected)], "\(seen)")
-        }
-    }
 }
