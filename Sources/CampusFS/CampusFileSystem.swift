@@ -486,6 +486,8 @@ public final class CampusFileSystem: FileSystemOperations {
                 reply.error(error.errorNumber)
             }
         }
+        // Reached only by a synchronous READ: asynchronous reads (this mount's) are background requests, which the
+        // kernel never interrupts (docs/mount.md, "Interrupts").
         reply.onInterrupt { reading.cancel() }
     }
 

@@ -191,7 +191,9 @@ extension Reply where Kind: InterruptiblePayload {
     /// Runs `handler` once if the kernel interrupts this request before it is answered: the calling process got
     /// a signal and waits for an answer (`EINTR`) before its handler can run. Make the pending work end soon, e.g.
     /// cancel the task that will answer; answering from `handler` itself is allowed. Runs at once if the request
-    /// was interrupted already, and never once it is answered.
+    /// was interrupted already, and never once it is answered. The kernel interrupts only requests their caller waits
+    /// for: with ``KernelSettings/asyncRead`` a read through the page cache is a background request and never
+    /// interrupted; only a fatal signal ends the caller's wait for it (docs/mount.md, "Interrupts").
     public func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
         guard !sent.load(ordering: .acquiring) else { return }
         sink.onInterrupt(handler)
