@@ -105,6 +105,45 @@ struct InterruptMountTests {
         }
     }
 
+    /// A read waiting for bytes of a download stalled mid-body is a background READ (asynchronous reads), which the
+    /// kernel never interrupts; a fatal signal still ends the reader at once (`timeout -s INT cat`: SIGINT without a
+    /// handler), and the download goes on: a second reader of the document, waiting beside it, gets the server's bytes
+    /// once the stall ends, and the reader's death cancelled nothing of it.
+    @Test func aFatalSignalEndsAReaderOfAStalledDownloadAndTheOtherReaderGetsTheBytes() async throws {
+        try await DaemonTests.with { setup in
+            #expect(try await setup.mount().status == 0)
+            let documents = try await ReliabilityTests.documents(setup)
+            let target = try #require(
+                try documents.max { try setup.document($0.path).size < setup.document($1.path).size })
+            try #require(try setup.document(target.path).size > 256 << 10)
+            setup.sim.faults.add(
+                Fault(
+                    action: .stallAfterBytes(64 << 10, milliseconds: 15_000),
+                    pathContains: try setup.document(target.path).id, remaining: 1))
+            let outputs = try temporaryDirectory("campusfs-interrupt")
+            defer { try? FileManager.default.removeItem(atPath: outputs) }
+            let run = try await shell(
+                """
+                sha256sum < \(setup.path(target.path)) > \(quoted(outputs + "/patient")) & patient=$!
+                sleep 0.5
+                start=$(date +%s%N)
+                timeout -s INT 1.5 cat \(setup.path(target.path)) > /dev/null
+                status=$?
+                end=$(date +%s%N)
+                echo "$status $(( (end - start) / 1000000 ))"
+                wait $patient
+                cat \(quoted(outputs + "/patient"))
+                """, timeout: 60)
+            print("SIGINT to cat reading a stalled download: \(run.lines)")
+            try #require(run.lines.count == 2, "\(run.stdout) \(run.stderr)")
+            let fields = run.lines[0].split(separator: " ")
+            #expect(fields.first == "124", "cat was ended by the signal, not by the bytes")
+            let elapsed = try #require(Int(fields.last ?? ""))
+            #expect(elapsed < 4_000, "cat ended \(elapsed) ms after it started, the signal came at 1.5 s")
+            #expect(run.lines[1] + "\n" == target.sha, "the other reader got the server's bytes")
+        }
+    }
+
     private static func threads(of pid: Int) throws -> Int {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count
     }
