@@ -265,8 +265,14 @@ extension CampusFileSystem {
         let path = writer.workspace.path(ofDraft: id)
         let descriptor = Glibc.open(path, (writes ? O_RDWR : O_RDONLY) | (truncating ? O_TRUNC : 0) | O_CLOEXEC)
         guard descriptor >= 0 else {
-            logger.error("cannot open the draft \(path): \(String(cString: strerror(errno)))")
+            let failure = errno
             if claimed { writer.workspace.closed(id) }
+            // Dropped since the kernel looked it up (confirmed, and the store shows what Stud.IP made): `ESTALE`
+            // makes the kernel look the name up again, as it does for a network filesystem's stale handle.
+            if failure == ENOENT, writer.workspace.draft(inode: Workspace.inode(ofDraft: id)) == nil {
+                return reply.error(ESTALE)
+            }
+            logger.error("cannot open the draft \(path): \(String(cString: strerror(failure)))")
             return reply.error(EIO)
         }
         if truncating {
@@ -413,7 +419,7 @@ extension CampusFileSystem {
                 draft = try workspace.openForWriting(found, truncating: false)
                 claimed = draft?.id
             }
-            guard var current = draft, let id = current.id else {
+            guard let current = draft, let id = current.id else {
                 // Times and modes of the store's nodes are not kept; accepted where one may write, refused elsewhere.
                 guard let node else { return reply.error(ENOENT) }
                 let allowed = writeAccess(inode)

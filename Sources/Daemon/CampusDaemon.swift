@@ -192,8 +192,10 @@ public final class CampusDaemon: Sendable {
         }
         var writing: [Task<Void, Never>] = []
         if let (desk, workspace) = uploads {
-            // A confirmed draft stays until its course's refresh lists what Stud.IP made of it.
-            workspace.refreshCourses { [weak refreshes] in _ = await refreshes?.refresh(courseIDs: [$0]) }
+            // A confirmed draft stays until a refresh of its course worked and lists what Stud.IP made of it.
+            workspace.refreshCourses { [weak refreshes] in
+                if case .success = await refreshes?.refresh(courseIDs: [$0]) { true } else { false }
+            }
             desk.whenSettled { entry, outcome, settlement in
                 await workspace.settled(entry, outcome)
                 await notifier?.outboxSettled(OutboxItem(entry), settlement)

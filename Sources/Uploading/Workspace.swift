@@ -62,14 +62,49 @@ public final class Workspace: Sendable {
         var settling: Set<Int64> = []
         /// When each change not yet in the outbox was last touched.
         var quietSince: [Pending: ContinuousClock.Instant] = [:]
+        /// Drafts Stud.IP confirmed, shown until a refresh of their course shows what it made.
+        var confirmed: [Int64: Confirmation] = [:]
 
         /// The draft shown at `parent`/`name`: the newest of that name.
         func draft(parent: Int64, name: String) -> DraftRecord? {
             drafts.values.filter { $0.parent == parent && $0.name == name }.max { ($0.id ?? 0) < ($1.id ?? 0) }
         }
 
+        /// `draft` as it is to be kept: one that follows a draft Stud.IP confirmed takes the document that one now
+        /// names (what it made; after a conflict the document it was a version of) and waits for nothing.
+        func resolved(_ draft: DraftRecord) -> DraftRecord {
+            guard let earlier = draft.follows, confirmed[earlier] != nil, let made = drafts[earlier] else {
+                return draft
+            }
+            var draft = draft
+            draft.follows = nil
+            if made.documentID != nil {
+                draft.documentID = made.documentID
+                draft.baseVersion = made.baseVersion
+            }
+            return draft
+        }
+
         func change(parent: Int64, name: String) -> DocumentChangeRecord? {
             changes.values.first { $0.parent == parent && $0.name == name && !$0.isDeleted }
+        }
+    }
+
+    /// When a confirmed draft's course is refreshed (again): at once, then after 15 s, doubling up to ten minutes
+    /// (the outbox's own backoff) while the refreshes fail.
+    struct Confirmation: Sendable {
+        var retryAt: ContinuousClock.Instant
+        var delay: Duration
+
+        /// A first try made now, by whoever confirmed it; the next one after the first wait.
+        init(after instant: ContinuousClock.Instant) {
+            retryAt = instant + .seconds(15)
+            delay = .seconds(30)
+        }
+
+        mutating func schedule(after instant: ContinuousClock.Instant) {
+            retryAt = instant + delay
+            delay = min(delay * 2, .seconds(600))
         }
     }
 
@@ -85,11 +120,13 @@ public final class Workspace: Sendable {
     let configuration: Configuration
     let now: @Sendable () -> ContinuousClock.Instant
     let state: Mutex<State>
+    /// Held while a draft's record is written (the store, then the overlay): one change of a draft at a time.
+    let writes = Mutex(())
     let logger: Logger
     private let hooks = Mutex<Hooks>(Hooks())
 
     struct Hooks: Sendable {
-        var refreshCourse: (@Sendable (String) async -> Void)?
+        var refreshCourse: (@Sendable (String) async -> Bool)?
         var invalidate: (@Sendable (Invalidation) -> Void)?
     }
 
@@ -134,6 +171,12 @@ public final class Workspace: Sendable {
                     }
                     state.drafts[id] = draft
                     if draft.state == .editing { state.quietSince[.draft(id)] = started }
+                    // Confirmed, and the daemon stopped before its course's refresh showed what Stud.IP made.
+                    if draft.state == .queued, !entries.contains(where: { $0.id == draft.outboxID }) {
+                        var confirmation = Confirmation(after: started)
+                        confirmation.retryAt = started
+                        state.confirmed[id] = confirmation
+                    }
                     if !draft.isFolder, access(Self.path(directory, id), F_OK) != 0 {
                         // The row was written and the file not yet: an empty draft.
                         close(Glibc.open(Self.path(directory, id), O_WRONLY | O_CREAT | O_CLOEXEC, 0o600))
@@ -201,9 +244,9 @@ public final class Workspace: Sendable {
         }
     }
 
-    /// How the workspace asks the daemon to refresh a course (by Stud.IP id) and waits for it: a confirmed draft
-    /// stays until the store lists what Stud.IP made of it, so the tree never shows neither.
-    public func refreshCourses(with refresh: @escaping @Sendable (String) async -> Void) {
+    /// How the workspace asks the daemon to refresh a course (by Stud.IP id) and waits for it; `true`: the refresh
+    /// worked. A confirmed draft stays until one did, so the tree never shows neither it nor what Stud.IP made.
+    public func refreshCourses(with refresh: @escaping @Sendable (String) async -> Bool) {
         hooks.withLock { $0.refreshCourse = refresh }
     }
 
@@ -212,7 +255,7 @@ public final class Workspace: Sendable {
         hooks.withLock { $0.invalidate = invalidate }
     }
 
-    var refreshCourse: (@Sendable (String) async -> Void)? { hooks.withLock { $0.refreshCourse } }
+    var refreshCourse: (@Sendable (String) async -> Bool)? { hooks.withLock { $0.refreshCourse } }
 
     func invalidate(_ invalidation: Invalidation) {
         hooks.withLock { $0.invalidate }?(invalidation)
@@ -301,9 +344,8 @@ public final class Workspace: Sendable {
             state.quietSince[.draft(id)] = now()
             return draft.isChanged ? nil : draft
         }
-        guard var draft = unchanged else { return }
-        draft.isChanged = true
-        try save(draft)
+        guard unchanged != nil else { return }
+        try update(id) { $0.isChanged = true }
     }
 
     /// An open for writing that ``create(parent:name:)`` or ``openForWriting(_:truncating:)`` claimed ended (once

@@ -77,7 +77,7 @@ extension Workspace {
         if let earlier = state.withLock({ $0.draft(parent: parent, name: name) }) {
             try adopt(earlier, into: &draft)
         }
-        return try insert(draft, content: nil, opening: true)
+        return try insert(draft, copying: nil, opening: true)
     }
 
     /// Opening the store's document `node` for writing: a draft in its place, a new version of it. `content`: the
@@ -93,7 +93,11 @@ extension Workspace {
         let draft = DraftRecord(
             parent: parent, name: node.name, documentID: info.id, baseVersion: info.version, isChanged: content == nil,
             modified: Date())
-        return try insert(draft, content: content, opening: true)
+        guard let content else { return try insert(draft, copying: nil, opening: true) }
+        let source = Glibc.open(content, O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { throw .file(path: content, operation: "read", errno: errno) }
+        defer { close(source) }
+        return try insert(draft, copying: source, opening: true)
     }
 
     /// Opening a draft for writing, an open the caller ends with ``closed(_:)``: the draft itself while it is being
@@ -102,23 +106,30 @@ extension Workspace {
     public func openForWriting(_ draft: DraftRecord, truncating: Bool) throws(WorkspaceError) -> DraftRecord {
         guard let id = draft.id else { return draft }
         // Claimed under the lock settling claims a draft under: an open never meets its draft's bytes on their way.
-        let (found, onItsWay) = state.withLock { state -> (DraftRecord?, Bool) in
-            guard let current = state.drafts[id] else { return (nil, false) }
+        // The bytes a new draft starts from are opened under it too, as a confirmed draft is dropped under it: the
+        // open has them, or finds the draft gone.
+        let (found, onItsWay, isConfirmed, source) = state.withLock { state -> (DraftRecord?, Bool, Bool, Int32) in
+            guard let current = state.drafts[id] else { return (nil, false, false, -1) }
             let onItsWay = current.state == .queued || state.settling.contains(id)
             if current.state == .editing, !onItsWay { state.openCount[id, default: 0] += 1 }
-            return (current, onItsWay)
+            let copies = current.state != .handedIn && (onItsWay || current.state != .editing) && !truncating
+            let source = copies ? Glibc.open(path(ofDraft: id), O_RDONLY | O_CLOEXEC) : -1
+            return (current, onItsWay, state.confirmed[id] != nil, source)
         }
-        guard let current = found else { throw .refused(errno: ENOENT, rule: "\(draft.name) is gone") }
+        defer { if source >= 0 { close(source) } }
+        // Dropped since the kernel looked it up: it looks the name up again and finds what the store shows now.
+        guard let current = found else { throw .refused(errno: ESTALE, rule: "\(draft.name) was replaced") }
         if current.state == .handedIn {
             throw .refused(errno: EACCES, rule: "\(draft.name) was handed in; the copy is kept read-only")
         }
         if current.state == .editing, !onItsWay { return current }
+        if !truncating, source < 0 { throw .file(path: path(ofDraft: id), operation: "read", errno: errno) }
         var next = DraftRecord(parent: current.parent, name: current.name, isChanged: truncating, modified: Date())
         next.documentID = current.documentID
         next.baseVersion = current.baseVersion
-        // One on its way is waited for: its outcome says what this one becomes.
-        if onItsWay { next.follows = id }
-        let made = try insert(next, content: truncating ? nil : path(ofDraft: id), opening: true)
+        // One on its way is waited for: its outcome says what this one becomes. A confirmed one already says it.
+        if onItsWay, !isConfirmed { next.follows = id }
+        let made = try insert(next, copying: truncating ? nil : source, opening: true)
         if !onItsWay { try drop(current) }
         return made
     }
@@ -132,14 +143,17 @@ extension Workspace {
             next.documentID = earlier.documentID
             next.baseVersion = earlier.baseVersion
         }
-        // Decided under the lock settling claims drafts under: one whose bytes are on their way is waited for.
-        let onItsWay = state.withLock { state -> Bool in
-            if state.drafts[id]?.state == .queued || state.settling.contains(id) { return true }
+        // Decided under the lock settling claims drafts under: one whose bytes are on their way is waited for, unless
+        // Stud.IP confirmed it already (then `earlier` names what it made).
+        let (onItsWay, isConfirmed) = state.withLock { state -> (Bool, Bool) in
+            if state.drafts[id]?.state == .queued || state.settling.contains(id) {
+                return (true, state.confirmed[id] != nil)
+            }
             state.drafts[id] = nil
             state.quietSince[.draft(id)] = nil
-            return false
+            return (false, false)
         }
-        if onItsWay { next.follows = id } else { try drop(earlier) }
+        if onItsWay { next.follows = isConfirmed ? nil : id } else { try drop(earlier) }
     }
 
     /// Keeps `draft` from settling while a rename or delete changes it, as an open does (end it with
@@ -213,7 +227,7 @@ extension Workspace {
         guard case .none = try existing(parent: parent, name: name) else {
             throw .refused(errno: EEXIST, rule: "\(name) exists")
         }
-        return try insert(DraftRecord(parent: parent, name: name, isFolder: true, modified: Date()), content: nil)
+        return try insert(DraftRecord(parent: parent, name: name, isFolder: true, modified: Date()), copying: nil)
     }
 
     /// `rmdir` of an empty folder made locally; Stud.IP's folders stay.
@@ -372,30 +386,55 @@ extension Workspace {
 
     /// Stores a new draft and makes its file: empty, or a copy of `content`. `opening`: the caller's open of it is
     /// claimed (see ``openForWriting(_:truncating:)``).
-    private func insert(_ draft: DraftRecord, content: String?, opening: Bool = false) throws(WorkspaceError)
+    private func insert(_ draft: DraftRecord, copying source: Int32?, opening: Bool = false) throws(WorkspaceError)
         -> DraftRecord
     {
         let saved = try storing { () throws(StoreError) in try store.saveDraft(draft) }
         guard let id = saved.id else { return saved }
         if !saved.isFolder {
             do throws(WorkspaceError) {
-                try makeFile(path(ofDraft: id), copying: content)
+                try makeFile(path(ofDraft: id), copying: source)
             } catch {
                 try? storing { () throws(StoreError) in try store.deleteDraft(id: id) }
                 throw error
             }
         }
-        state.withLock { state in
-            state.drafts[id] = saved
-            state.quietSince[.draft(id)] = now()
-            if opening { state.openCount[id, default: 0] += 1 }
+        return try writes.withLock { _ throws(WorkspaceError) -> DraftRecord in
+            let shown = state.withLock { $0.resolved(saved) }
+            if shown != saved { _ = try storing { () throws(StoreError) in try store.saveDraft(shown) } }
+            state.withLock { state in
+                state.drafts[id] = shown
+                state.quietSince[.draft(id)] = now()
+                if opening { state.openCount[id, default: 0] += 1 }
+            }
+            return shown
         }
-        return saved
     }
 
+    /// Writes `draft` as it is now, in the store and the overlay (one that follows a draft Stud.IP has confirmed
+    /// since takes what that made: ``State/resolved(_:)``). Every change of a draft that exists goes through this
+    /// or ``update(_:_:)``, one at a time, so that two of them (a write's first byte and a confirmation's release)
+    /// never write back each other's stale copies.
     func save(_ draft: DraftRecord) throws(WorkspaceError) {
-        try storing { () throws(StoreError) in try store.saveDraft(draft) }
-        if let id = draft.id { state.withLock { $0.drafts[id] = draft } }
+        guard let id = draft.id else { return }
+        try writes.withLock { _ throws(WorkspaceError) in
+            let shown = state.withLock { $0.resolved(draft) }
+            _ = try storing { () throws(StoreError) in try store.saveDraft(shown) }
+            state.withLock { $0.drafts[id] = shown }
+        }
+    }
+
+    /// Changes the current record of draft `id`, unless it is gone; returns what it became.
+    @discardableResult
+    func update(_ id: Int64, _ change: (inout DraftRecord) -> Void) throws(WorkspaceError) -> DraftRecord? {
+        try writes.withLock { _ throws(WorkspaceError) -> DraftRecord? in
+            guard var draft = state.withLock({ $0.drafts[id] }) else { return nil }
+            change(&draft)
+            let shown = state.withLock { $0.resolved(draft) }
+            _ = try storing { () throws(StoreError) in try store.saveDraft(shown) }
+            state.withLock { $0.drafts[id] = shown }
+            return shown
+        }
     }
 
     /// Forgets a draft and removes its bytes. A refused one's entry leaves the outbox too, so that `campusfs outbox
@@ -403,27 +442,28 @@ extension Workspace {
     func drop(_ draft: DraftRecord) throws(WorkspaceError) {
         guard let id = draft.id else { return }
         if draft.state == .failed { discardEntries(ofDraft: id) }
-        try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
-        state.withLock { state in
-            state.drafts[id] = nil
-            state.quietSince[.draft(id)] = nil
+        try writes.withLock { _ throws(WorkspaceError) in
+            try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
+            state.withLock { state in
+                state.drafts[id] = nil
+                state.quietSince[.draft(id)] = nil
+            }
         }
         if !draft.isFolder { unlink(path(ofDraft: id)) }
     }
 
-    private func makeFile(_ path: String, copying source: String?) throws(WorkspaceError) {
+    /// A draft's file, with the bytes of the open file `input` if given (read from its start).
+    private func makeFile(_ path: String, copying input: Int32?) throws(WorkspaceError) {
         let target = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard target >= 0 else { throw .file(path: path, operation: "create", errno: errno) }
         defer { close(target) }
-        guard let source else { return }
-        let input = Glibc.open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw .file(path: source, operation: "read", errno: errno) }
-        defer { close(input) }
+        guard let input else { return }
+        guard lseek(input, 0, SEEK_SET) == 0 else { throw .file(path: path, operation: "copy into", errno: errno) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw .file(path: source, operation: "read", errno: errno) }
+            guard count >= 0 else { throw .file(path: path, operation: "copy into", errno: errno) }
             if count == 0 { return }
             var written = 0
             while written < count {

@@ -14,6 +14,7 @@ extension Workspace {
         let interval = configuration.settleTime / 4
         while !Task.isCancelled {
             await settle()
+            await showConfirmedDrafts()
             try? await Task.sleep(for: max(interval, .milliseconds(100)))
         }
     }
@@ -270,54 +271,122 @@ extension Workspace {
         if !confirmed {
             let unsent = kept
             try await BlockingPool.shared.run { () throws(WorkspaceError) in
-                var unsent = unsent
-                unsent.outboxID = nil
-                try self.save(unsent)
+                try self.update(id) {
+                    $0.state = unsent.state
+                    $0.detail = unsent.detail
+                    $0.outboxID = nil
+                }
                 // After a conflict or a refusal the followers have no version to start from: they conflict in turn.
                 try self.release(followersOf: id, base: nil)
             }
             invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
             return
         }
-        // Shown until the store has what Stud.IP made of it: then the tree shows Stud.IP's name.
-        if let courseID = await courseID(of: draft.parent), let refresh = refreshCourse { await refresh(courseID) }
+        // What it made is what saves from now on are new versions of: the draft's own fields say so, so that an
+        // open or a rename over it meanwhile starts from the right document, and waits for nothing.
         let made = document
-        let adopted = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Int64? in
-            let folderNode =
-                draft.isFolder
-                ? try self.storing { () throws(StoreError) in
-                    try self.store.lookup(parent: draft.parent, name: draft.name)
-                } : nil
-            if draft.isFolder {
-                // Its drafts move to the folder Stud.IP made, once the store lists it; until then it stays.
-                guard let folderNode else { return nil }
-                let inode = Self.inode(ofDraft: id)
-                for var child in self.state.withLock({ $0.drafts.values.filter { $0.parent == inode } }) {
-                    child.parent = folderNode.inode
-                    try self.save(child)
+        try await BlockingPool.shared.run { () throws(WorkspaceError) in
+            try self.update(id) { shown in
+                shown.state = .queued
+                if let made, !draft.isFolder {
+                    shown.documentID = made.id
+                    shown.baseVersion = DocumentVersion(fileID: made.fileID, size: made.size)
                 }
             }
-            // Saves made meanwhile, also while the course was refreshed, become new versions of what it made.
+            self.state.withLock { $0.confirmed[id] = Confirmation(after: self.now()) }
             try self.release(followersOf: id, base: made)
-            try self.drop(draft)
-            return folderNode?.inode
         }
-        var invalidation = Invalidation(
-            names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent, Self.inode(ofDraft: id)])
-        if let adopted { invalidation.inodes.append(adopted) }
-        invalidate(invalidation)
+        await showConfirmed(id)
+    }
+
+    /// Tries again for the confirmed drafts whose time has come (``showConfirmed(_:)``); their next try is
+    /// scheduled first, so that a slow refresh is not asked for twice.
+    func showConfirmedDrafts() async {
+        let due = state.withLock { state in
+            let instant = now()
+            let due = state.confirmed.filter { $0.value.retryAt <= instant }.keys.sorted()
+            for id in due { state.confirmed[id]?.schedule(after: instant) }
+            return due
+        }
+        for id in due { await showConfirmed(id) }
+    }
+
+    /// Drops the confirmed draft `id` once a refresh of its course that started after the confirmation worked, so
+    /// the tree shows what Stud.IP made of it under Stud.IP's name, and never neither: until then the draft stays
+    /// and ``run()`` tries again with backoff (offline, a timeout). A save over it meanwhile is a new version of what
+    /// it made.
+    func showConfirmed(_ id: Int64) async {
+        guard let draft = state.withLock({ $0.drafts[id] }) else {
+            state.withLock { _ = $0.confirmed.removeValue(forKey: id) }
+            return
+        }
+        let refreshed =
+            if let refresh = refreshCourse, let courseID = await courseID(of: draft.parent) {
+                await refresh(courseID)
+            } else { true }
+        do {
+            let adopted = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Int64?? in
+                guard refreshed else { return nil }
+                var adopted: Int64?
+                if draft.isFolder {
+                    // Its drafts move to the folder Stud.IP made, once the store lists it; until then it stays.
+                    guard
+                        let folder = try self.storing({ () throws(StoreError) in
+                            try self.store.lookup(parent: draft.parent, name: draft.name)
+                        })
+                    else { return nil }
+                    let inode = Self.inode(ofDraft: id)
+                    for var child in self.state.withLock({ $0.drafts.values.filter { $0.parent == inode } }) {
+                        child.parent = folder.inode
+                        try self.save(child)
+                    }
+                    adopted = folder.inode
+                }
+                return try self.dropConfirmed(draft) ? .some(adopted) : nil
+            }
+            guard let adopted else { return }
+            var invalidation = Invalidation(
+                names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent, Self.inode(ofDraft: id)])
+            if let adopted { invalidation.inodes.append(adopted) }
+            invalidate(invalidation)
+        } catch {
+            logger.error("cannot drop the confirmed draft \(draft.name): \(error); trying again")
+        }
+    }
+
+    /// Forgets a confirmed draft, unless an open holds it (then it stays for the next try). Decided under the lock
+    /// opens are claimed under, which also open the bytes a new draft copies (``openForWriting(_:truncating:)``):
+    /// an open either finds the draft with its bytes, or finds it gone and looks up the store's document again.
+    private func dropConfirmed(_ draft: DraftRecord) throws(WorkspaceError) -> Bool {
+        guard let id = draft.id else { return true }
+        let gone = state.withLock { state -> Bool in
+            guard state.openCount[id] == nil else { return false }
+            state.drafts[id] = nil
+            state.quietSince[.draft(id)] = nil
+            state.confirmed[id] = nil
+            return true
+        }
+        guard gone else { return false }
+        try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
+        if !draft.isFolder { unlink(path(ofDraft: id)) }
+        return true
     }
 
     /// The drafts that waited for draft `id`'s outcome may settle now; `base`: the document it made, which they
     /// are new versions of.
     private func release(followersOf id: Int64, base: RemoteDocument?) throws(WorkspaceError) {
-        for var follower in state.withLock({ $0.drafts.values.filter { $0.follows == id } }) {
-            follower.follows = nil
-            if let base {
-                follower.documentID = base.id
-                follower.baseVersion = DocumentVersion(fileID: base.fileID, size: base.size)
+        // Found and changed under the lock every draft write takes: a follower written meanwhile is not missed.
+        try writes.withLock { _ throws(WorkspaceError) in
+            for var follower in state.withLock({ $0.drafts.values.filter { $0.follows == id } }) {
+                follower.follows = nil
+                if let base {
+                    follower.documentID = base.id
+                    follower.baseVersion = DocumentVersion(fileID: base.fileID, size: base.size)
+                }
+                let released = follower
+                _ = try storing { () throws(StoreError) in try store.saveDraft(released) }
+                state.withLock { $0.drafts[released.id ?? 0] = released }
             }
-            try save(follower)
         }
     }
 
@@ -337,7 +406,7 @@ extension Workspace {
         if case .failed(let reason) = outcome {
             logger.warning("Stud.IP refused the change of \(change.name): \(reason); it shows as Stud.IP has it")
         } else if let courseID = await courseID(of: change.parent), let refresh = refreshCourse {
-            await refresh(courseID)
+            _ = await refresh(courseID)
         }
         try await BlockingPool.shared.run { () throws(WorkspaceError) in try self.forgetChange(of: change.inode) }
         invalidate(Invalidation(names: [.init(parent: change.parent, name: change.name)], inodes: [change.parent]))

@@ -49,6 +49,7 @@ import Uploading
                 let report = try? await Refresher(source: source, store: store, options: TreeOptions())
                     .refresh(courseIDs: [courseID])
                 if let report { mount.apply(report.summary) }
+                return report != nil
             }
             try mount.start(at: directory)
             let mounted = MountedCampus(

@@ -262,6 +262,7 @@ import Testing
             bench.workspace.refreshCourses { _ in
                 let shown = bench.workspace.items(in: general).contains { $0.name == "Bericht.txt" }
                 shownDuringRefresh.withLock { $0 = shown }
+                return true
             }
             let made = RemoteDocument(
                 id: "made-by-stud-ip", folderID: OutboxHarness.generalFolder, name: "Bericht.txt",
@@ -293,7 +294,10 @@ import Testing
             await bench.settle(after: .seconds(3))
             let entry = try #require(try await bench.outbox.entries().first)
             let refreshed = Mutex<[String]>([])
-            bench.workspace.refreshCourses { id in refreshed.withLock { $0.append(id) } }
+            bench.workspace.refreshCourses { id in
+                refreshed.withLock { $0.append(id) }
+                return true
+            }
             await bench.workspace.settled(
                 entry, .conflict(keptAs: "notes (yours).txt", document: nil, documentWas: .changed))
             #expect(refreshed.withLock { $0 } == ["a07535cf2f8a72df33c12ddfa4b53dde"])
@@ -409,9 +413,10 @@ import Testing
                     let second = try? bench.workspace.openForWriting(queued, truncating: true)
                 else {
                     Issue.record("no queued draft to save over")
-                    return
+                    return true
                 }
                 #expect(throws: Never.self) { try bench.write(second, Array("second\n".utf8)) }
+                return true
             }
             let made = RemoteDocument(
                 id: "made-by-stud-ip", folderID: OutboxHarness.generalFolder, name: "Bericht.txt",
@@ -427,6 +432,111 @@ import Testing
                 return
             }
             #expect(id == "made-by-stud-ip")
+        }
+    }
+
+    /// Confirmed while its course cannot be refreshed (offline right after the 201, a timeout under load): the draft
+    /// stays, now naming what Stud.IP made, so an atomic save over it is a new version of that document and not a
+    /// second upload; a later refresh that works drops it. (It used to go whether the refresh worked or not: the
+    /// name then showed the store's older version, and the next save conflicted with one's own upload.)
+    @Test func aConfirmedDraftStaysUntilARefreshOfItsCourseWorked() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            let first = try bench.workspace.create(parent: general, name: "Bericht.txt")
+            try bench.write(first, Self.bytes)
+            await bench.settle(after: .seconds(3))
+            let entry = try #require(try await bench.outbox.entries().first)
+            let online = Mutex(false)
+            let refreshes = Mutex(0)
+            bench.workspace.refreshCourses { _ in
+                refreshes.withLock { $0 += 1 }
+                return online.withLock { $0 }
+            }
+            let made = RemoteDocument(
+                id: "made-by-stud-ip", folderID: OutboxHarness.generalFolder, name: "Bericht.txt",
+                mimeType: "text/plain", size: Int64(Self.bytes.count), created: Date(), changed: Date(),
+                fileID: "file-1")
+            await bench.workspace.settled(entry, .done(made))
+            let version = DocumentVersion(fileID: "file-1", size: Int64(Self.bytes.count))
+            guard case .draft(let kept) = bench.workspace.item(parent: general, name: "Bericht.txt") else {
+                Issue.record("the confirmed draft went although its course was not refreshed")
+                return
+            }
+            #expect(kept.id == first.id && kept.documentID == "made-by-stud-ip" && kept.baseVersion == version)
+
+            let temporary = try bench.workspace.create(parent: general, name: ".goutputstream-Q2ZV3")
+            try bench.write(temporary, Array("second\n".utf8))
+            try bench.workspace.rename(
+                parent: general, name: ".goutputstream-Q2ZV3", to: general, "Bericht.txt", noReplace: false)
+            await bench.settle(after: .seconds(3))
+            #expect(
+                try await bench.operations().last
+                    == .newVersion(
+                        documentID: "made-by-stud-ip", name: "Bericht.txt", base: version,
+                        folderID: OutboxHarness.generalFolder))
+
+            online.withLock { $0 = true }
+            await bench.workspace.showConfirmedDrafts()
+            #expect(refreshes.withLock { $0 } == 1, "not again before its time")
+            bench.clock.advance(by: .seconds(15))
+            await bench.workspace.showConfirmedDrafts()
+            #expect(refreshes.withLock { $0 } == 2)
+            #expect(bench.workspace.draft(inode: Workspace.inode(ofDraft: try #require(first.id))) == nil)
+        }
+    }
+
+    /// An open of a confirmed draft while its course is refreshed gets a new draft with its bytes, a new version of
+    /// what Stud.IP made that waits for nothing; one that comes after the draft went finds it gone with `ESTALE`,
+    /// on which the kernel looks the name up again and finds the store's document (not `EIO`).
+    @Test func anOpenOfAConfirmedDraftStartsFromWhatStudIPMade() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            try bench.write(try bench.workspace.create(parent: general, name: "Bericht.txt"), Self.bytes)
+            await bench.settle(after: .seconds(3))
+            let entry = try #require(try await bench.outbox.entries().first)
+            guard case .draft(let queued) = bench.workspace.item(parent: general, name: "Bericht.txt") else {
+                Issue.record("the queued draft is not shown")
+                return
+            }
+            let opened = Mutex<DraftRecord?>(nil)
+            bench.workspace.refreshCourses { _ in
+                let next = try? bench.workspace.openForWriting(queued, truncating: false)
+                opened.withLock { $0 = next }
+                if let id = next?.id { bench.workspace.closed(id) }
+                return true
+            }
+            let made = RemoteDocument(
+                id: "made-by-stud-ip", folderID: OutboxHarness.generalFolder, name: "Bericht.txt",
+                mimeType: "text/plain", size: Int64(Self.bytes.count), created: Date(), changed: Date(),
+                fileID: "file-1")
+            await bench.workspace.settled(entry, .done(made))
+            let next = try #require(opened.withLock { $0 })
+            #expect(next.follows == nil && next.documentID == "made-by-stud-ip")
+            #expect(
+                FileManager.default.contents(atPath: bench.workspace.path(ofDraft: try #require(next.id)))
+                    == Data(Self.bytes))
+            #expect(bench.workspace.draft(inode: Workspace.inode(ofDraft: try #require(queued.id))) == nil)
+            #expect(throws: WorkspaceError.refused(errno: ESTALE, rule: "Bericht.txt was replaced")) {
+                try bench.workspace.openForWriting(queued, truncating: false)
+            }
+        }
+    }
+
+    /// Killed after Stud.IP confirmed a draft and before its course's refresh: the next start keeps it shown and
+    /// drops it after the first refresh that works, instead of showing it over the document for good.
+    @Test func aDraftConfirmedBeforeAKillGoesAfterTheNextStartsRefresh() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            try bench.write(try bench.workspace.create(parent: general, name: "Bericht.txt"), Self.bytes)
+            await bench.settle(after: .seconds(3))
+            let entry = try #require(try await bench.outbox.entries().first)
+            _ = try bench.store.deleteOutboxRow(id: entry.id)
+            let restarted = try await bench.reopened()
+            #expect(restarted.workspace.item(parent: general, name: "Bericht.txt") != nil)
+            restarted.workspace.refreshCourses { _ in true }
+            await restarted.workspace.showConfirmedDrafts()
+            #expect(restarted.workspace.item(parent: general, name: "Bericht.txt") == nil)
+            #expect(try bench.store.drafts().isEmpty)
         }
     }
 

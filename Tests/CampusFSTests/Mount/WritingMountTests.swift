@@ -9,8 +9,8 @@ import Testing
 /// student) see the course on the simulator through its JSON:API. What the programs do on disk is in
 /// Tests/Fixtures/editor-saves/README.md; the rules they are reconciled by in docs/writing.md.
 ///
-/// The daemon and the programs run as the user running the tests: /dev/fuse is root's alone here and the daemon
-/// mounts without `allow_other` (docs/testing.md, "Writing").
+/// The daemon and the programs run as an ordinary user (65534, as a student is no root), who alone can reach the
+/// mount (no `allow_other`); the test itself checks the simulator's side as root (docs/testing.md, "Writing").
 @Suite(.serialized)
 struct WritingMountTests {
     static let course = "SS 2022/12345 Test Lehrveranstaltung"
@@ -51,12 +51,27 @@ struct WritingMountTests {
         let configuration = SimulatorConfiguration(dataset: .custom(try writesWithSecondStudent()), flavour: .v50)
         try await DaemonTests.with(configuration) { setup in
             try setup.configure("uploads = true")
+            try await setup.cli.runAsOrdinaryUser(student)
+            try #require(try await shell("chown \(student):\(student) \(quoted(setup.mountpoint))").status == 0)
             let mounted = try await setup.mount()
             try #require(mounted.status == 0, "\(mounted.stderr)")
             let local = try temporaryDirectory("campusfs-writing")
             defer { try? FileManager.default.removeItem(atPath: local) }
+            // The student's own files; the keys script where they can read it (the checkout may be root's alone).
+            try FileManager.default.copyItem(atPath: keys, toPath: local + "/keys.py")
+            try #require(try await shell("chown -R \(student):\(student) \(quoted(local))").status == 0)
             try await body(&setup, local)
         }
+    }
+
+    /// The ordinary user the daemon and the student's programs run as.
+    static let student: uid_t = 65534
+
+    /// Runs `command` as the student, in the daemon's environment: the only user who can reach the mount.
+    static func student(_ command: String, _ setup: DaemonTests.Setup, timeout: Int = 30) async throws
+        -> CommandResult
+    {
+        try await shell(setup.cli.asUser(command), timeout: timeout)
     }
 
     /// The documents of `folderID` as `user` sees them on the simulator, or nil when the listing is refused (403).
@@ -123,7 +138,7 @@ struct WritingMountTests {
     /// second document `name[2].ext` (a bug, reported with issue 32; a save must not depend on this wait).
     static func waitUntilStored(_ relative: String, _ setup: DaemonTests.Setup) async throws {
         let state = try await MountHarness.settled {
-            try await shell("getfattr --only-values -n user.campusfs.state \(setup.path(relative))").stdout
+            try await student("getfattr --only-values -n user.campusfs.state \(setup.path(relative))", setup).stdout
         } until: {
             ["remote", "downloading", "cached", "stale"].contains($0)
         }
@@ -149,7 +164,7 @@ struct WritingMountTests {
         try await Self.withWritingMount { setup, local in
             let file = local + "/Protokoll Sitzung 3.pdf"
             let sha = try Self.write(300_000, seed: 1, to: file)
-            let copy = try await shell("cp \(quoted(file)) \(setup.path(Self.general))/")
+            let copy = try await Self.student("cp \(quoted(file)) \(setup.path(Self.general))/", setup)
             try #require(copy.status == 0, "\(copy.stderr)")
             let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
             #expect(seen.map(\.name) == ["Protokoll Sitzung 3.pdf"])
@@ -165,7 +180,7 @@ struct WritingMountTests {
         try await Self.withWritingMount { setup, local in
             let file = local + "/Abgabe Blatt 1.pdf"
             let sha = try Self.write(120_000, seed: 2, to: file)
-            let copy = try await shell("cp \(quoted(file)) \(setup.path(Self.homework))/")
+            let copy = try await Self.student("cp \(quoted(file)) \(setup.path(Self.homework))/", setup)
             try #require(copy.status == 0, "\(copy.stderr)")
             let seen = try await Self.lecturerSees(inFolder: Self.homeworkID, setup.sim) { !$0.isEmpty }
             #expect(seen.map(\.name) == ["Abgabe Blatt 1.pdf"])
@@ -184,11 +199,11 @@ struct WritingMountTests {
                 getfattr --only-values -n user.campusfs.state \(handedIn); echo
                 sha256sum < \(handedIn) | cut -c1-64
                 """
-            let student = try await shell(script)
+            let student = try await Self.student(script, setup)
             #expect(student.lines == ["Abgabe Blatt 1.pdf", "handed-in", sha], "\(student.stderr)")
             let refresh = try await setup.campusfs(["refresh"])
             #expect(refresh.status == 0, "\(refresh.stderr)")
-            let afterRefresh = try await shell(script)
+            let afterRefresh = try await Self.student(script, setup)
             #expect(afterRefresh.lines == ["Abgabe Blatt 1.pdf", "handed-in", sha], "\(afterRefresh.stderr)")
             #expect(Self.uploadRequests(setup.sim).new == 1, "handed in once")
         }
@@ -201,14 +216,14 @@ struct WritingMountTests {
             let file = local + "/Gruppenarbeit.txt"
             let first = try Self.write(40_000, seed: 3, to: file)
             let inMount = setup.path(Self.general + "/Gruppenarbeit.txt")
-            try #require(try await shell("cp \(quoted(file)) \(inMount)").status == 0)
+            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
             let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
             try await Self.waitUntilStored(Self.general + "/Gruppenarbeit.txt", setup)
             #expect(uploaded.map(\.sha256) == [first])
             let id = try #require(uploaded.first?.id)
 
             let second = try Self.write(50_000, seed: 4, to: file)
-            let overwrite = try await shell("cp \(quoted(file)) \(inMount)")
+            let overwrite = try await Self.student("cp \(quoted(file)) \(inMount)", setup)
             try #require(overwrite.status == 0, "\(overwrite.stderr)")
             let afterCopy = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
                 $0.map(\.sha256) == [second]
@@ -217,7 +232,7 @@ struct WritingMountTests {
             #expect(afterCopy == [Remote(id: id, name: "Gruppenarbeit.txt", sha256: second)])
 
             let third = try Self.write(45_000, seed: 5, to: file)
-            let save = try await shell("gio save \(inMount) < \(quoted(file))")
+            let save = try await Self.student("gio save \(inMount) < \(quoted(file))", setup)
             try #require(save.status == 0, "\(save.stderr)")
             let afterSave = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
                 $0.map(\.sha256) == [third]
@@ -241,16 +256,16 @@ struct WritingMountTests {
             // LibreOffice's profile in a home of its own; its first start makes it (a few seconds).
             let office =
                 "HOME=\(quoted(local + "/home")) soffice --headless --convert-to pdf --outdir \(folder) \(quoted(notes))"
-            let converted = try await shell(office, timeout: 120)
+            let converted = try await Self.student(office, setup, timeout: 120)
             try #require(converted.status == 0, "\(converted.stdout) \(converted.stderr)")
             let pdf = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
             try await Self.waitUntilStored(Self.general + "/notes.pdf", setup)
             #expect(pdf.map(\.name) == ["notes.pdf"])
 
             try Data("Notes of the seminar, second draft.\n".utf8).write(to: URL(fileURLWithPath: notes))
-            let again = try await shell(office, timeout: 120)
+            let again = try await Self.student(office, setup, timeout: 120)
             try #require(again.status == 0, "\(again.stdout) \(again.stderr)")
-            let pdfInMount = try await shell("sha256sum < \(folder)/notes.pdf | cut -c1-64")
+            let pdfInMount = try await Self.student("sha256sum < \(folder)/notes.pdf | cut -c1-64", setup)
             let newPDF = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
                 $0.map(\.sha256) == [pdfInMount.stdout.trimmingCharacters(in: .whitespacesAndNewlines)]
             }
@@ -259,12 +274,12 @@ struct WritingMountTests {
             // nano (Debian's nanorc sets `locking`): its lock file `.notes.txt.swp` is written and closed at the
             // start and stays for the whole edit, here longer than the settle time (the empty keys wait), so only
             // the temporary-name rule keeps it local. It saves in place (O_TRUNC): a new version.
-            try #require(try await shell("cp \(quoted(notes)) \(folder)/").status == 0)
+            try #require(try await Self.student("cp \(quoted(notes)) \(folder)/", setup).status == 0)
             _ = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { $0.count == 2 }
             try await Self.waitUntilStored(Self.general + "/notes.txt", setup)
-            let nano = try await shell(
-                "cd \(folder) && HOME=\(quoted(local + "/home")) python3 \(quoted(Self.keys)) "
-                    + #"'nano: ||||||||^O|\r|^X' nano notes.txt"#, timeout: 60)
+            let nano = try await Self.student(
+                "cd \(folder) && HOME=\(quoted(local + "/home")) python3 \(quoted(local + "/keys.py")) "
+                    + #"'nano: ||||||||^O|\r|^X' nano notes.txt"#, setup, timeout: 60)
             try #require(nano.status == 0, "\(nano.stdout) \(nano.stderr)")
             let nanoSHA = try await Self.sha256(of: "nano: Notes of the seminar, second draft.\n")
             _ = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
@@ -274,12 +289,12 @@ struct WritingMountTests {
 
             // vim's default save (backupcopy=auto: rename notes.txt to notes.txt~, write a new notes.txt, delete the
             // backup), which it skips under /tmp unless backupskip is emptied (Tests/Fixtures/editor-saves).
-            let vim = try await shell(
-                "cd \(folder) && HOME=\(quoted(local + "/home")) python3 \(quoted(Self.keys)) "
-                    + #"'Goadded in vim\e|:wq\r' vim -c 'set backupskip=' notes.txt"#, timeout: 60)
+            let vim = try await Self.student(
+                "cd \(folder) && HOME=\(quoted(local + "/home")) python3 \(quoted(local + "/keys.py")) "
+                    + #"'Goadded in vim\e|:wq\r' vim -c 'set backupskip=' notes.txt"#, setup, timeout: 60)
             try #require(vim.status == 0, "\(vim.stdout) \(vim.stderr)")
             let expected = "nano: Notes of the seminar, second draft.\nadded in vim\n"
-            let edited = try await shell("cat \(folder)/notes.txt")
+            let edited = try await Self.student("cat \(folder)/notes.txt", setup)
             #expect(edited.stdout == expected, "\(edited.stderr)")
             let textSHA = try await Self.sha256(of: expected)
             let final = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
@@ -294,7 +309,7 @@ struct WritingMountTests {
             let uploads = try await setup.status()["uploads"] as? [String: Any]
             #expect(uploads?["pending"] as? Int == 0 && uploads?["failed"] as? Int == 0, "\(uploads ?? [:])")
             #expect(try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { _ in true }.count == 2)
-            let left = try await shell("ls -A \(folder)")
+            let left = try await Self.student("ls -A \(folder)", setup)
             #expect(left.lines == ["notes.pdf", "notes.txt"], "\(left.stderr)")
         }
     }
@@ -312,7 +327,7 @@ struct WritingMountTests {
                 "curl -sf -X POST -d '{\"path\": \"file-refs\", \"method\": \"POST\", \"stall_ms\": 3000, "
                     + "\"count\": 1}' \(setup.sim.controlURL)/faults")
             try #require(stall.status == 0, "\(stall.stderr)")
-            try #require(try await shell("cp \(quoted(file)) \(setup.path(Self.general))/").status == 0)
+            try #require(try await Self.student("cp \(quoted(file)) \(setup.path(Self.general))/", setup).status == 0)
             let sending = try await MountHarness.settled {
                 setup.sim.statistics.snapshot().inFlight
             } until: {
@@ -340,8 +355,9 @@ struct WritingMountTests {
             let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { _ in true }
             #expect(seen.map(\.name) == ["Bericht.pdf"] && seen.map(\.sha256) == [sha], "\(seen)")
             #expect(Self.uploadRequests(setup.sim).new == 1, "sent once")
-            let inMount = try await shell(
-                "ls \(setup.path(Self.general)); sha256sum < \(setup.path(Self.general))/Bericht.pdf | cut -c1-64")
+            let inMount = try await Self.student(
+                "ls \(setup.path(Self.general)); sha256sum < \(setup.path(Self.general))/Bericht.pdf | cut -c1-64",
+                setup)
             #expect(inMount.lines == ["Bericht.pdf", sha], "\(inMount.stderr)")
         }
     }
@@ -355,7 +371,7 @@ struct WritingMountTests {
             let file = local + "/Offline.txt"
             let sha = try Self.write(10_000, seed: 7, to: file)
             await setup.sim.stop()
-            let copy = try await shell("cp \(quoted(file)) \(setup.path(Self.general))/")
+            let copy = try await Self.student("cp \(quoted(file)) \(setup.path(Self.general))/", setup)
             try #require(copy.status == 0, "\(copy.stderr)")
             // The settle time and a first attempt that finds the server gone.
             let waiting = try await MountHarness.settled(within: .seconds(20)) {
@@ -383,7 +399,7 @@ struct WritingMountTests {
             let file = local + "/Entwurf.txt"
             try Self.write(20_000, seed: 8, to: file)
             let inMount = setup.path(Self.general + "/Entwurf.txt")
-            try #require(try await shell("cp \(quoted(file)) \(inMount)").status == 0)
+            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
             let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
             try await Self.waitUntilStored(Self.general + "/Entwurf.txt", setup)
             let id = try #require(uploaded.first?.id)
@@ -395,7 +411,7 @@ struct WritingMountTests {
             let lecturers = try await shell("printf 'Fassung der Dozentin.\\n' | sha256sum | cut -c1-64")
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let mine = try Self.write(25_000, seed: 9, to: file)
-            try #require(try await shell("cp \(quoted(file)) \(inMount)").status == 0)
+            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
 
             let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { $0.count == 2 }
             #expect(
@@ -407,10 +423,38 @@ struct WritingMountTests {
             // lecturer's.
             let refresh = try await setup.campusfs(["refresh"])
             #expect(refresh.status == 0, "\(refresh.stderr)")
-            let mount = try await shell(
-                "cd \(setup.path(Self.general)) && LC_ALL=C ls && sha256sum Entwurf.txt 'Entwurf (yours).txt' | cut -c1-64"
-            )
+            let mount = try await Self.student(
+                "cd \(setup.path(Self.general)) && LC_ALL=C ls && sha256sum Entwurf.txt 'Entwurf (yours).txt' | cut -c1-64",
+                setup)
             #expect(mount.lines == ["Entwurf (yours).txt", "Entwurf.txt", lecturers, mine], "\(mount.stderr)")
+        }
+    }
+
+    /// Appending to a file right after its upload was confirmed (before the course's refresh replaced the draft, or
+    /// while it does) is a new version of that document, never a second document `name[2].ext`, and never `EIO`.
+    @Test func aSaveRightAfterTheUploadIsANewVersion() async throws {
+        try await Self.withWritingMount { setup, local in
+            let file = local + "/Liste.txt"
+            try Data("erste Zeile\n".utf8).write(to: URL(fileURLWithPath: file))
+            let inMount = setup.path(Self.general + "/Liste.txt")
+            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
+            // As soon as the lecturer can see it (a quick poll in the shell), one more line.
+            let script = """
+                for i in $(seq 200); do
+                  curl -s -u test_dozent:testing \(setup.sim.baseURL)/jsonapi.php/v1/folders/\(Self.generalID)/file-refs \\
+                    | grep -q Liste.txt && break
+                  sleep 0.02
+                done
+                echo 'zweite Zeile' >> \(inMount)
+                """
+            let append = try await Self.student(script, setup)
+            #expect(append.status == 0, "\(append.stderr)")
+            let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
+            let expected = try await Self.sha256(of: "erste Zeile\nzweite Zeile\n")
+            let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
+                $0.contains { $0.sha256 == expected }
+            }
+            #expect(seen == [Self.Remote(id: uploaded.first?.id ?? "", name: "Liste.txt", sha256: expected)], "\(seen)")
         }
     }
 }

@@ -20,6 +20,8 @@ struct CLI: Sendable {
     /// A fresh home: every XDG directory below one temporary directory.
     let home: URL
     var environment: [String: String]
+    /// The ordinary user `campusfs` runs as (``runAsOrdinaryUser(_:)``); nil: the user running the tests.
+    private(set) var user: uid_t?
 
     init(password: String? = "testing") throws {
         home = FileManager.default.temporaryDirectory.appendingPathComponent("campusfs-cli-\(UUID().uuidString)")
@@ -68,9 +70,34 @@ struct CLI: Sendable {
         return result
     }
 
+    /// From now on `campusfs` runs as the ordinary user `uid` (with its group of the same number and no other),
+    /// as a student's does: a copy of the binary in the home (the build directory may be private to root) and the
+    /// home handed over to that user. Write the home's files (``configFile``) before, or hand it over again.
+    mutating func runAsOrdinaryUser(_ uid: uid_t) async throws {
+        let copy = home.appendingPathComponent("campusfs")
+        try FileManager.default.copyItem(at: Self.binary, to: copy)
+        let owned = try await shell("chmod 755 \(quoted(copy.path)) && chown -R \(uid):\(uid) \(quoted(home.path))")
+        #expect(owned.status == 0, "\(owned.stderr)")
+        user = uid
+    }
+
+    /// The command line that runs `command` (a shell command) as this home's user, with its environment.
+    func asUser(_ command: String) -> String {
+        let environment = environment.map { quoted("\($0.key)=\($0.value)") }.sorted().joined(separator: " ")
+        let switching = user.map { "setpriv --reuid=\($0) --regid=\($0) --clear-groups " } ?? ""
+        return "\(switching)env -i \(environment) sh -c \(quoted(command))"
+    }
+
     /// Starts `campusfs` with `arguments`; the caller waits or kills.
     func launch(_ arguments: [String]) throws -> Child {
-        try Subprocess.launch(Self.binary, arguments, environment: environment)
+        guard let user else { return try Subprocess.launch(Self.binary, arguments, environment: environment) }
+        return try Subprocess.launch(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            [
+                "--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--",
+                home.appendingPathComponent("campusfs").path,
+            ]
+                + arguments, environment: environment)
     }
 
     /// Runs `campusfs` to completion; a run longer than `timeout` is killed and recorded as a test issue.
