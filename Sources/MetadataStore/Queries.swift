@@ -36,31 +36,38 @@ extension MetadataStore {
         -> Listing?
     {
         try readStatement("listing inode \(directory)") { db in
-            let rows = try db.rows(QuerySQL.listing, [directory, directory, max(offset - Self.offsetBias, 0), limit])
-            guard let head = rows.first else { return nil }
-            let node = try Node(row: head)
-            let listedAt = try head.decode(Double?.self, atIndex: 2 * Node.columnCount)
-            let childStart = 2 * Node.columnCount + 1
-            return Listing(
-                directory: node,
-                parent: try head.decode(Int64?.self, atIndex: Node.columnCount) == nil
-                    ? nil : try Node(row: head, at: Node.columnCount),
-                listedAt: listedAt.map(Date.init(timeIntervalSince1970:)),
-                children: try rows.compactMap { row in
-                    guard try row.decode(Int64?.self, atIndex: childStart) != nil else { return nil }
-                    let child = try Node(row: row, at: childStart)
-                    return DirectoryEntry(node: child, offset: child.inode + Self.offsetBias)
-                })
+            var listing: Listing?
+            let listedAtColumn = 2 * Node.columnCount
+            let childStart = listedAtColumn + 1
+            try db.step(QuerySQL.listing, [directory, max(offset - Self.offsetBias, 0), limit]) { row in
+                if listing == nil {
+                    listing = Listing(
+                        directory: try Node(row, at: 0),
+                        parent: row.isNull(Node.columnCount) ? nil : try Node(row, at: Node.columnCount),
+                        listedAt: row.isNull(listedAtColumn)
+                            ? nil : Date(timeIntervalSince1970: row.double(listedAtColumn)),
+                        children: [])
+                }
+                if !row.isNull(childStart) {
+                    let child = try Node(row, at: childStart)
+                    listing?.children.append(DirectoryEntry(node: child, offset: child.inode + Self.offsetBias))
+                }
+                return true
+            }
+            return listing
         }
     }
 
     private static func children(of parent: Int64, after offset: Int64, _ limit: Int, _ db: Database) throws
         -> [DirectoryEntry]
     {
-        try db.rows(QuerySQL.children, [parent, max(offset - offsetBias, 0), limit]).map { row in
-            let node = try Node(row: row)
-            return DirectoryEntry(node: node, offset: node.inode + offsetBias)
+        var entries: [DirectoryEntry] = []
+        try db.step(QuerySQL.children, [parent, max(offset - offsetBias, 0), limit]) { row in
+            let node = try Node(row, at: 0)
+            entries.append(DirectoryEntry(node: node, offset: node.inode + offsetBias))
+            return true
         }
+        return entries
     }
 
     /// getxattr/listxattr: everything the extended attributes show. Links show their course's data.

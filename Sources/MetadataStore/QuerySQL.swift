@@ -5,25 +5,26 @@ enum QuerySQL {
     static let lookup = "SELECT \(Node.columns) FROM node n WHERE n.parent = ? AND n.name = ?"
     static let children =
         "SELECT \(Node.columns) FROM node n WHERE n.parent = ? AND n.inode > ? ORDER BY n.inode LIMIT ?"
-    /// A readdir's first page in one statement, so without a transaction around it: the directory, its parent
-    /// (NULLs for the root), when its listing last ran (a course's, also for its links and its announcements; a
-    /// folder's as ``folderInfo`` reads it; NULL for other nodes), once (`head`, materialized), then on each row one
-    /// child after the offset in inode order (NULLs when there is none). Arguments: the directory, the directory
-    /// again, the offset, the limit.
+    /// A readdir's first page in one statement, so without a transaction around it: on each row the directory, its
+    /// parent (NULLs for the root), when its listing last ran (a course's, also for its links and its announcements;
+    /// a folder's as ``folderInfo`` reads it; NULL for other nodes), then one child after the offset in inode order
+    /// (NULLs when there is none). Arguments: the directory, the offset, the limit.
+    ///
+    /// Joined flat, so that SQLite walks the children in `node_parent`'s order: with the directory's columns in a
+    /// materialized CTE on the left of the join, every readdir filled a temporary table and sorted its children
+    /// in another (docs/performance.md, "Daemon CPU a document").
     static let listing = """
-        WITH head AS MATERIALIZED (
-            SELECT \(Node.columns), \(Node.columns("p")),
-                CASE WHEN n.item_kind IN ('course', 'courseLink', 'announcements')
-                    THEN (SELECT listed.listed_at FROM course listed WHERE listed.id = n.studip_id)
-                WHEN n.item_kind = 'folder'
-                    THEN (SELECT NULLIF(COALESCE(f.listed_at, c.listed_at), 0) FROM folder f JOIN course c
-                          ON c.id = n.course_id WHERE f.inode = n.inode)
-                END
-            FROM node n LEFT JOIN node p ON p.inode = n.parent WHERE n.inode = ?
-        )
-        SELECT head.*, \(Node.columns("child"))
-        FROM head LEFT JOIN node child ON child.parent = ? AND child.inode > ?
-        ORDER BY child.inode LIMIT ?
+        SELECT \(Node.columns), \(Node.columns("p")),
+            CASE WHEN n.item_kind IN ('course', 'courseLink', 'announcements')
+                THEN (SELECT listed.listed_at FROM course listed WHERE listed.id = n.studip_id)
+            WHEN n.item_kind = 'folder'
+                THEN (SELECT NULLIF(COALESCE(f.listed_at, c.listed_at), 0) FROM folder f JOIN course c
+                      ON c.id = n.course_id WHERE f.inode = n.inode)
+            END,
+            \(Node.columns("child"))
+        FROM node n LEFT JOIN node p ON p.inode = n.parent
+        LEFT JOIN node child ON child.parent = n.inode AND child.inode > ?2
+        WHERE n.inode = ?1 ORDER BY child.inode LIMIT ?3
         """
     static let courseInfo = "SELECT description, web_url, listed_at FROM course WHERE id = ?"
     /// A folder's `listed_at` is NULL while its last listing was its course's (the common case, so that a refresh

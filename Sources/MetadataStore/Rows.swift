@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// A row that does not satisfy what the schema promises (a file edited by hand, or damaged).
 struct CorruptRow: Error, CustomStringConvertible {
@@ -20,6 +21,57 @@ extension Database {
 
     func row(_ sql: String, _ arguments: StatementArguments = StatementArguments()) throws -> Row? {
         try Row.fetchOne(cachedStatement(sql: sql), arguments: arguments)
+    }
+}
+
+/// The current row of a statement that ``Database/step(_:_:_:)`` steps, read in place with SQLite's own calls:
+/// valid only during the call it is handed to.
+struct SteppedRow {
+    fileprivate let handle: OpaquePointer
+
+    func isNull(_ column: Int) -> Bool { sqlite3_column_type(handle, Int32(column)) == SQLITE_NULL }
+    func int64(_ column: Int) -> Int64 { sqlite3_column_int64(handle, Int32(column)) }
+    func double(_ column: Int) -> Double { sqlite3_column_double(handle, Int32(column)) }
+
+    /// The column's text; nil for NULL.
+    func string(_ column: Int) -> String? {
+        guard let text = sqlite3_column_text(handle, Int32(column)) else { return nil }
+        return String(
+            decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, Int32(column)))),
+            as: UTF8.self)
+    }
+
+    /// The column's bytes as stored, without a copy (`sqlite3_column_blob` converts nothing).
+    func bytes(_ column: Int) -> UnsafeBufferPointer<UInt8> {
+        let bytes = sqlite3_column_blob(handle, Int32(column))
+        return UnsafeBufferPointer(
+            start: bytes?.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_column_bytes(handle, Int32(column))))
+    }
+}
+
+extension Database {
+    /// Steps the cached statement of `sql`, handing `body` each row read in place, until the rows end or `body`
+    /// returns false. For the hottest reads: a GRDB cursor builds a `Row` with a dictionary of the column names for
+    /// every query and copies every value it hands on, a fifth of the daemon's CPU for a cold `find`
+    /// (docs/performance.md, "Daemon CPU a document").
+    func step(_ sql: String, _ arguments: StatementArguments, _ body: (SteppedRow) throws -> Bool) throws {
+        let statement = try cachedStatement(sql: sql)
+        try statement.setArguments(arguments)
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            guard code == SQLITE_ROW else {
+                guard code == SQLITE_DONE else {
+                    throw DatabaseError(
+                        resultCode: .init(rawValue: code),
+                        message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))),
+                        sql: sql)
+                }
+                return
+            }
+            guard try body(SteppedRow(handle: handle)) else { return }
+        }
     }
 }
 
@@ -87,6 +139,23 @@ extension Node {
             symlinkTarget: try row.decode(atIndex: start + 9),
             highlightedBelow: try row.decode(atIndex: start + 10),
             isLocked: try row.decode(Int64.self, atIndex: start + 11) != 0)
+    }
+
+    /// Reads ``columns`` from `start` on, as ``init(row:at:)`` does.
+    init(_ row: SteppedRow, at start: Int) throws {
+        let inode = row.int64(start)
+        guard let kind = row.string(start + 3).flatMap(NodeKind.init(rawValue:)),
+            let item = row.string(start + 4).flatMap(ItemKind.init(rawValue:)), let name = row.string(start + 2)
+        else {
+            throw CorruptRow(
+                detail: "node \(inode) has kind \(row.string(start + 3) ?? "NULL")/\(row.string(start + 4) ?? "NULL")"
+                    + " and name \(row.string(start + 2) ?? "NULL")")
+        }
+        self.init(
+            inode: inode, parentInode: row.isNull(start + 1) ? nil : row.int64(start + 1), name: name, kind: kind,
+            item: item, studipID: row.string(start + 5), courseID: row.string(start + 6), size: row.int64(start + 7),
+            mtime: Date(timeIntervalSince1970: row.double(start + 8)), symlinkTarget: row.string(start + 9),
+            highlightedBelow: Int(row.int64(start + 10)), isLocked: row.int64(start + 11) != 0)
     }
 
     static func fetch(_ inode: Int64, _ db: Database) throws -> Node? {

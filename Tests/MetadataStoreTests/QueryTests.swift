@@ -63,6 +63,7 @@ import Testing
         _ = try store.applyCourseExtras(
             CourseExtras(courseID: info101.id, announcements: ("Ankündigungen", [(news, file)]), dates: nil), now: now)
         let nodes = try store.walk().map(\.node)
+        let walked = Dictionary(nodes.map { ($0.inode, $0) }, uniquingKeysWith: { first, _ in first })
         #expect(nodes.contains { $0.item == .courseLink } && nodes.contains { $0.item == .announcements })
         for node in nodes + [try #require(try store.node(inode: Node.rootInode))] {
             let parent = try node.parentInode.flatMap { try store.node(inode: $0) }
@@ -81,9 +82,25 @@ import Testing
                 #expect(listing.parent == parent)
                 #expect(listing.listedAt == listedAt, "\(node.name)")
                 #expect(listing.children == (try store.children(of: node.inode, after: offset, limit: limit)))
+                // Read in place (`Database.step`), the children are the nodes GRDB's rows give.
+                for child in listing.children { #expect(walked[child.node.inode] == child.node) }
             }
         }
         #expect(try store.listing(of: 999_999) == nil)
+    }
+
+    /// A readdir walks the directory's children in `node_parent`'s order: no temporary table for the directory's
+    /// columns and no sort of its children, which were a fifth of a cold `find`'s daemon CPU (docs/performance.md,
+    /// "Daemon CPU a document").
+    @Test func aReaddirNeitherMaterializesNorSorts() throws {
+        let store = try MetadataStore.withCourse(bigCourse(count: 5))
+        let details = try store.pool.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + QuerySQL.listing, arguments: [nil, nil, nil]).map {
+                try $0.decode(String.self, forColumn: "detail")
+            }
+        }
+        #expect(details.contains { $0.hasPrefix("SEARCH child USING INDEX node_parent") }, "\(details)")
+        #expect(!details.contains { $0.hasPrefix("MATERIALIZE") || $0.contains("TEMP B-TREE") }, "\(details)")
     }
 
     @Test func pathsAndNodesRoundTrip() throws {
