@@ -19,7 +19,8 @@ struct InterruptMountTests {
     /// handler that returns, so nothing but the kernel ends the call) makes the Python `open(2)` return EINTR at once
     /// — without the daemon's interrupt handling it would return a descriptor once a slot frees; meanwhile a lookup
     /// is answered at once (the waits hold no worker thread), and once the server answers, every reader of the
-    /// document gets the server's bytes from the one download.
+    /// document gets the server's bytes from the one download. The bounds (3 s for the open, 5 s for the lookup) leave
+    /// a loaded machine room and stay far below the 15 s or more until a slot frees.
     @Test func aSignalEndsOneOpenerWhileTheOthersGetTheBytes() async throws {
         try await DaemonTests.with { setup in
             #expect(try await setup.mount().status == 0)
@@ -86,10 +87,10 @@ struct InterruptMountTests {
             try #require(lines.count == 5, "\(run.stdout) \(run.stderr)")
             #expect(lines[0] == "request_wait_answer", "the open waited in the kernel for the daemon's answer")
             let lookup = try #require(Int(lines[2]))
-            #expect(lookup < 2_000, "a lookup took \(lookup) ms while \(Self.readers + 1) opens waited")
+            #expect(lookup < 5_000, "a lookup took \(lookup) ms while \(Self.readers + 1) opens waited")
             #expect(lines[3] == String(cString: strerror(EINTR)), "the interrupted open: \(lines[3])")
             let elapsed = try #require(Int(lines[4]), "\(lines[4])")
-            #expect(elapsed < 1_000, "the interrupted open returned \(elapsed) ms after SIGALRM")
+            #expect(elapsed < 3_000, "the interrupted open returned \(elapsed) ms after SIGALRM")
 
             // The server answers after its stalls: every reader of the document gets its bytes.
             let expected = Array(repeating: target.sha, count: Self.readers)
@@ -139,7 +140,7 @@ struct InterruptMountTests {
             let fields = run.lines[0].split(separator: " ")
             #expect(fields.first == "124", "cat was ended by the signal, not by the bytes")
             let elapsed = try #require(Int(fields.last ?? ""))
-            #expect(elapsed < 4_000, "cat ended \(elapsed) ms after it started, the signal came at 1.5 s")
+            #expect(elapsed < 6_000, "cat ended \(elapsed) ms after it started, the signal came at 1.5 s")
             #expect(run.lines[1] + "\n" == target.sha, "the other reader got the server's bytes")
         }
     }
