@@ -38,7 +38,8 @@ struct CampusFSCommand: AsyncParsableCommand {
             UploadCommand.self, OutboxCommand.self, DemoCommand.self,
         ])
 
-    /// The release, the one place it is written: `campusfs --version` prints it, for the installer and bug reports.
+    /// The release, the one place it is written: `campusfs --version` prints it, for bug reports, and
+    /// Scripts/package takes the Debian package's version from that (docs/install.md).
     static let version = "0.1.0"
 
     /// Commands whose exit status follows grep's (0 found, 1 nothing found, 2 error), usage errors included, so that
