@@ -98,14 +98,18 @@ public final class MetadataStore: Sendable {
             // last one changed, once, so a longer interval copies a page that many courses of a first fill change
             // (an index keyed by Stud.IP ids) fewer times (docs/performance.md, "The store's I/O in a first fill").
             // After a checkpoint the WAL file shrinks back to `walSizeLimit`.
-            // The writer's page cache is `writerCacheKiB`; readers keep SQLite's 2 MB each (16 of them).
+            // The writer's page cache is `writerCacheKiB`; readers keep SQLite's 2 MB each (16 of them). The
+            // writer's temporary files stay in memory: a course's multi-row statements (the search rows' `INSERT …
+            // SELECT`) each opened, wrote and unlinked a statement journal in /var/tmp (docs/performance.md,
+            // "Daemon CPU a document").
             try pool.writeWithoutTransaction { db in
                 try db.execute(
                     sql: """
                         PRAGMA synchronous = FULL;
                         PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages);
                         PRAGMA journal_size_limit = \(Self.walSizeLimit);
-                        PRAGMA cache_size = -\(Self.writerCacheKiB)
+                        PRAGMA cache_size = -\(Self.writerCacheKiB);
+                        PRAGMA temp_store = MEMORY
                         """)
             }
             try Schema.migrator.migrate(pool)

@@ -97,4 +97,12 @@ import Testing
         #expect(writer == -MetadataStore.writerCacheKiB)
         #expect(reader == -2000, "SQLite's default: 16 readers of 8 MiB would be 128 MB of RSS")
     }
+
+    /// The writer keeps its statement journals in memory (2 = MEMORY): a first fill of `large` opened, wrote and
+    /// unlinked 37 of them in /var/tmp, one a course (docs/performance.md, "Daemon CPU a document").
+    @Test func theWritersTemporaryFilesStayInMemory() throws {
+        let store = try MetadataStore.temporary()
+        let writer = store.pool.writeWithoutTransaction { db in try? Int.fetchOne(db, sql: "PRAGMA temp_store") }
+        #expect(writer == 2)
+    }
 }
