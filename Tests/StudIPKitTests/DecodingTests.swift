@@ -228,6 +228,20 @@ struct DecodingTests {
         #expect(throws: StudIPError.self) { try Installation("ftp://host") }
         #expect(throws: StudIPError.self) { try Installation("not a url") }
     }
+
+    /// Byte by byte, what Foundation's percent-encoding with RFC 3986's unreserved set gives, for text that needs
+    /// no encoding (returned as it is), every ASCII character, and non-ASCII names.
+    @Test func percentEncodingIsFoundations() {
+        let unreserved = CharacterSet(
+            charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        let ascii = String(decoding: (1...127).map { UInt8($0) }, as: UTF8.self)
+        for text in [
+            "", "8ee5dd9e8f7cd5d9146fb4f93216aacf", "dispatch.php", ascii, "Übung 1/Lösung (v2).pdf", "a😀b", "%41",
+        ] {
+            #expect(
+                Installation.encode(text) == text.addingPercentEncoding(withAllowedCharacters: unreserved), "\(text)")
+        }
+    }
 }
 
 final class Counter: Sendable {
