@@ -192,9 +192,11 @@ public final class CampusDaemon: Sendable {
         }
         var writing: [Task<Void, Never>] = []
         if let (desk, workspace) = uploads {
-            // A confirmed draft stays until a refresh of its course worked and lists what Stud.IP made of it.
-            workspace.refreshCourses { [weak refreshes] in
-                if case .success = await refreshes?.refresh(courseIDs: [$0]) { true } else { false }
+            // A confirmed draft stays until a refresh of its course worked and lists what Stud.IP made of it: the
+            // refresh as a whole, and this course's listing in it.
+            workspace.refreshCourses { [weak refreshes] courseID in
+                guard case .success(let report) = await refreshes?.refresh(courseIDs: [courseID]) else { return false }
+                return !report.failedCourses.contains { $0.itemID == courseID }
             }
             desk.whenSettled { entry, outcome, settlement in
                 await workspace.settled(entry, outcome)

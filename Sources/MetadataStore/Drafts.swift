@@ -24,7 +24,8 @@ public struct DraftRecord: Sendable, Hashable {
     public var parent: Int64
     public var name: String
     public var isFolder: Bool
-    /// The Stud.IP document it becomes a new version of; nil for a new document.
+    /// The Stud.IP document it becomes a new version of; nil for a new document. For a folder: the folder Stud.IP
+    /// made of it, once confirmed.
     public var documentID: String?
     /// The version of ``documentID`` the draft started from (a conflict is a document changed since).
     public var baseVersion: DocumentVersion?

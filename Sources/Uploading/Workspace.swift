@@ -71,12 +71,16 @@ public final class Workspace: Sendable {
         }
 
         /// `draft` as it is to be kept: one that follows a draft Stud.IP confirmed takes the document that one now
-        /// names (what it made; after a conflict the document it was a version of) and waits for nothing.
+        /// names (what it made; after a conflict the document it was a version of) and waits for nothing; one that
+        /// follows a refused draft waits for nothing either (it conflicts in turn, as a release would leave it).
         func resolved(_ draft: DraftRecord) -> DraftRecord {
-            guard let earlier = draft.follows, confirmed[earlier] != nil, let made = drafts[earlier] else {
+            guard let earlier = draft.follows, let made = drafts[earlier] else { return draft }
+            var draft = draft
+            if made.state == .failed {
+                draft.follows = nil
                 return draft
             }
-            var draft = draft
+            guard confirmed[earlier] != nil else { return draft }
             draft.follows = nil
             if made.documentID != nil {
                 draft.documentID = made.documentID

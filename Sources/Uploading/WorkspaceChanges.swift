@@ -74,8 +74,10 @@ extension Workspace {
             draft.documentID = renamedAway.id
             draft.baseVersion = renamedAway.version
         }
+        var pinned: Int64?
+        defer { if let pinned { closed(pinned) } }
         if let earlier = state.withLock({ $0.draft(parent: parent, name: name) }) {
-            try adopt(earlier, into: &draft)
+            pinned = try adopt(earlier, into: &draft)
         }
         return try insert(draft, copying: nil, opening: true)
     }
@@ -106,54 +108,62 @@ extension Workspace {
     public func openForWriting(_ draft: DraftRecord, truncating: Bool) throws(WorkspaceError) -> DraftRecord {
         guard let id = draft.id else { return draft }
         // Claimed under the lock settling claims a draft under: an open never meets its draft's bytes on their way.
-        // The bytes a new draft starts from are opened under it too, as a confirmed draft is dropped under it: the
-        // open has them, or finds the draft gone.
-        let (found, onItsWay, isConfirmed, source) = state.withLock { state -> (DraftRecord?, Bool, Bool, Int32) in
-            guard let current = state.drafts[id] else { return (nil, false, false, -1) }
+        // One it does not write itself is pinned until the new draft that replaces it is in place: not dropped
+        // meanwhile (``dropConfirmed(_:movingChildrenTo:)``), so its bytes are there to copy and the new draft finds
+        // it when it is registered (``State/resolved(_:)``).
+        let (found, onItsWay) = state.withLock { state -> (DraftRecord?, Bool) in
+            guard let current = state.drafts[id] else { return (nil, false) }
             let onItsWay = current.state == .queued || state.settling.contains(id)
-            if current.state == .editing, !onItsWay { state.openCount[id, default: 0] += 1 }
-            let copies = current.state != .handedIn && (onItsWay || current.state != .editing) && !truncating
-            let source = copies ? Glibc.open(path(ofDraft: id), O_RDONLY | O_CLOEXEC) : -1
-            return (current, onItsWay, state.confirmed[id] != nil, source)
+            if current.state != .handedIn { state.openCount[id, default: 0] += 1 }
+            return (current, onItsWay)
         }
-        defer { if source >= 0 { close(source) } }
         // Dropped since the kernel looked it up: it looks the name up again and finds what the store shows now.
         guard let current = found else { throw .refused(errno: ESTALE, rule: "\(draft.name) was replaced") }
         if current.state == .handedIn {
             throw .refused(errno: EACCES, rule: "\(draft.name) was handed in; the copy is kept read-only")
         }
         if current.state == .editing, !onItsWay { return current }
-        if !truncating, source < 0 { throw .file(path: path(ofDraft: id), operation: "read", errno: errno) }
+        defer { closed(id) }
         var next = DraftRecord(parent: current.parent, name: current.name, isChanged: truncating, modified: Date())
         next.documentID = current.documentID
         next.baseVersion = current.baseVersion
-        // One on its way is waited for: its outcome says what this one becomes. A confirmed one already says it.
-        if onItsWay, !isConfirmed { next.follows = id }
-        let made = try insert(next, copying: truncating ? nil : source, opening: true)
+        // One on its way is waited for: its outcome says what this one becomes (at once, if it is known already).
+        if onItsWay { next.follows = id }
+        var source: Int32?
+        if !truncating {
+            let descriptor = Glibc.open(path(ofDraft: id), O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw .file(path: path(ofDraft: id), operation: "read", errno: errno) }
+            source = descriptor
+        }
+        defer { if let source { close(source) } }
+        let made = try insert(next, copying: source, opening: true)
         if !onItsWay { try drop(current) }
         return made
     }
 
     /// `next` replaces `earlier` under its name: it becomes a new version of the same document, and waits for the
-    /// outcome of `earlier` while that is on its way to the outbox or in it. An `earlier` still being edited is
-    /// dropped.
-    private func adopt(_ earlier: DraftRecord, into next: inout DraftRecord) throws(WorkspaceError) {
-        guard let id = earlier.id else { return }
+    /// outcome of `earlier` while that is on its way to the outbox or in it (pinned, as an open pins it: end it with
+    /// ``closed(_:)`` once `next` is saved). An `earlier` still being edited is dropped. Returns the pinned draft.
+    private func adopt(_ earlier: DraftRecord, into next: inout DraftRecord) throws(WorkspaceError) -> Int64? {
+        guard let id = earlier.id else { return nil }
         if earlier.documentID != nil {
             next.documentID = earlier.documentID
             next.baseVersion = earlier.baseVersion
         }
-        // Decided under the lock settling claims drafts under: one whose bytes are on their way is waited for, unless
-        // Stud.IP confirmed it already (then `earlier` names what it made).
-        let (onItsWay, isConfirmed) = state.withLock { state -> (Bool, Bool) in
+        // Decided under the lock settling claims drafts under: one whose bytes are on their way is waited for.
+        let onItsWay = state.withLock { state -> Bool in
             if state.drafts[id]?.state == .queued || state.settling.contains(id) {
-                return (true, state.confirmed[id] != nil)
+                state.openCount[id, default: 0] += 1
+                return true
             }
-            state.drafts[id] = nil
-            state.quietSince[.draft(id)] = nil
-            return (false, false)
+            return false
         }
-        if onItsWay { next.follows = isConfirmed ? nil : id } else { try drop(earlier) }
+        guard onItsWay else {
+            try drop(earlier)
+            return nil
+        }
+        next.follows = id
+        return id
     }
 
     /// Keeps `draft` from settling while a rename or delete changes it, as an open does (end it with
@@ -266,16 +276,23 @@ extension Workspace {
         }
         if parent == newParent, name == newName { return }
         switch source {
-        case .draft(var draft):
+        case .draft(let draft):
+            guard let id = draft.id else { return }
             try hold(draft)
             defer { release(draft) }
             if newParent != parent { try requireWritable(try place(newParent)) }
+            // What it replaces, if anything: the document it becomes a new version of, and what it waits for.
+            var replacing: DraftRecord?
+            var pinned: Int64?
+            defer { if let pinned { closed(pinned) } }
             switch target {
             case .draft(let replaced):
                 guard replaced.isFolder == draft.isFolder else {
                     throw .refused(errno: draft.isFolder ? ENOTDIR : EISDIR, rule: "\(newName) is of another kind")
                 }
-                try adopt(replaced, into: &draft)
+                var next = draft
+                pinned = try adopt(replaced, into: &next)
+                replacing = next
             case .document(let node, let info):
                 guard !draft.isFolder else { throw .refused(errno: ENOTDIR, rule: "\(newName) is a document") }
                 guard info.isWritable else {
@@ -283,9 +300,11 @@ extension Workspace {
                         errno: EACCES,
                         rule: "Stud.IP does not let you change document \(info.id) (is-writable is off)")
                 }
-                draft.documentID = info.id
-                draft.baseVersion = info.version
-                draft.follows = nil
+                var next = draft
+                next.documentID = info.id
+                next.baseVersion = info.version
+                next.follows = nil
+                replacing = next
                 if node.parentInode != newParent || node.name != newName {
                     // A document renamed here locally is replaced: it keeps its name on Stud.IP.
                     try forgetChange(of: node.inode)
@@ -293,11 +312,18 @@ extension Workspace {
             case .other: throw .refused(errno: EACCES, rule: "\(newName) is not yours to replace")
             case .none: break
             }
-            draft.parent = newParent
-            draft.name = newName
-            draft.modified = Date()
-            try save(draft)
-            if let id = draft.id { state.withLock { $0.quietSince[.draft(id)] = now() } }
+            // Applied to the draft's current record: a release that changed it meanwhile is kept.
+            try update(id) { current in
+                if let replacing {
+                    current.documentID = replacing.documentID
+                    current.baseVersion = replacing.baseVersion
+                    current.follows = replacing.follows
+                }
+                current.parent = newParent
+                current.name = newName
+                current.modified = Date()
+            }
+            state.withLock { $0.quietSince[.draft(id)] = now() }
         case .document(let node, let info):
             try requireEditable(info)
             if newParent != node.parentInode || newParent != parent {
@@ -400,6 +426,13 @@ extension Workspace {
             }
         }
         return try writes.withLock { _ throws(WorkspaceError) -> DraftRecord in
+            // A local folder that went meanwhile (Stud.IP made it, its drafts moved to the store's folder): the
+            // kernel looks the directory up again.
+            if saved.parent > Self.inodeBase, state.withLock({ $0.drafts[saved.parent - Self.inodeBase] == nil }) {
+                try? storing { () throws(StoreError) in try store.deleteDraft(id: id) }
+                if !saved.isFolder { unlink(path(ofDraft: id)) }
+                throw .refused(errno: ESTALE, rule: "the folder of \(saved.name) was replaced")
+            }
             let shown = state.withLock { $0.resolved(saved) }
             if shown != saved { _ = try storing { () throws(StoreError) in try store.saveDraft(shown) } }
             state.withLock { state in

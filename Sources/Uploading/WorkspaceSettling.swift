@@ -11,12 +11,19 @@ import SystemSupport
 extension Workspace {
     /// Settles every change whose time has come, as long as the workspace lives: how the daemon runs it.
     public func run() async {
-        let interval = configuration.settleTime / 4
+        let interval = max(configuration.settleTime / 4, .milliseconds(100))
+        // Apart: a refresh a confirmed draft waits for may wait for the refresh slot, and settling never waits.
+        async let confirming: Void = {
+            while !Task.isCancelled {
+                await showConfirmedDrafts()
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }()
         while !Task.isCancelled {
             await settle()
-            await showConfirmedDrafts()
-            try? await Task.sleep(for: max(interval, .milliseconds(100)))
+            try? await Task.sleep(for: interval)
         }
+        await confirming
     }
 
     /// Reconciles what is due now into outbox operations. A draft goes before the drafts made after it, so a folder
@@ -145,6 +152,10 @@ extension Workspace {
     /// is gone or no longer writable (logged); `.some(nil)`: a local folder not queued yet.
     private func folderReference(_ parent: Int64) async -> FolderReference?? {
         if let local = draft(inode: parent) {
+            // Made on Stud.IP: its id (the entry that made it is gone from the outbox once it reported).
+            if let made = local.documentID { return .some(.folder(made)) }
+            // Confirmed without an id (before a restart): it waits until the store lists the folder.
+            if let id = local.id, state.withLock({ $0.confirmed[id] != nil }) { return .some(nil) }
             return .some(local.outboxID.map { .madeBy(entry: $0) })
         }
         do {
@@ -245,6 +256,7 @@ extension Workspace {
     private func settledDraft(_ draft: DraftRecord, _ outcome: OutboxOutcome) async throws(WorkspaceError) {
         guard let id = draft.id else { return }
         var document: RemoteDocument?
+        var madeFolder: RemoteFolder?
         var kept = draft
         switch outcome {
         case .done(let made):
@@ -255,7 +267,9 @@ extension Workspace {
             if made == nil, draft.documentID == nil, !draft.isFolder, await isHomework(draft.parent) {
                 kept.state = .handedIn
             }
-        case .madeFolder: kept.state = .queued
+        case .madeFolder(let folder):
+            madeFolder = folder
+            kept.state = .queued
         case .failed(let reason), .unconfirmed(let reason):
             kept.state = .failed
             kept.detail = reason
@@ -284,7 +298,7 @@ extension Workspace {
         }
         // What it made is what saves from now on are new versions of: the draft's own fields say so, so that an
         // open or a rename over it meanwhile starts from the right document, and waits for nothing.
-        let made = document
+        let (made, folder) = (document, madeFolder)
         try await BlockingPool.shared.run { () throws(WorkspaceError) in
             try self.update(id) { shown in
                 shown.state = .queued
@@ -292,6 +306,8 @@ extension Workspace {
                     shown.documentID = made.id
                     shown.baseVersion = DocumentVersion(fileID: made.fileID, size: made.size)
                 }
+                // A folder's drafts go into the folder Stud.IP made from now on, its outbox entry being done.
+                if let folder, draft.isFolder { shown.documentID = folder.id }
             }
             self.state.withLock { $0.confirmed[id] = Confirmation(after: self.now()) }
             try self.release(followersOf: id, base: made)
@@ -313,36 +329,41 @@ extension Workspace {
 
     /// Drops the confirmed draft `id` once a refresh of its course that started after the confirmation worked, so
     /// the tree shows what Stud.IP made of it under Stud.IP's name, and never neither: until then the draft stays
-    /// and ``run()`` tries again with backoff (offline, a timeout). A save over it meanwhile is a new version of what
-    /// it made.
+    /// and ``run()`` tries again with backoff (offline, a timeout, the course's listing failed). A save over it
+    /// meanwhile is a new version of what it made.
     func showConfirmed(_ id: Int64) async {
         guard let draft = state.withLock({ $0.drafts[id] }) else {
             state.withLock { _ = $0.confirmed.removeValue(forKey: id) }
             return
         }
-        let refreshed =
-            if let refresh = refreshCourse, let courseID = await courseID(of: draft.parent) {
-                await refresh(courseID)
-            } else { true }
+        // Without a daemon (`campusfs outbox retry` sends alone) nothing refreshes: the daemon's next start does.
+        guard let refresh = refreshCourse else { return }
+        let refreshed: Bool
+        do throws(StoreError) {
+            // A folder no longer in the store has no course to wait for: what was made in it is gone too.
+            if let courseID = try await courseID(of: draft.parent) {
+                refreshed = await refresh(courseID)
+            } else {
+                refreshed = true
+            }
+        } catch {
+            logger.error("cannot read the course of \(draft.name): \(error); trying again")
+            return
+        }
+        guard refreshed else { return }
         do {
             let adopted = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Int64?? in
-                guard refreshed else { return nil }
-                var adopted: Int64?
+                var folder: Int64?
                 if draft.isFolder {
                     // Its drafts move to the folder Stud.IP made, once the store lists it; until then it stays.
                     guard
-                        let folder = try self.storing({ () throws(StoreError) in
+                        let node = try self.storing({ () throws(StoreError) in
                             try self.store.lookup(parent: draft.parent, name: draft.name)
                         })
                     else { return nil }
-                    let inode = Self.inode(ofDraft: id)
-                    for var child in self.state.withLock({ $0.drafts.values.filter { $0.parent == inode } }) {
-                        child.parent = folder.inode
-                        try self.save(child)
-                    }
-                    adopted = folder.inode
+                    folder = node.inode
                 }
-                return try self.dropConfirmed(draft) ? .some(adopted) : nil
+                return try self.dropConfirmed(draft, movingChildrenTo: folder) ? .some(folder) : nil
             }
             guard let adopted else { return }
             var invalidation = Invalidation(
@@ -354,22 +375,32 @@ extension Workspace {
         }
     }
 
-    /// Forgets a confirmed draft, unless an open holds it (then it stays for the next try). Decided under the lock
-    /// opens are claimed under, which also open the bytes a new draft copies (``openForWriting(_:truncating:)``):
-    /// an open either finds the draft with its bytes, or finds it gone and looks up the store's document again.
-    private func dropConfirmed(_ draft: DraftRecord) throws(WorkspaceError) -> Bool {
+    /// Forgets a confirmed draft, unless an open or a rename pins it (then it stays for the next try); a folder's
+    /// drafts move into the store's `folder` in the same step. Under the lock every draft write takes, so a draft
+    /// written meanwhile into the folder is moved too, or finds the folder gone (``insert(_:copying:opening:)``).
+    private func dropConfirmed(_ draft: DraftRecord, movingChildrenTo folder: Int64?) throws(WorkspaceError) -> Bool {
         guard let id = draft.id else { return true }
-        let gone = state.withLock { state -> Bool in
-            guard state.openCount[id] == nil else { return false }
-            state.drafts[id] = nil
-            state.quietSince[.draft(id)] = nil
-            state.confirmed[id] = nil
+        let gone = try writes.withLock { _ throws(WorkspaceError) -> Bool in
+            guard state.withLock({ $0.openCount[id] == nil }) else { return false }
+            if let folder {
+                let inode = Self.inode(ofDraft: id)
+                for var child in state.withLock({ $0.drafts.values.filter { $0.parent == inode } }) {
+                    child.parent = folder
+                    let moved = child
+                    _ = try storing { () throws(StoreError) in try store.saveDraft(moved) }
+                    state.withLock { $0.drafts[moved.id ?? 0] = moved }
+                }
+            }
+            try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
+            state.withLock { state in
+                state.drafts[id] = nil
+                state.quietSince[.draft(id)] = nil
+                state.confirmed[id] = nil
+            }
             return true
         }
-        guard gone else { return false }
-        try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
-        if !draft.isFolder { unlink(path(ofDraft: id)) }
-        return true
+        if gone, !draft.isFolder { unlink(path(ofDraft: id)) }
+        return gone
     }
 
     /// The drafts that waited for draft `id`'s outcome may settle now; `base`: the document it made, which they
@@ -405,18 +436,18 @@ extension Workspace {
     private func settledChange(_ change: DocumentChangeRecord, _ outcome: OutboxOutcome) async throws(WorkspaceError) {
         if case .failed(let reason) = outcome {
             logger.warning("Stud.IP refused the change of \(change.name): \(reason); it shows as Stud.IP has it")
-        } else if let courseID = await courseID(of: change.parent), let refresh = refreshCourse {
+        } else if let courseID = try? await courseID(of: change.parent), let refresh = refreshCourse {
             _ = await refresh(courseID)
         }
         try await BlockingPool.shared.run { () throws(WorkspaceError) in try self.forgetChange(of: change.inode) }
         invalidate(Invalidation(names: [.init(parent: change.parent, name: change.name)], inodes: [change.parent]))
     }
 
-    /// The course a directory (a store folder or a local folder) belongs to.
-    private func courseID(of directory: Int64) async -> String? {
+    /// The course a directory (a store folder or a local folder) belongs to; nil when the store has no such folder.
+    private func courseID(of directory: Int64) async throws(StoreError) -> String? {
         var inode = directory
         while let local = draft(inode: inode) { inode = local.parent }
         let parent = inode
-        return try? await store.run { store throws(StoreError) in try store.folderAccess(inode: parent)?.courseID }
+        return try await store.run { store throws(StoreError) in try store.folderAccess(inode: parent)?.courseID }
     }
 }

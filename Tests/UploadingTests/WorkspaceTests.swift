@@ -540,6 +540,31 @@ import Testing
         }
     }
 
+    /// A folder made locally, confirmed, and not yet shown by a refresh (offline right after): a file copied into
+    /// it goes into the folder Stud.IP made, by its id, not by the outbox entry that made it, which is gone once it
+    /// reported (the outbox waited for that entry for good, and every later entry behind it).
+    @Test func aFileIntoAConfirmedFolderNamesTheFolderStudIPMade() async throws {
+        try await WorkspaceBench.with { bench in
+            let group = try bench.folder(OutboxHarness.groupFolder)
+            let folder = try bench.workspace.makeFolder(parent: group, name: "Gruppe 3")
+            await bench.settle(after: .seconds(3))
+            let entry = try #require(try await bench.outbox.entries().first)
+            bench.workspace.refreshCourses { _ in false }
+            let made = RemoteFolder(
+                id: "made-folder", parentID: OutboxHarness.groupFolder, name: "Gruppe 3", created: Date(),
+                changed: Date())
+            await bench.workspace.settled(entry, .madeFolder(made))
+            _ = try bench.store.deleteOutboxRow(id: entry.id)
+            let inside = Workspace.inode(ofDraft: try #require(folder.id))
+            try bench.write(try bench.workspace.create(parent: inside, name: "Protokoll.txt"), Self.bytes)
+            await bench.settle(after: .seconds(3))
+            #expect(
+                try await bench.operations() == [
+                    .upload(folder: .folder("made-folder"), name: "Protokoll.txt", terms: nil)
+                ])
+        }
+    }
+
     /// A quick server: the outbox reports the outcome before settling recorded which entry the draft went to. The
     /// outcome waits for that instead of finding no draft (which left the draft queued for good, and a save after
     /// it waiting for it forever).

@@ -89,8 +89,13 @@ struct OtherUserTests {
                 mount -t tmpfs -o mode=755 campusfs-test \(quoted(device)) \
                   && mknod -m 600 \(quoted(device + "/fuse")) c 10 229 \
                   && mount --bind \(quoted(device + "/fuse")) /dev/fuse \
-                  && exec setpriv --reuid=65534 --regid=65534 --clear-groups env -i \(environment) \(quoted(binary)) \
-                    mount \(quoted(mountpoint)) --server \(setup.sim.baseURL) --username test_autor
+                  || exit 9
+                setpriv --reuid=65534 --regid=65534 --clear-groups env -i \(environment) \(quoted(binary)) \
+                  mount \(quoted(mountpoint)) --server \(setup.sim.baseURL) --username test_autor
+                status=$?
+                # Should it ever mount, it is unmounted here, in the namespace it lives in, and its daemon ends.
+                umount -l \(quoted(mountpoint)) 2>/dev/null
+                exit $status
                 """
             let mount = try await shell(
                 "unshare --mount --propagation private sh -c \(quoted(privateDevice))", timeout: 60)

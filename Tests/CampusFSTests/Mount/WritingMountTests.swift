@@ -442,13 +442,14 @@ struct WritingMountTests {
             let script = """
                 for i in $(seq 200); do
                   curl -s -u test_dozent:testing \(setup.sim.baseURL)/jsonapi.php/v1/folders/\(Self.generalID)/file-refs \\
-                    | grep -q Liste.txt && break
+                    | grep -q Liste.txt && echo seen && break
                   sleep 0.02
                 done
                 echo 'zweite Zeile' >> \(inMount)
                 """
             let append = try await Self.student(script, setup)
             #expect(append.status == 0, "\(append.stderr)")
+            #expect(append.lines == ["seen"], "the append came before the lecturer saw the upload")
             let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
             let expected = try await Self.sha256(of: "erste Zeile\nzweite Zeile\n")
             let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
