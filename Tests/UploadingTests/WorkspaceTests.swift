@@ -34,6 +34,21 @@ import Testing
 @Suite struct WorkspaceTests {
     static let bytes = Array("handed in by test_autor\n".utf8)
 
+    /// What Stud.IP made of an upload of ``bytes`` named `name` into the general folder, as the outbox reports it.
+    static func made(_ name: String, id: String, fileID: String) -> RemoteDocument {
+        RemoteDocument(
+            id: id, folderID: OutboxHarness.generalFolder, name: name, mimeType: "text/plain",
+            size: Int64(bytes.count), created: Date(), changed: Date(), fileID: fileID)
+    }
+
+    /// A new file `name` in the general folder, written, closed and settled: its draft and its outbox entry.
+    static func queued(_ name: String, in bench: WorkspaceBench) async throws -> (DraftRecord, OutboxEntry) {
+        let draft = try bench.workspace.create(parent: try bench.general, name: name)
+        try bench.write(draft, bytes)
+        await bench.settle(after: .seconds(3))
+        return (draft, try #require(try await bench.outbox.entries().last))
+    }
+
     @Test func aClosedNewFileIsOneUploadOnceSettledAndNotBefore() async throws {
         try await WorkspaceBench.with { bench in
             let draft = try bench.workspace.create(parent: try bench.general, name: "Lösung 3.txt")
@@ -264,10 +279,7 @@ import Testing
                 shownDuringRefresh.withLock { $0 = shown }
                 return true
             }
-            let made = RemoteDocument(
-                id: "made-by-stud-ip", folderID: OutboxHarness.generalFolder, name: "Bericht.txt",
-                mimeType: "text/plain",
-                size: Int64(Self.bytes.count), created: Date(), changed: Date(), fileID: "file-1")
+            let made = Self.made("Bericht.txt", id: "made-by-stud-ip", fileID: "file-1")
             await bench.workspace.settled(entry, .done(made))
             #expect(shownDuringRefresh.withLock { $0 } == true, "shown while the course was refreshed")
             let firstID = try #require(first.id)
@@ -379,9 +391,7 @@ import Testing
             await bench.settle(after: .seconds(3))
             let entry = try #require(try await bench.outbox.entries().first)
             _ = try await refuse(entry, in: bench)
-            let made = RemoteDocument(
-                id: "made", folderID: OutboxHarness.generalFolder, name: "Abgabe.txt", mimeType: "text/plain",
-                size: Int64(Self.bytes.count), created: Date(), changed: Date(), fileID: "f")
+            let made = Self.made("Abgabe.txt", id: "made", fileID: "f")
             await bench.workspace.settled(entry, .done(made))
             #expect(bench.workspace.item(parent: general, name: "Abgabe.txt") == nil)
             #expect(try bench.store.drafts().isEmpty)
@@ -418,10 +428,7 @@ import Testing
                 #expect(throws: Never.self) { try bench.write(second, Array("second\n".utf8)) }
                 return true
             }
-            let made = RemoteDocument(
-                id: "made-by-stud-ip", folderID: OutboxHarness.generalFolder, name: "Bericht.txt",
-                mimeType: "text/plain", size: Int64(Self.bytes.count), created: Date(), changed: Date(),
-                fileID: "file-1")
+            let made = Self.made("Bericht.txt", id: "made-by-stud-ip", fileID: "file-1")
             _ = try bench.store.deleteOutboxRow(id: entry.id)
             await bench.workspace.settled(entry, .done(made))
             await bench.settle(after: .seconds(3))
@@ -442,20 +449,14 @@ import Testing
     @Test func aConfirmedDraftStaysUntilARefreshOfItsCourseWorked() async throws {
         try await WorkspaceBench.with { bench in
             let general = try bench.general
-            let first = try bench.workspace.create(parent: general, name: "Bericht.txt")
-            try bench.write(first, Self.bytes)
-            await bench.settle(after: .seconds(3))
-            let entry = try #require(try await bench.outbox.entries().first)
+            let (first, entry) = try await Self.queued("Bericht.txt", in: bench)
             let online = Mutex(false)
             let refreshes = Mutex(0)
             bench.workspace.refreshCourses { _ in
                 refreshes.withLock { $0 += 1 }
                 return online.withLock { $0 }
             }
-            let made = RemoteDocument(
-                id: "made-by-stud-ip", folderID: OutboxHarness.generalFolder, name: "Bericht.txt",
-                mimeType: "text/plain", size: Int64(Self.bytes.count), created: Date(), changed: Date(),
-                fileID: "file-1")
+            let made = Self.made("Bericht.txt", id: "made-by-stud-ip", fileID: "file-1")
             await bench.workspace.settled(entry, .done(made))
             let version = DocumentVersion(fileID: "file-1", size: Int64(Self.bytes.count))
             guard case .draft(let kept) = bench.workspace.item(parent: general, name: "Bericht.txt") else {
@@ -491,9 +492,7 @@ import Testing
     @Test func anOpenOfAConfirmedDraftStartsFromWhatStudIPMade() async throws {
         try await WorkspaceBench.with { bench in
             let general = try bench.general
-            try bench.write(try bench.workspace.create(parent: general, name: "Bericht.txt"), Self.bytes)
-            await bench.settle(after: .seconds(3))
-            let entry = try #require(try await bench.outbox.entries().first)
+            let (_, entry) = try await Self.queued("Bericht.txt", in: bench)
             guard case .draft(let queued) = bench.workspace.item(parent: general, name: "Bericht.txt") else {
                 Issue.record("the queued draft is not shown")
                 return
@@ -505,10 +504,7 @@ import Testing
                 if let id = next?.id { bench.workspace.closed(id) }
                 return true
             }
-            let made = RemoteDocument(
-                id: "made-by-stud-ip", folderID: OutboxHarness.generalFolder, name: "Bericht.txt",
-                mimeType: "text/plain", size: Int64(Self.bytes.count), created: Date(), changed: Date(),
-                fileID: "file-1")
+            let made = Self.made("Bericht.txt", id: "made-by-stud-ip", fileID: "file-1")
             await bench.workspace.settled(entry, .done(made))
             let next = try #require(opened.withLock { $0 })
             #expect(next.follows == nil && next.documentID == "made-by-stud-ip")
@@ -527,9 +523,7 @@ import Testing
     @Test func aDraftConfirmedBeforeAKillGoesAfterTheNextStartsRefresh() async throws {
         try await WorkspaceBench.with { bench in
             let general = try bench.general
-            try bench.write(try bench.workspace.create(parent: general, name: "Bericht.txt"), Self.bytes)
-            await bench.settle(after: .seconds(3))
-            let entry = try #require(try await bench.outbox.entries().first)
+            let (_, entry) = try await Self.queued("Bericht.txt", in: bench)
             _ = try bench.store.deleteOutboxRow(id: entry.id)
             let restarted = try await bench.reopened()
             #expect(restarted.workspace.item(parent: general, name: "Bericht.txt") != nil)
@@ -587,9 +581,7 @@ import Testing
                 try bench.workspace.save(queued)
                 bench.workspace.state.withLock { _ = $0.settling.remove(id) }
             }
-            let made = RemoteDocument(
-                id: "made", folderID: OutboxHarness.generalFolder, name: "Schnell.txt", mimeType: "text/plain",
-                size: Int64(Self.bytes.count), created: Date(), changed: Date(), fileID: "f")
+            let made = Self.made("Schnell.txt", id: "made", fileID: "f")
             await bench.workspace.settled(entry, .done(made))
             try await recording.value
             #expect(try bench.store.drafts().isEmpty, "the confirmed draft went after the refresh")
