@@ -50,7 +50,8 @@ enum UniversityList {
         guard let file = candidates.first(where: { FileManager.default.isReadableFile(atPath: $0.path) }) else {
             throw .other(
                 "the list of universities is missing (looked for \(candidates.map(\.path).joined(separator: " and "))); "
-                    + "reinstall campusfs (its package, or Scripts/install), or give the server's address with --server")
+                    + "reinstall campusfs (its package, or Scripts/install), or give the server's address with --server"
+            )
         }
         return file
     }
