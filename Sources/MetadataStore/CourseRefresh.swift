@@ -629,10 +629,9 @@ private struct CourseRefresh {
     /// Fills the summary's paths from the tree after the refresh.
     private mutating func summarize() throws {
         var paths = PathMap(known: [courseInode: coursePath])
-        for row in try db.rows(RefreshSQL.summaryPaths, [content.course.id]) {
-            paths.add(
-                try row.decode(forColumn: "inode"), parent: try row.decode(forColumn: "parent"),
-                name: try row.decode(forColumn: "name"))
+        try db.step(RefreshSQL.summaryPaths, [content.course.id]) { row in
+            paths.add(row.int64(0), parent: row.int64(1), name: row.string(2) ?? "")
+            return true
         }
         for change in changes {
             let item = RefreshSummary.Item(
