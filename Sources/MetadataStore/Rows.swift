@@ -55,7 +55,11 @@ extension Database {
     /// every query and copies every value it hands on, a fifth of the daemon's CPU for a cold `find`
     /// (docs/performance.md, "Daemon CPU a document").
     func step(_ sql: String, _ arguments: StatementArguments, _ body: (SteppedRow) throws -> Bool) throws {
-        let statement = try cachedStatement(sql: sql)
+        try step(cachedStatement(sql: sql), arguments, body)
+    }
+
+    /// ``step(_:_:_:)`` of a statement the caller holds: a loop over many argument lists looks it up once.
+    func step(_ statement: Statement, _ arguments: StatementArguments, _ body: (SteppedRow) throws -> Bool) throws {
         try statement.setArguments(arguments)
         let handle = statement.sqliteStatement
         defer { sqlite3_reset(handle) }
@@ -66,7 +70,7 @@ extension Database {
                     throw DatabaseError(
                         resultCode: .init(rawValue: code),
                         message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))),
-                        sql: sql)
+                        sql: statement.sql)
                 }
                 return
             }

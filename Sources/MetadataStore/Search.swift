@@ -258,9 +258,9 @@ public struct StoredText {
     ) throws {
         // SQLite's own calls on GRDB's prepared statement (``Database/step(_:_:_:)``): a GRDB row wraps each page's
         // bytes in a `Data` first, 1.7 ms of a scan of `large`'s 18,060 pages (docs/search.md).
-        func visitRows(_ sql: String, _ arguments: StatementArguments) throws -> Bool {
+        func visitRows(_ statement: Statement, _ arguments: StatementArguments) throws -> Bool {
             var going = true
-            try db.step(sql, arguments) { row in
+            try db.step(statement, arguments) { row in
                 // Text as stored: the bytes without a conversion.
                 going = visit(row.isNull(0) ? nil : Int(row.int64(0)), row.bytes(1))
                 return going
@@ -268,11 +268,14 @@ public struct StoredText {
             return going
         }
         guard let ids else {
-            _ = try visitRows("SELECT number, text FROM search_part WHERE document_id = ? ORDER BY id", [documentID])
+            _ = try visitRows(
+                db.cachedStatement(sql: "SELECT number, text FROM search_part WHERE document_id = ? ORDER BY id"),
+                [documentID])
             return
         }
+        let statement = try db.cachedStatement(sql: "SELECT number, text FROM search_part WHERE id = ?")
         for id in ids {
-            guard try visitRows("SELECT number, text FROM search_part WHERE id = ?", [id]) else { return }
+            guard try visitRows(statement, [id]) else { return }
         }
     }
 }
