@@ -81,11 +81,13 @@ struct CLI: Sendable {
         user = uid
     }
 
-    /// The command line that runs `command` (a shell command) as this home's user, with its environment.
+    /// The command line that runs `command` (a shell command) as this home's user, with its environment, from the
+    /// home as a login shell starts: the tests' own directory may be closed to that user (a clean clone lives under
+    /// a 0700 `mktemp -d`), and programs such as `soffice` change back to the directory they started in.
     func asUser(_ command: String) -> String {
         let environment = environment.map { quoted("\($0.key)=\($0.value)") }.sorted().joined(separator: " ")
         let switching = user.map { "setpriv --reuid=\($0) --regid=\($0) --clear-groups " } ?? ""
-        return "\(switching)env -i \(environment) sh -c \(quoted(command))"
+        return "\(switching)env -i \(environment) sh -c \(quoted("cd \(quoted(home.path)) && \(command)"))"
     }
 
     /// Starts `campusfs` with `arguments`; the caller waits or kills.
