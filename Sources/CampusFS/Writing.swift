@@ -373,6 +373,7 @@ extension CampusFileSystem {
         guard written >= 0 else {
             let error = errno
             logger.error("cannot write to draft \(open.draftID): \(String(cString: strerror(error)))")
+            writer.workspace.writeFailed(open.draftID, errno: error)
             return reply.error(error == ENOSPC || error == EDQUOT ? error : EIO)
         }
         do throws(WorkspaceError) {

@@ -352,6 +352,27 @@ public final class Workspace: Sendable {
         try update(id) { $0.isChanged = true }
     }
 
+    /// A write into draft `id` failed (`code`: a full disk, an I/O error): its bytes are not what the program meant
+    /// to write, and a half-written file must never reach a course. It is not sent: `failed`, with why, until it is
+    /// saved again (an open with `O_TRUNC` makes a new draft), or deleted. Kept in the overlay even when the store
+    /// cannot take the change (the same full disk); then a restart would send it, as a torn draft after a power loss.
+    public func writeFailed(_ id: Int64, errno code: Int32) {
+        let reason = "a write into it failed (\(String(cString: strerror(code)))); not sent: save or copy it again"
+        let marked = writes.withLock { _ -> DraftRecord? in
+            let marked = state.withLock { state -> DraftRecord? in
+                guard var draft = state.drafts[id], draft.state == .editing else { return nil }
+                draft.state = .failed
+                draft.detail = reason
+                state.drafts[id] = draft
+                state.quietSince[.draft(id)] = nil
+                return draft
+            }
+            if let marked { _ = try? store.saveDraft(marked) }
+            return marked
+        }
+        if let marked { logger.warning("\(marked.name) is not sent to Stud.IP: \(reason)") }
+    }
+
     /// An open for writing that ``create(parent:name:)`` or ``openForWriting(_:truncating:)`` claimed ended (once
     /// per claim): when the last is gone, the settle time starts.
     public func closed(_ id: Int64) {

@@ -559,6 +559,34 @@ import Testing
         }
     }
 
+    /// `cp` into the mount when the data directory's disk is full: a write fails, `cp` says so and closes the file
+    /// half written. That file is never sent (the soak saw one go up, seed 6061); copied again, it is sent whole.
+    @Test func aDraftWhoseWriteFailedIsNotSentUntilSavedAgain() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            let draft = try bench.workspace.create(parent: general, name: "Bericht.txt")
+            try bench.write(draft, Array(Self.bytes.prefix(5)))
+            bench.workspace.writeFailed(try #require(draft.id), errno: ENOSPC)
+            await bench.settle(after: .seconds(60))
+            #expect(try await bench.operations().isEmpty, "a half-written file went to the outbox")
+            guard case .draft(let failed) = bench.workspace.item(parent: general, name: "Bericht.txt") else {
+                Issue.record("the half-written file is not shown")
+                return
+            }
+            #expect(failed.state == .failed && failed.detail?.contains("No space left on device") == true)
+            #expect(try bench.store.drafts().first?.state == .failed, "kept across a restart")
+
+            try bench.write(try bench.workspace.openForWriting(failed, truncating: true), Self.bytes)
+            await bench.settle(after: .seconds(3))
+            let entries = try await bench.outbox.entries()
+            #expect(
+                entries.map(\.operation) == [
+                    .upload(folder: .folder(OutboxHarness.generalFolder), name: "Bericht.txt", terms: nil)
+                ])
+            #expect(bench.harness.outboxBytes(of: try #require(entries.first?.id)) == Self.bytes)
+        }
+    }
+
     /// A quick server: the outbox reports the outcome before settling recorded which entry the draft went to. The
     /// outcome waits for that instead of finding no draft (which left the draft queued for good, and a save after
     /// it waiting for it forever).
