@@ -100,9 +100,9 @@ public final class Workspace: Sendable {
         var retryAt: ContinuousClock.Instant
         var delay: Duration
 
-        /// A first try made now, by whoever confirmed it; the next one after the first wait.
-        init(after instant: ContinuousClock.Instant) {
-            retryAt = instant + .seconds(15)
+        /// The next try at `retryAt`; the one after it 30 s later, and so on.
+        init(retryAt: ContinuousClock.Instant) {
+            self.retryAt = retryAt
             delay = .seconds(30)
         }
 
@@ -177,9 +177,7 @@ public final class Workspace: Sendable {
                     if draft.state == .editing { state.quietSince[.draft(id)] = started }
                     // Confirmed, and the daemon stopped before its course's refresh showed what Stud.IP made.
                     if draft.state == .queued, !entries.contains(where: { $0.id == draft.outboxID }) {
-                        var confirmation = Confirmation(after: started)
-                        confirmation.retryAt = started
-                        state.confirmed[id] = confirmation
+                        state.confirmed[id] = Confirmation(retryAt: started)
                     }
                     if !draft.isFolder, access(Self.path(directory, id), F_OK) != 0 {
                         // The row was written and the file not yet: an empty draft.
@@ -286,7 +284,9 @@ public final class Workspace: Sendable {
     public var isEmpty: Bool { state.withLock { $0.drafts.isEmpty && $0.changes.isEmpty } }
 
     /// Whether some draft is a document's new content: only then may a store document's inode show a draft.
-    public var coversDocuments: Bool { state.withLock { $0.drafts.values.contains { $0.documentID != nil } } }
+    public var coversDocuments: Bool {
+        state.withLock { $0.drafts.values.contains { !$0.isFolder && $0.documentID != nil } }
+    }
 
     /// What the overlay shows at `parent`/`name`; nil: whatever the store has, unless ``hides(_:)`` says otherwise.
     public func item(parent: Int64, name: String) -> Item? {

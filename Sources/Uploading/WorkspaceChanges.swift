@@ -449,12 +449,8 @@ extension Workspace {
     /// or ``update(_:_:)``, one at a time, so that two of them (a write's first byte and a confirmation's release)
     /// never write back each other's stale copies.
     func save(_ draft: DraftRecord) throws(WorkspaceError) {
-        guard let id = draft.id else { return }
-        try writes.withLock { _ throws(WorkspaceError) in
-            let shown = state.withLock { $0.resolved(draft) }
-            _ = try storing { () throws(StoreError) in try store.saveDraft(shown) }
-            state.withLock { $0.drafts[id] = shown }
-        }
+        guard draft.id != nil else { return }
+        try writes.withLock { _ throws(WorkspaceError) in _ = try persist(draft) }
     }
 
     /// Changes the current record of draft `id`, unless it is gone; returns what it became.
@@ -463,10 +459,27 @@ extension Workspace {
         try writes.withLock { _ throws(WorkspaceError) -> DraftRecord? in
             guard var draft = state.withLock({ $0.drafts[id] }) else { return nil }
             change(&draft)
-            let shown = state.withLock { $0.resolved(draft) }
-            _ = try storing { () throws(StoreError) in try store.saveDraft(shown) }
-            state.withLock { $0.drafts[id] = shown }
-            return shown
+            return try persist(draft)
+        }
+    }
+
+    /// Writes `draft` (resolved, ``State/resolved(_:)``) to the store, then the overlay; returns what was kept. Only
+    /// while holding ``writes``.
+    func persist(_ draft: DraftRecord) throws(WorkspaceError) -> DraftRecord {
+        let shown = state.withLock { $0.resolved(draft) }
+        _ = try storing { () throws(StoreError) in try store.saveDraft(shown) }
+        if let id = shown.id { state.withLock { $0.drafts[id] = shown } }
+        return shown
+    }
+
+    /// Deletes draft `id`'s row, then takes it out of the overlay (its file is the caller's). Only while holding
+    /// ``writes``.
+    func forget(_ id: Int64) throws(WorkspaceError) {
+        try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
+        state.withLock { state in
+            state.drafts[id] = nil
+            state.quietSince[.draft(id)] = nil
+            state.confirmed[id] = nil
         }
     }
 
@@ -475,13 +488,7 @@ extension Workspace {
     func drop(_ draft: DraftRecord) throws(WorkspaceError) {
         guard let id = draft.id else { return }
         if draft.state == .failed { discardEntries(ofDraft: id) }
-        try writes.withLock { _ throws(WorkspaceError) in
-            try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
-            state.withLock { state in
-                state.drafts[id] = nil
-                state.quietSince[.draft(id)] = nil
-            }
-        }
+        try writes.withLock { _ throws(WorkspaceError) in try forget(id) }
         if !draft.isFolder { unlink(path(ofDraft: id)) }
     }
 

@@ -309,7 +309,8 @@ extension Workspace {
                 // A folder's drafts go into the folder Stud.IP made from now on, its outbox entry being done.
                 if let folder, draft.isFolder { shown.documentID = folder.id }
             }
-            self.state.withLock { $0.confirmed[id] = Confirmation(after: self.now()) }
+            // Tried at once below; again after 15 s if that refresh fails.
+            self.state.withLock { $0.confirmed[id] = Confirmation(retryAt: self.now() + .seconds(15)) }
             try self.release(followersOf: id, base: made)
         }
         await showConfirmed(id)
@@ -386,17 +387,10 @@ extension Workspace {
                 let inode = Self.inode(ofDraft: id)
                 for var child in state.withLock({ $0.drafts.values.filter { $0.parent == inode } }) {
                     child.parent = folder
-                    let moved = child
-                    _ = try storing { () throws(StoreError) in try store.saveDraft(moved) }
-                    state.withLock { $0.drafts[moved.id ?? 0] = moved }
+                    _ = try persist(child)
                 }
             }
-            try storing { () throws(StoreError) in try store.deleteDraft(id: id) }
-            state.withLock { state in
-                state.drafts[id] = nil
-                state.quietSince[.draft(id)] = nil
-                state.confirmed[id] = nil
-            }
+            try forget(id)
             return true
         }
         if gone, !draft.isFolder { unlink(path(ofDraft: id)) }
@@ -414,9 +408,7 @@ extension Workspace {
                     follower.documentID = base.id
                     follower.baseVersion = DocumentVersion(fileID: base.fileID, size: base.size)
                 }
-                let released = follower
-                _ = try storing { () throws(StoreError) in try store.saveDraft(released) }
-                state.withLock { $0.drafts[released.id ?? 0] = released }
+                _ = try persist(follower)
             }
         }
     }

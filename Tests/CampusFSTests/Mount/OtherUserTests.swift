@@ -117,19 +117,11 @@ struct OtherUserTests {
     @Test
     func anOrdinaryUserTagsRatesAndHighlightsReadOnlyDocuments() async throws {
         try await DaemonTests.with { setup in
-            let home = setup.cli.home.path
-            let binary = home + "/campusfs"
-            try FileManager.default.copyItem(atPath: CLI.binary.path, toPath: binary)
-            let mountpoint = home + "/Uni"
+            let mountpoint = setup.cli.home.path + "/Uni"
             try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-            #expect(try await shell("chown -R 65534:65534 \(quoted(home))").status == 0)
-            let environment = setup.cli.environment.map { "\($0.key)=\($0.value)" }.map(quoted)
-                .joined(separator: " ")
-            let student = "setpriv --reuid=65534 --regid=65534 --clear-groups env -i \(environment)"
-            defer { _ = try? FileManager.default.removeItem(atPath: binary) }
-            let mount = try await shell(
-                "\(student) \(quoted(binary)) mount \(quoted(mountpoint)) --server \(setup.sim.baseURL) "
-                    + "--username test_autor", timeout: 60)
+            try await setup.cli.runAsOrdinaryUser(65534)
+            let mount = try await setup.cli.run(
+                ["mount", mountpoint, "--server", setup.sim.baseURL, "--username", "test_autor"], timeout: 60)
             try #require(mount.status == 0, "\(mount.stdout) \(mount.stderr)")
             let document = quoted(mountpoint + "/" + DaemonTests.readme)
             let folder = quoted(mountpoint + "/" + DaemonTests.course + "/Übungsblätter")
@@ -147,16 +139,15 @@ struct OtherUserTests {
                 echo x 2>&1 > \(document) | sed 's/.*: //'
                 touch \(quoted(mountpoint + "/" + DaemonTests.course + "/new.txt")) 2>&1 | sed 's/.*: //'
                 """
-            let result = try await shell("\(student) bash -c \(quoted(script))", timeout: 60)
+            let result = try await shell(setup.cli.asUser(script), timeout: 60)
             #expect(
                 result.lines == [
                     "644", "755", "tagged", "rated", "flagged", "folder tagged", "exam,week1", "8", "readable",
                     "not writable", "searchable", "Read-only file system", "Read-only file system",
                 ], "\(result.stderr)")
-            let unmount = try await shell("\(student) \(quoted(binary)) unmount \(quoted(mountpoint))", timeout: 30)
+            let unmount = try await setup.cli.run(["unmount", mountpoint], timeout: 30)
             #expect(unmount.status == 0, "\(unmount.stderr)")
             if isMounted(mountpoint) { _ = try await shell("fusermount3 -u -z \(quoted(mountpoint))") }
-            _ = try await shell("chown -R 0:0 \(quoted(home))")
         }
     }
 }
