@@ -67,6 +67,8 @@ struct Streamer: Sendable {
             case nil: break
             }
             var sent = 0
+            // In progress from the first byte's write on: a client may hold that byte before `write` returns here.
+            statistics.downloadProgress(id, route: route, bytes: 0)
             do {
                 while sent < limit {
                     if let pause = stall, sent >= pause.at {
