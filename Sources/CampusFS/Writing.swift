@@ -63,6 +63,7 @@ extension CampusFileSystem {
     /// when it is given one.
     public func write(through workspace: Workspace) {
         writing.withLock { $0 = Writing(workspace: workspace) }
+        workspace.contentETags { [cache] id, version in cache.cachedETag(of: CacheDocument(id: id, version: version)) }
         let logger = logger
         workspace.invalidations { [weak self] invalidation in
             guard let self, let session = self.session.withLock({ $0 }) else { return }
@@ -326,9 +327,11 @@ extension CampusFileSystem {
                     }
                     offset += Int64(bytes.count)
                 }
+                // The bytes' own ETag: an offline open may have served an older version than the store names.
+                let etag = handle.etag
                 let draft = try await BlockingPool.shared.run { () throws(WorkspaceError) -> DraftRecord in
                     defer { Glibc.unlink(staging) }
-                    return try workspace.openForWriting(node, content: staging)
+                    return try workspace.openForWriting(node, content: staging, contentETag: etag)
                 }
                 guard let id = draft.id else { return reply.error(EIO) }
                 await BlockingPool.shared.run {

@@ -151,7 +151,7 @@ public actor ContentCache {
         case .blob(let entry, let descriptor):
             return ContentHandle(
                 id: id, documentID: entry.documentID, version: entry.version, contentID: entry.blob,
-                size: entry.size, descriptor: descriptor, transfer: nil)
+                size: entry.size, descriptor: descriptor, transfer: nil, storedETag: entry.etag)
         case .transfer(let transfer):
             return ContentHandle(
                 id: id, documentID: document.id, version: document.version, contentID: transfer.blob,
@@ -183,7 +183,7 @@ public actor ContentCache {
         descriptor.markAccessed()
         return ContentHandle(
             id: id, documentID: entry.documentID, version: entry.version, contentID: entry.blob, size: entry.size,
-            descriptor: descriptor, transfer: nil)
+            descriptor: descriptor, transfer: nil, storedETag: entry.etag)
     }
 
     /// Reads like `pread(2)`: short or empty past the end. Waits (suspending, never blocking a thread) until the
@@ -242,6 +242,15 @@ public actor ContentCache {
     /// metadata says 0 bytes, which for one hosted elsewhere means "unknown" (``DownloadJob``).
     public nonisolated func cachedSize(of documentID: String) -> Int64? {
         book.withLock { $0.index[documentID]?.entry.size }
+    }
+
+    /// The `ETag` the cached copy of `document`'s version came with, nil when that version is not cached or came
+    /// without one: what a draft saved over the document started from, which the outbox compares with Stud.IP's
+    /// before a new version (docs/writing.md, "The outbox").
+    public nonisolated func cachedETag(of document: CacheDocument) -> String? {
+        book.withLock { book in
+            book.index[document.id].flatMap { $0.entry.version == document.version ? $0.entry.etag : nil }
+        }
     }
 
     /// `user.campusfs.state` for a document whose metadata names `currentVersion`.

@@ -18,10 +18,16 @@ public final class ContentHandle: Sendable {
     let descriptor: Descriptor
     /// The download still writing the file, nil when the blob was complete at open.
     let transfer: Transfer?
+    /// The complete blob's `ETag` at open (nil for a download: its own is the transfer's).
+    let storedETag: String?
+
+    /// The `ETag` these bytes came with, nil when the server sent none (or, while downloading, before it answered):
+    /// what a draft copied from them started from (docs/writing.md, "The outbox").
+    public var etag: String? { transfer?.etag ?? storedETag }
 
     init(
         id: UInt64, documentID: String, version: String, contentID: String, size: Int64, descriptor: Descriptor,
-        transfer: Transfer?
+        transfer: Transfer?, storedETag: String? = nil
     ) {
         self.id = id
         self.documentID = documentID
@@ -30,6 +36,7 @@ public final class ContentHandle: Sendable {
         self.size = size
         self.descriptor = descriptor
         self.transfer = transfer
+        self.storedETag = storedETag
     }
 
     /// Calls `send` with the descriptor and the readable count when the range is on disk now; nil while the

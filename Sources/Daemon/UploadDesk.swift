@@ -132,7 +132,7 @@ public final class UploadDesk: Sendable {
     private func transfer(of entry: OutboxEntry) -> LinkedWriter.Transfer? {
         switch entry.operation {
         case .upload(.folder(let folder), let name, _): .upload(folderID: folder, name: name)
-        case .newVersion(let document, _, _, _): .newVersion(documentID: document)
+        case .newVersion(let document, _, _, _, _): .newVersion(documentID: document)
         default: nil
         }
     }
@@ -168,7 +168,7 @@ extension OutboxItem {
         let (kind, name, place): (Kind, String, String) =
             switch entry.operation {
             case .upload(let folder, let name, _): (.upload, name, folder.description)
-            case .newVersion(let document, let name, _, _): (.newVersion, name, "document \(document)")
+            case .newVersion(let document, let name, _, _, _): (.newVersion, name, "document \(document)")
             case .rename(let document, let name): (.rename, name, "document \(document)")
             case .move(let document, let folder): (.move, "document \(document)", folder.description)
             case .delete(let document): (.delete, "document \(document)", "document \(document)")

@@ -29,6 +29,9 @@ public struct DraftRecord: Sendable, Hashable {
     public var documentID: String?
     /// The version of ``documentID`` the draft started from (a conflict is a document changed since).
     public var baseVersion: DocumentVersion?
+    /// The content's `ETag` of that version, when the content cache knew it: a lecturer's new version at the same
+    /// size through JSON:API keeps file id and size, and only this shows it (docs/writing.md, "The outbox").
+    public var baseETag: String?
     /// An earlier draft under the same name whose upload it waits for, to become a new version of what that
     /// upload made rather than a second document.
     public var follows: Int64?
@@ -40,11 +43,15 @@ public struct DraftRecord: Sendable, Hashable {
     /// Stud.IP's refusal.
     public var detail: String?
     public var modified: Date
+    /// Written to since it was made and not yet closed by its last writer: found so at a start, the daemon died
+    /// mid-write and its bytes may be torn, so it is held back (docs/writing.md, "Local first: drafts").
+    public var isBeingWritten: Bool
 
     public init(
         id: Int64? = nil, parent: Int64, name: String, isFolder: Bool = false, documentID: String? = nil,
-        baseVersion: DocumentVersion? = nil, follows: Int64? = nil, isChanged: Bool = true, state: State = .editing,
-        outboxID: Int64? = nil, detail: String? = nil, modified: Date
+        baseVersion: DocumentVersion? = nil, baseETag: String? = nil, follows: Int64? = nil, isChanged: Bool = true,
+        state: State = .editing, outboxID: Int64? = nil, detail: String? = nil, modified: Date,
+        isBeingWritten: Bool = false
     ) {
         self.id = id
         self.parent = parent
@@ -52,12 +59,14 @@ public struct DraftRecord: Sendable, Hashable {
         self.isFolder = isFolder
         self.documentID = documentID
         self.baseVersion = baseVersion
+        self.baseETag = baseETag
         self.follows = follows
         self.isChanged = isChanged
         self.state = state
         self.outboxID = outboxID
         self.detail = detail
         self.modified = modified
+        self.isBeingWritten = isBeingWritten
     }
 }
 
@@ -105,6 +114,8 @@ extension MetadataStore {
         draft.id = row["id"]
         draft.documentID = row["document_id"]
         draft.baseVersion = fileID.map { DocumentVersion(fileID: $0, size: size ?? 0) }
+        draft.baseETag = row["base_etag"]
+        draft.isBeingWritten = row["being_written"]
         draft.follows = row["follows"]
         draft.isChanged = row["changed"]
         draft.state = DraftRecord.State(rawValue: state) ?? .editing
@@ -121,14 +132,15 @@ extension MetadataStore {
                 draft.parent, draft.name, draft.isFolder, draft.documentID, draft.baseVersion?.fileID,
                 draft.baseVersion?.size, draft.follows, draft.isChanged, draft.state.rawValue, draft.outboxID,
                 draft.detail,
-                draft.modified.timeIntervalSince1970,
+                draft.modified.timeIntervalSince1970, draft.baseETag, draft.isBeingWritten,
             ]
             var saved = draft
             if let id = draft.id {
                 try db.execute(
                     sql: """
                         UPDATE draft SET parent = ?, name = ?, is_folder = ?, document_id = ?, base_file_id = ?,
-                            base_size = ?, follows = ?, changed = ?, state = ?, outbox_id = ?, detail = ?, modified = ?
+                            base_size = ?, follows = ?, changed = ?, state = ?, outbox_id = ?, detail = ?, modified = ?,
+                            base_etag = ?, being_written = ?
                         WHERE id = ?
                         """,
                     arguments: arguments + [id])
@@ -136,8 +148,8 @@ extension MetadataStore {
                 try db.execute(
                     sql: """
                         INSERT INTO draft (parent, name, is_folder, document_id, base_file_id, base_size, follows,
-                            changed, state, outbox_id, detail, modified)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            changed, state, outbox_id, detail, modified, base_etag, being_written)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: arguments)
                 saved.id = db.lastInsertedRowID
@@ -212,6 +224,17 @@ extension Schema {
                     deleted INTEGER NOT NULL,
                     outbox_id INTEGER
                 );
+                """)
+    }
+
+    /// Issue 32's gaps: the content `ETag` a draft's base version had (a same-size replacement through JSON:API
+    /// changes nothing else), and whether a draft was being written when the daemon stopped (a torn draft is held
+    /// back at the next start). docs/writing.md, "Local first: drafts" and "The outbox".
+    static func addDraftBaseETagAndWriting(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE draft ADD COLUMN base_etag TEXT;
+                ALTER TABLE draft ADD COLUMN being_written INTEGER NOT NULL DEFAULT 0;
                 """)
     }
 }

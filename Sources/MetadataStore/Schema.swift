@@ -20,6 +20,7 @@ enum Schema {
         migrator.registerMigration("issue 32: outbox", migrate: addOutbox)
         migrator.registerMigration("issue 32: drafts", migrate: addDrafts)
         migrator.registerMigration("v12: one index per item", migrate: mergeItemIndexes)
+        migrator.registerMigration("issue 32: draft base etag, being written", migrate: addDraftBaseETagAndWriting)
         return migrator
     }
 

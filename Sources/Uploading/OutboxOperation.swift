@@ -25,8 +25,10 @@ public enum OutboxOperation: Sendable, Hashable, Codable {
     /// New content of an existing document, based on the version the draft started from: when Stud.IP's current
     /// version is another, the bytes become a new document "`<name> (yours).<ext>`" beside it instead, and when
     /// the document is gone, a new document `name` in `folderID` (the document's folder; without it, the entry
-    /// fails with the reason).
-    case newVersion(documentID: String, name: String, base: DocumentVersion, folderID: String? = nil)
+    /// fails with the reason). `baseETag`: the content's `ETag` of `base` where the draft knew it, the one sign of
+    /// a replacement at the same size through JSON:API (file id and size stay); nil: file id and size alone.
+    case newVersion(
+        documentID: String, name: String, base: DocumentVersion, folderID: String? = nil, baseETag: String? = nil)
     case rename(documentID: String, name: String)
     /// Legacy REST only: JSON:API has no move (the workspace answers `EXDEV` there).
     case move(documentID: String, folder: FolderReference)
@@ -44,7 +46,7 @@ public enum OutboxOperation: Sendable, Hashable, Codable {
     /// The document whose operations are sent one after another, in the order they were queued.
     var documentID: String? {
         switch self {
-        case .newVersion(let id, _, _, _), .rename(let id, _), .move(let id, _), .delete(let id): id
+        case .newVersion(let id, _, _, _, _), .rename(let id, _), .move(let id, _), .delete(let id): id
         case .upload, .makeFolder: nil
         }
     }

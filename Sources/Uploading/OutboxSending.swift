@@ -142,8 +142,9 @@ extension Outbox {
         switch entry.operation {
         case .upload(.folder(let folder), let name, let terms):
             result = await upload(&row, &progress, into: folder, name: name, terms: terms)
-        case .newVersion(let document, let name, let base, let folder):
-            result = await newVersion(&row, &progress, of: document, in: folder, name: name, base: base)
+        case .newVersion(let document, let name, let base, let folder, let baseETag):
+            result = await newVersion(
+                &row, &progress, of: document, in: folder, name: name, base: (base, baseETag))
         case .rename(let document, let name):
             result = await once(&row) { writer throws(StudIPError) in
                 .done(try await writer.rename(documentID: document, to: name))
@@ -250,10 +251,12 @@ extension Outbox {
     }
 
     /// A new version, unless the document changed on Stud.IP since the draft's base or is gone: then the bytes go
-    /// up as a new document beside it (the decision is kept, so that a retry goes on with it).
+    /// up as a new document beside it (the decision is kept, so that a retry goes on with it). Changed means another
+    /// file id or size, or, where the draft knew its base's content `ETag`, another one now (one HEAD): JSON:API
+    /// replaces content at the same size without changing either.
     private func newVersion(
         _ row: inout OutboxRow, _ progress: inout OutboxProgress, of documentID: String, in folder: String?,
-        name: String, base: DocumentVersion
+        name: String, base: (version: DocumentVersion, etag: String?)
     ) async -> Attempt {
         if let keptAs = progress.keptAs, let conflictFolder = progress.conflictFolder,
             let cause = progress.conflictCause
@@ -262,14 +265,25 @@ extension Outbox {
             return Self.conflict(result, cause: cause)
         }
         let size = row.byteCount ?? 0
-        let current: RemoteDocument?
+        var current: RemoteDocument?
         do {
             current = try await writer.document(id: documentID)
         } catch {
             guard case .notFound = error else { return Self.verdict(error) }
             current = nil
         }
-        guard let current, current.version == base else {
+        var replaced = current.map { $0.version != base.version } ?? true
+        if !replaced, let known = base.etag {
+            do {
+                // nil: the API has none (legacy REST) or the document is hosted elsewhere; file id and size decide.
+                if let etag = try await writer.contentETag(documentID: documentID) { replaced = etag != known }
+            } catch {
+                guard case .notFound = error else { return Self.verdict(error) }
+                current = nil
+                replaced = true
+            }
+        }
+        guard let current, !replaced else {
             if let current, progress.mayHaveArrived, current.size == size {
                 // The interrupted attempt stored it (JSON:API keeps the file id, legacy REST makes a new one).
                 return .settled(.done(current))

@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import MetadataStore
 import NamingRules
+import StudIPModel
 import Synchronization
 import SystemSupport
 
@@ -85,6 +86,7 @@ public final class Workspace: Sendable {
             if made.documentID != nil {
                 draft.documentID = made.documentID
                 draft.baseVersion = made.baseVersion
+                draft.baseETag = made.baseETag
             }
             return draft
         }
@@ -132,6 +134,7 @@ public final class Workspace: Sendable {
     struct Hooks: Sendable {
         var refreshCourse: (@Sendable (String) async -> Bool)?
         var invalidate: (@Sendable (Invalidation) -> Void)?
+        var contentETag: (@Sendable (_ documentID: String, _ version: DocumentVersion) -> String?)?
     }
 
     /// Opens the workspace of a profile: its drafts directory below `dataDirectory` (created 0700), and the drafts
@@ -255,6 +258,20 @@ public final class Workspace: Sendable {
     /// How the filesystem drops the kernel's entries after changes made outside a request (``CampusFS``).
     public func invalidations(_ invalidate: @escaping @Sendable (Invalidation) -> Void) {
         hooks.withLock { $0.invalidate = invalidate }
+    }
+
+    /// How the workspace learns the content `ETag` of a document's version the content cache holds (nil: not
+    /// cached, or none): a draft saved over that version carries it, so that a replacement at the same size is told
+    /// from it (docs/writing.md, "The outbox"). Asked on libfuse's workers: it must not block.
+    public func contentETags(
+        from lookup: @escaping @Sendable (_ documentID: String, _ version: DocumentVersion) -> String?
+    ) {
+        hooks.withLock { $0.contentETag = lookup }
+    }
+
+    /// The base of a new version of `info`: its version, and its content `ETag` where the cache knows it.
+    func base(of info: DocumentInfo) -> (version: DocumentVersion, etag: String?) {
+        (info.version, hooks.withLock { $0.contentETag }?(info.id, info.version))
     }
 
     var refreshCourse: (@Sendable (String) async -> Bool)? { hooks.withLock { $0.refreshCourse } }

@@ -72,7 +72,7 @@ extension Workspace {
         var draft = DraftRecord(parent: parent, name: name, modified: Date())
         if let renamedAway = try renamedAwayDocument(parent: parent, name: name) {
             draft.documentID = renamedAway.id
-            draft.baseVersion = renamedAway.version
+            (draft.baseVersion, draft.baseETag) = base(of: renamedAway)
         }
         var pinned: Int64?
         defer { if let pinned { closed(pinned) } }
@@ -83,8 +83,11 @@ extension Workspace {
     }
 
     /// Opening the store's document `node` for writing: a draft in its place, a new version of it. `content`: the
-    /// file to start from (the cached bytes), nil for an empty draft (`O_TRUNC`).
-    public func openForWriting(_ node: Node, content: String?) throws(WorkspaceError) -> DraftRecord {
+    /// file to start from (the cached bytes), nil for an empty draft (`O_TRUNC`); `contentETag`: the `ETag` those
+    /// bytes came with (nil: whatever the cache holds for the document's version).
+    public func openForWriting(_ node: Node, content: String?, contentETag: String? = nil) throws(WorkspaceError)
+        -> DraftRecord
+    {
         guard let parent = node.parentInode,
             let info = try storing({ () throws(StoreError) in try store.document(inode: node.inode) })
         else { throw .refused(errno: EROFS, rule: "\(node.name) is no Stud.IP document") }
@@ -92,9 +95,10 @@ extension Workspace {
             throw .refused(
                 errno: EACCES, rule: "Stud.IP does not let you change document \(info.id) (is-writable is off)")
         }
+        let base = base(of: info)
         let draft = DraftRecord(
-            parent: parent, name: node.name, documentID: info.id, baseVersion: info.version, isChanged: content == nil,
-            modified: Date())
+            parent: parent, name: node.name, documentID: info.id, baseVersion: base.version,
+            baseETag: contentETag ?? base.etag, isChanged: content == nil, modified: Date())
         guard let content else { return try insert(draft, copying: nil, opening: true) }
         let source = Glibc.open(content, O_RDONLY | O_CLOEXEC)
         guard source >= 0 else { throw .file(path: content, operation: "read", errno: errno) }
@@ -127,6 +131,7 @@ extension Workspace {
         var next = DraftRecord(parent: current.parent, name: current.name, isChanged: truncating, modified: Date())
         next.documentID = current.documentID
         next.baseVersion = current.baseVersion
+        next.baseETag = current.baseETag
         // One on its way is waited for: its outcome says what this one becomes (at once, if it is known already).
         if onItsWay { next.follows = id }
         var source: Int32?
@@ -149,6 +154,7 @@ extension Workspace {
         if earlier.documentID != nil {
             next.documentID = earlier.documentID
             next.baseVersion = earlier.baseVersion
+            next.baseETag = earlier.baseETag
         }
         // Decided under the lock settling claims drafts under: one whose bytes are on their way is waited for.
         let onItsWay = state.withLock { state -> Bool in
@@ -302,7 +308,7 @@ extension Workspace {
                 }
                 var next = draft
                 next.documentID = info.id
-                next.baseVersion = info.version
+                (next.baseVersion, next.baseETag) = base(of: info)
                 next.follows = nil
                 replacing = next
                 if node.parentInode != newParent || node.name != newName {
@@ -317,6 +323,7 @@ extension Workspace {
                 if let replacing {
                     current.documentID = replacing.documentID
                     current.baseVersion = replacing.baseVersion
+                    current.baseETag = replacing.baseETag
                     current.follows = replacing.follows
                 }
                 current.parent = newParent

@@ -109,7 +109,8 @@ extension Workspace {
             if draft.isFolder {
                 .makeFolder(parent: folder, name: draft.name)
             } else if let documentID = draft.documentID, let base = draft.baseVersion, case .folder(let id) = folder {
-                .newVersion(documentID: documentID, name: draft.name, base: base, folderID: id)
+                .newVersion(
+                    documentID: documentID, name: draft.name, base: base, folderID: id, baseETag: draft.baseETag)
             } else {
                 .upload(folder: folder, name: draft.name, terms: configuration.terms)
             }
@@ -305,6 +306,8 @@ extension Workspace {
                 if let made, !draft.isFolder {
                     shown.documentID = made.id
                     shown.baseVersion = DocumentVersion(fileID: made.fileID, size: made.size)
+                    // Its content's ETag is not asked for: file id and size decide for a save over it.
+                    shown.baseETag = nil
                 }
                 // A folder's drafts go into the folder Stud.IP made from now on, its outbox entry being done.
                 if let folder, draft.isFolder { shown.documentID = folder.id }
@@ -407,6 +410,7 @@ extension Workspace {
                 if let base {
                     follower.documentID = base.id
                     follower.baseVersion = DocumentVersion(fileID: base.fileID, size: base.size)
+                    follower.baseETag = nil
                 }
                 _ = try persist(follower)
             }

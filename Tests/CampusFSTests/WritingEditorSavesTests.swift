@@ -117,7 +117,7 @@ import Uploading
                         operations == [.delete(documentID: notes.id), .rename(documentID: draft.id, name: "notes.txt")])
                 } else if let document = documents[saved.key] {
                     #expect(operations.count == 1, "\(operations)")
-                    guard case .newVersion(let id, let sentName, let base, _) = operations.first else {
+                    guard case .newVersion(let id, let sentName, let base, _, _) = operations.first else {
                         Issue.record("not one new version: \(operations)")
                         return
                     }

@@ -127,4 +127,15 @@ extension Outbox {
 extension Simulator {
     func inject(_ fault: Fault) { faults.add(fault) }
     func clearFaults() { faults.clear() }
+
+    /// The lecturer's new version of document `id` through JSON:API `POST file-refs/{id}/content`, a second after
+    /// its last change (fixtures-5.0.7-more, Part 2, v3): at the same size, file id and size stay and only the
+    /// content's ETag (its mtime) changes.
+    func replaceThroughJSONAPI(_ id: String, with bytes: [UInt8]) throws {
+        _ = try store.mutate { university in
+            var ref = try #require(university.fileRefs[id])
+            ref.storeVersion(.bytes(Data(bytes)), size: bytes.count, via: .jsonapi, at: ref.fileMtime + 1)
+            try university.update(ref)
+        }
+    }
 }

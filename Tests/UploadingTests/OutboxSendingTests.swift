@@ -363,6 +363,53 @@ extension OutboxHarness {
         }
     }
 
+    /// The lecturer replaced the document through JSON:API at the same size (fixtures-5.0.7-more, Part 2, v3):
+    /// file id and size stay, only the content's ETag changes. A draft that knew its base's ETag is kept beside
+    /// the lecturer's version, not sent over it; one whose base ETag is still current is a new version.
+    @Test(arguments: [true, false])
+    func aSameSizeReplacementThroughJSONAPIIsAConflictWhenTheBaseETagIsKnown(replaced: Bool) async throws {
+        let harness = try H()
+        let settlements = Settlements()
+        try await H.withWriter { sim, writer in
+            let uploaded = try #require(
+                try await writer.upload(
+                    file: try harness.draft("original", H.bytes(1500)), toFolder: H.generalFolder,
+                    name: "Bericht.txt", termsID: nil, progress: nil
+                ).document)
+            let etag = try #require(try await writer.contentETag(documentID: uploaded.id))
+            if replaced {
+                try sim.replaceThroughJSONAPI(uploaded.id, with: H.bytes(1500, seed: 9))
+                #expect(try await writer.document(id: uploaded.id).version == uploaded.version, "file id, size kept")
+            }
+            let outbox = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer,
+                onSettled: settlements.handler)
+            let mine = H.bytes(1700, seed: 3)
+            let id = try await outbox.enqueue(
+                .newVersion(documentID: uploaded.id, name: "Bericht.txt", base: uploaded.version, baseETag: etag),
+                bytes: try harness.draft("draft", mine), draftID: 5)
+            let outcome = try await outbox.running { try await settlements.outcome(of: id) }
+            let stored = sim.university.fileRefs(in: H.generalFolder)
+            guard replaced else {
+                guard case .done(let document?) = outcome else {
+                    Issue.record("not a new version: \(outcome)")
+                    return
+                }
+                #expect(document.id == uploaded.id)
+                #expect(stored.map(\.id) == [uploaded.id])
+                #expect(stored.first?.content == .bytes(Data(mine)))
+                return
+            }
+            guard case .conflict("Bericht (yours).txt", let document?, .changed) = outcome else {
+                Issue.record("no conflict: \(outcome)")
+                return
+            }
+            #expect(stored.count == 2)
+            #expect(stored.first { $0.id == uploaded.id }?.content == .bytes(Data(H.bytes(1500, seed: 9))))
+            #expect(stored.first { $0.id == document.id }?.content == .bytes(Data(mine)))
+        }
+    }
+
     /// The document was deleted meanwhile: the bytes become a new document under its name, and the user is told.
     @Test func aNewVersionOfADeletedDocumentBecomesANewDocument() async throws {
         let harness = try H()

@@ -25,6 +25,7 @@ final class ManualClock: Sendable {
 /// A workspace over a store refreshed as `test_autor` from the writes capture's dataset, its outbox not sending (so
 /// the tests see exactly which operations were queued), and a clock the test drives.
 struct WorkspaceBench: Sendable {
+    let sim: Simulator
     let harness: OutboxHarness
     let store: MetadataStore
     let outbox: Outbox
@@ -55,7 +56,7 @@ struct WorkspaceBench: Sendable {
                 workspace.refreshCourses { _ in true }
                 try await body(
                     WorkspaceBench(
-                        harness: harness, store: store, outbox: outbox, workspace: workspace, clock: clock,
+                        sim: sim, harness: harness, store: store, outbox: outbox, workspace: workspace, clock: clock,
                         writer: writer, source: source))
             }
         }
@@ -69,7 +70,8 @@ struct WorkspaceBench: Sendable {
         let workspace = try await Workspace(
             store: store, outbox: outbox, dataDirectory: harness.data.path, now: clock.now)
         return WorkspaceBench(
-            harness: harness, store: store, outbox: outbox, workspace: workspace, clock: clock, writer: writer,
+            sim: sim, harness: harness, store: store, outbox: outbox, workspace: workspace, clock: clock,
+            writer: writer,
             source: source)
     }
 

@@ -6,6 +6,7 @@ import StudIPModel
 import Synchronization
 import Testing
 
+@testable import StudIPSimulator
 @testable import Uploading
 
 /// Editors' temporary and lock names, name by name (docs/writing.md, "Local first: drafts"), and final names that
@@ -320,6 +321,43 @@ import Testing
         }
     }
 
+    /// Saving over one's own document that the lecturer replaced meanwhile through JSON:API at the same size (file
+    /// id and size stay): the draft carries the content ETag the cache held for the version it was made from, so the
+    /// outbox sees the replacement and keeps the user's bytes beside the lecturer's, never over them.
+    @Test func aSaveOverADocumentReplacedAtTheSameSizeIsKeptBesideIt() async throws {
+        try await WorkspaceBench.with { bench in
+            let (node, info) = try await bench.ownDocument("notes.txt", Array("old notes\n".utf8))
+            // What the content cache holds for the version the user read.
+            let cached = try #require(try await bench.writer.contentETag(documentID: info.id))
+            bench.workspace.contentETags { id, version in id == info.id && version == info.version ? cached : nil }
+            let draft = try bench.workspace.openForWriting(node, content: nil)
+            #expect(draft.baseETag == cached)
+            try bench.write(draft, Self.bytes)
+            await bench.settle(after: .seconds(3))
+            #expect(
+                try await bench.operations() == [
+                    .newVersion(
+                        documentID: info.id, name: "notes.txt", base: info.version,
+                        folderID: OutboxHarness.generalFolder, baseETag: cached)
+                ])
+            let lecturers = Array("new notes\n".utf8)
+            try bench.sim.replaceThroughJSONAPI(info.id, with: lecturers)
+            try await bench.outbox.running {
+                for _ in 0..<500 where try await !bench.outbox.entries().isEmpty {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            let stored = bench.sim.university.fileRefs(in: OutboxHarness.generalFolder).filter {
+                $0.name.hasPrefix("notes")
+            }
+            #expect(
+                Set(stored.map { "\($0.name) \($0.content)" }) == [
+                    "notes.txt \(StudIPSimulator.Content.bytes(Data(lecturers)))",
+                    "notes (yours).txt \(StudIPSimulator.Content.bytes(Data(Self.bytes)))",
+                ])
+        }
+    }
+
     /// A refused upload edited again: the new save replaces the refused entry, so that `campusfs outbox retry`
     /// cannot send the old bytes beside the new ones — at once, and after a restart that came first.
     @Test func aRefusedDraftEditedAgainReplacesItsEntry() async throws {
@@ -434,7 +472,7 @@ import Testing
             await bench.settle(after: .seconds(3))
             let operations = try await bench.operations()
             #expect(operations.count == 1)
-            guard case .newVersion(let id, _, _, _) = operations.last else {
+            guard case .newVersion(let id, _, _, _, _) = operations.last else {
                 Issue.record("the second save became \(String(describing: operations.last))")
                 return
             }
