@@ -55,6 +55,8 @@ public final class MetadataStore: Sendable {
     static let memoryStatisticsOff: Bool = campusfs_sqlite3_disable_memory_statistics() == SQLITE_OK
 
     let pool: DatabasePool
+    /// The readdir's connections beside `pool` (``ListingReaders``).
+    let listingReaders: ListingReaders
     /// The database file, for error messages.
     public let path: String
     /// Set for `temporary()` stores: removed when the store goes away.
@@ -85,6 +87,7 @@ public final class MetadataStore: Sendable {
         _ = MetadataStore.memoryStatisticsOff
         self.path = path
         self.temporaryDirectory = temporaryDirectory
+        listingReaders = ListingReaders(path: path)
         try Self.createPrivateFile(at: path)
         var configuration = Configuration()
         configuration.maximumReaderCount = Self.maximumReaderCount
@@ -146,9 +149,11 @@ public final class MetadataStore: Sendable {
         self.path = path
         temporaryDirectory = nil
         pool = readOnlyPool
+        listingReaders = ListingReaders(path: path)
     }
 
     deinit {
+        listingReaders.close()
         if let temporaryDirectory {
             try? pool.close()
             try? FileManager.default.removeItem(at: temporaryDirectory)
@@ -193,6 +198,16 @@ public final class MetadataStore: Sendable {
     func readStatement<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.unsafeRead(body)
+        } catch {
+            throw failure(error, while: operation)
+        }
+    }
+
+    /// One statement of a readdir on one of ``listingReaders``' connections, outside GRDB; errors become
+    /// `StoreError` naming the operation.
+    func readListing<T>(_ operation: String, _ body: (ListingConnection) throws -> T) throws(StoreError) -> T {
+        do {
+            return try listingReaders.withConnection(body)
         } catch {
             throw failure(error, while: operation)
         }

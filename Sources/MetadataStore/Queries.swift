@@ -25,7 +25,15 @@ extension MetadataStore {
     public func children(of parent: Int64, after offset: Int64 = 0, limit: Int = 1024) throws(StoreError)
         -> [DirectoryEntry]
     {
-        try readStatement("listing inode \(parent)") { db in try Self.children(of: parent, after: offset, limit, db) }
+        try readListing("listing inode \(parent)") { connection in
+            var entries: [DirectoryEntry] = []
+            try connection.step(connection.children, [parent, max(offset - Self.offsetBias, 0), Int64(limit)]) { row in
+                let node = try Node(row, at: 0)
+                entries.append(DirectoryEntry(node: node, offset: node.inode + Self.offsetBias))
+                return true
+            }
+            return entries
+        }
     }
 
     /// readdir's first page: the directory, its parent for `..`, when it was listed, and the first page of children,
@@ -35,11 +43,12 @@ extension MetadataStore {
     public func listing(of directory: Int64, after offset: Int64 = 0, limit: Int = 1024) throws(StoreError)
         -> Listing?
     {
-        try readStatement("listing inode \(directory)") { db in
+        try readListing("listing inode \(directory)") { connection in
             var listing: Listing?
             let listedAtColumn = 2 * Node.columnCount
             let childStart = listedAtColumn + 1
-            try db.step(QuerySQL.listing, [directory, max(offset - Self.offsetBias, 0), limit]) { row in
+            let arguments = [directory, max(offset - Self.offsetBias, 0), Int64(limit)]
+            try connection.step(connection.listing, arguments) { row in
                 if listing == nil {
                     listing = Listing(
                         directory: try Node(row, at: 0),
@@ -56,18 +65,6 @@ extension MetadataStore {
             }
             return listing
         }
-    }
-
-    private static func children(of parent: Int64, after offset: Int64, _ limit: Int, _ db: Database) throws
-        -> [DirectoryEntry]
-    {
-        var entries: [DirectoryEntry] = []
-        try db.step(QuerySQL.children, [parent, max(offset - offsetBias, 0), limit]) { row in
-            let node = try Node(row, at: 0)
-            entries.append(DirectoryEntry(node: node, offset: node.inode + offsetBias))
-            return true
-        }
-        return entries
     }
 
     /// getxattr/listxattr: everything the extended attributes show. Links show their course's data.

@@ -27,7 +27,25 @@ extension Database {
 /// The current row of a statement that ``Database/step(_:_:_:)`` steps, read in place with SQLite's own calls:
 /// valid only during the call it is handed to.
 struct SteppedRow {
-    fileprivate let handle: OpaquePointer
+    private let handle: OpaquePointer
+
+    /// Steps `statement` (arguments bound), handing `body` each row until the rows end or `body` returns false,
+    /// then resets it: the loop of ``GRDB/Database/step(_:_:_:)`` and of ``ListingConnection/step(_:_:_:)``.
+    static func step(_ statement: OpaquePointer, sql: () -> String, _ body: (SteppedRow) throws -> Bool) throws {
+        defer { sqlite3_reset(statement) }
+        while true {
+            let code = sqlite3_step(statement)
+            guard code == SQLITE_ROW else {
+                guard code == SQLITE_DONE else {
+                    throw DatabaseError(
+                        resultCode: .init(rawValue: code),
+                        message: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))), sql: sql())
+                }
+                return
+            }
+            guard try body(SteppedRow(handle: statement)) else { return }
+        }
+    }
 
     func isNull(_ column: Int) -> Bool { sqlite3_column_type(handle, Int32(column)) == SQLITE_NULL }
     func int64(_ column: Int) -> Int64 { sqlite3_column_int64(handle, Int32(column)) }
@@ -61,21 +79,7 @@ extension Database {
     /// ``step(_:_:_:)`` of a statement the caller holds: a loop over many argument lists looks it up once.
     func step(_ statement: Statement, _ arguments: StatementArguments, _ body: (SteppedRow) throws -> Bool) throws {
         try statement.setArguments(arguments)
-        let handle = statement.sqliteStatement
-        defer { sqlite3_reset(handle) }
-        while true {
-            let code = sqlite3_step(handle)
-            guard code == SQLITE_ROW else {
-                guard code == SQLITE_DONE else {
-                    throw DatabaseError(
-                        resultCode: .init(rawValue: code),
-                        message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))),
-                        sql: statement.sql)
-                }
-                return
-            }
-            guard try body(SteppedRow(handle: handle)) else { return }
-        }
+        try SteppedRow.step(statement.sqliteStatement, sql: { statement.sql }, body)
     }
 }
 

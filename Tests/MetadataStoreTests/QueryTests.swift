@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRDB
 import StudIPModel
+import Synchronization
 import Testing
 
 @testable import MetadataStore
@@ -210,6 +211,50 @@ import Testing
         #expect(sizes.allSatisfy { $0 == [1000, 1000, 1000] })
         finish.signal()
         done.wait()
+        #expect(try store.children(of: directory).map(\.node.size) == [4242, 4242, 4242])
+    }
+
+    /// A readdir reads on a connection of its own (`ListingReaders`), not one of GRDB's readers: it answers while
+    /// every GRDB reader is held, sees each commit made after its connection opened, and goes on after a schema
+    /// change (SQLite re-prepares its statements).
+    @Test func aReaddirTakesNoneOfGRDBsReaders() throws {
+        let store = try MetadataStore.withCourse(bigCourse(count: 3))
+        let directory = try store.inode(course + "/Folien")
+        #expect(try store.listing(of: directory)?.children.map(\.node.size) == [1000, 1000, 1000])
+
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        for _ in 0..<MetadataStore.maximumReaderCount {
+            Thread {
+                try? store.pool.read { _ in
+                    held.signal()
+                    release.wait()
+                }
+                released.signal()
+            }.start()
+        }
+        for _ in 0..<MetadataStore.maximumReaderCount { held.wait() }
+        let listed = DispatchSemaphore(value: 0)
+        let names = Mutex<[String]?>(nil)
+        Thread {
+            let listing = try? store.listing(of: directory)
+            let more = try? store.children(of: directory, after: 0, limit: 2)
+            names.withLock { $0 = (listing?.children.map(\.node.name) ?? []) + (more?.map(\.node.name) ?? []) }
+            listed.signal()
+        }.start()
+        let answered = listed.wait(timeout: .now() + 5) == .success
+        for _ in 0..<MetadataStore.maximumReaderCount { release.signal() }
+        for _ in 0..<MetadataStore.maximumReaderCount { released.wait() }
+        if !answered { listed.wait() }
+        #expect(answered)
+        #expect(names.withLock { $0 } == ["Datei 0.pdf", "Datei 1.pdf", "Datei 2.pdf", "Datei 0.pdf", "Datei 1.pdf"])
+
+        try store.pool.write { db in
+            try db.execute(sql: "UPDATE node SET size = 4242 WHERE parent = ?", arguments: [directory])
+            try db.execute(sql: "CREATE INDEX node_size ON node(size)")
+        }
+        #expect(try store.listing(of: directory)?.children.map(\.node.size) == [4242, 4242, 4242])
         #expect(try store.children(of: directory).map(\.node.size) == [4242, 4242, 4242])
     }
 
