@@ -264,6 +264,15 @@ extension CampusFileSystem {
     private func openDraft(_ id: Int64, writes: Bool, truncating: Bool, writer: Writing, reply: OpenReply) {
         let claimed = writes || truncating
         let path = writer.workspace.path(ofDraft: id)
+        // `O_TRUNC` changes the bytes: marked before, as a write is (``Workspace/touched(_:)``).
+        if truncating {
+            do throws(WorkspaceError) {
+                try writer.workspace.touched(id)
+            } catch {
+                writer.workspace.closed(id)
+                return refuse(reply, "open of a draft", error)
+            }
+        }
         let descriptor = Glibc.open(path, (writes ? O_RDWR : O_RDONLY) | (truncating ? O_TRUNC : 0) | O_CLOEXEC)
         guard descriptor >= 0 else {
             let failure = errno
@@ -275,15 +284,6 @@ extension CampusFileSystem {
             }
             logger.error("cannot open the draft \(path): \(String(cString: strerror(failure)))")
             return reply.error(EIO)
-        }
-        if truncating {
-            do throws(WorkspaceError) {
-                try writer.workspace.touched(id)
-            } catch {
-                close(descriptor)
-                writer.workspace.closed(id)
-                return refuse(reply, "open of a draft", error)
-            }
         }
         let handle = writer.register(descriptor, draft: id, writes: claimed)
         if !reply.open(handle: handle) { _ = writer.release(handle) }
@@ -372,17 +372,18 @@ extension CampusFileSystem {
     public func write(_ inode: Inode, data: [UInt8], offset: Int64, file: FileInfo, reply: WriteReply) {
         guard let writer else { return reply.error(EROFS) }
         guard let open = writer.handle(file.handle), open.writes else { return reply.error(EBADF) }
+        // Before the bytes: the mark that the draft is being written is durable before any of them land.
+        do throws(WorkspaceError) {
+            try writer.workspace.touched(open.draftID)
+        } catch {
+            return refuse(reply, "write of draft \(open.draftID)", error)
+        }
         let written = data.withUnsafeBytes { pwrite(open.descriptor, $0.baseAddress, $0.count, off_t(offset)) }
         guard written >= 0 else {
             let error = errno
             logger.error("cannot write to draft \(open.draftID): \(String(cString: strerror(error)))")
             writer.workspace.writeFailed(open.draftID, errno: error)
             return reply.error(error == ENOSPC || error == EDQUOT ? error : EIO)
-        }
-        do throws(WorkspaceError) {
-            try writer.workspace.touched(open.draftID)
-        } catch {
-            return refuse(reply, "write of draft \(open.draftID)", error)
         }
         reply.written(written)
     }
@@ -432,8 +433,9 @@ extension CampusFileSystem {
             }
             // Times alone are no change of the bytes (`gio copy` sets them after the close, `cp -a` on the open file).
             if current.state == .editing {
-                try change(current, changes, handle: handle, workspace: workspace)
+                // Marked first, as a write is (``Workspace/touched(_:)``).
                 if changes.size != nil { try workspace.touched(current.id ?? id) }
+                try change(current, changes, handle: handle, workspace: workspace)
             }
             let shown = Inode(
                 current.id.map { inode > Workspace.inodeBase ? Workspace.inode(ofDraft: $0) : Int64(inode) }

@@ -72,14 +72,29 @@ public final class UploadDesk: Sendable {
         ledger.handler.withLock { $0 = body }
     }
 
-    /// Pending and failed entries for `status`; nil when the store cannot be read (the log says why).
+    /// Pending and failed entries for `status`, and the drafts held back without an entry (a write into one failed,
+    /// or the daemon stopped while it was written: `Workspace.isHeldBack`), which need the user as a refused entry
+    /// does; nil when the store cannot be read (the log says why).
     func counts() async -> UploadCounts? {
+        let entries: [OutboxEntry]
         do throws(OutboxError) {
-            return UploadCounts(try await outbox.entries())
+            entries = try await outbox.entries()
         } catch {
             logger.warning("cannot read the outbox: \(error)")
             return nil
         }
+        var counts = UploadCounts(entries)
+        do throws(StoreError) {
+            let drafts = try await store.run { store throws(StoreError) in try store.drafts() }
+            let heldBack = drafts.filter { Workspace.isHeldBack($0, entries: entries) }
+            counts.failed += heldBack.count
+            counts.failures = Array(
+                (counts.failures + heldBack.map { "\($0.name): \($0.detail ?? "held back")" })
+                    .prefix(UploadCounts.failuresShown))
+        } catch {
+            logger.warning("cannot read the drafts: \(error)")
+        }
+        return counts
     }
 
     /// The answer to an outbox request of the control socket (``ControlHandler`` passes only those).

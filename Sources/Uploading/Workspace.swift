@@ -175,6 +175,13 @@ public final class Workspace: Sendable {
                         draft.state = .queued
                         draft.outboxID = entry
                         try store.saveDraft(draft)
+                    } else if draft.state == .editing, draft.isBeingWritten {
+                        // The daemon stopped while a program wrote it (kill -9, a power loss): its bytes may be a
+                        // `cp` cut short, which must never reach a course.
+                        draft.state = .failed
+                        draft.detail = Self.tornDetail
+                        draft.isBeingWritten = false
+                        try store.saveDraft(draft)
                     }
                     state.drafts[id] = draft
                     if draft.state == .editing { state.quietSince[.draft(id)] = started }
@@ -205,6 +212,22 @@ public final class Workspace: Sendable {
         for entry in entries where Self.endedUnsent(entry.state) {
             if let id = entry.draftID, loaded.drafts[id]?.state == .editing { await discard(superseded: entry.id) }
         }
+    }
+
+    /// Why a draft found being written at a start is held back (``DraftRecord/State/failed``, in the log and
+    /// `campusfs status`).
+    static let tornDetail =
+        "the daemon stopped while it was being written, so it may be incomplete; not sent: save or copy it again"
+
+    /// Why a draft whose outbox entry the user discarded stays failed: their choice, no failure to report.
+    static let discardedDetail = "discarded from the outbox"
+
+    /// Whether `draft` is held back without an outbox entry (a write into it failed, or the daemon stopped while it
+    /// was written) until it is saved again or deleted: what `campusfs status` counts as failed beside the
+    /// outbox's refused `entries`.
+    public static func isHeldBack(_ draft: DraftRecord, entries: [OutboxEntry]) -> Bool {
+        guard draft.state == .failed, draft.detail != discardedDetail, let id = draft.id else { return false }
+        return !entries.contains { $0.draftID == id }
     }
 
     /// Refused by Stud.IP, or interrupted where its outcome cannot be checked: waits for the user in the outbox.
@@ -357,22 +380,27 @@ public final class Workspace: Sendable {
 
     // MARK: - Open files
 
-    /// Bytes, length or times of the draft changed: its settle time starts again. The first change marks it
-    /// changed in the store (one synced write), so that it becomes an operation once it settles.
+    /// Bytes or length of the draft change (call it before they do): its settle time starts again. The first change
+    /// marks it changed, and, while an open for writing is claimed, being written, in the store (one synced write,
+    /// before the bytes), so that it becomes an operation once it settles, and a start after the daemon's death
+    /// before the last close holds it back instead (``closed(_:)`` clears it).
     public func touched(_ id: Int64) throws(WorkspaceError) {
-        let unchanged = state.withLock { state -> DraftRecord? in
-            guard let draft = state.drafts[id], draft.state == .editing else { return nil }
+        let unmarked = state.withLock { state -> Bool in
+            guard let draft = state.drafts[id], draft.state == .editing else { return false }
             state.quietSince[.draft(id)] = now()
-            return draft.isChanged ? nil : draft
+            return !draft.isChanged || (!draft.isBeingWritten && state.openCount[id] != nil)
         }
-        guard unchanged != nil else { return }
-        try update(id) { $0.isChanged = true }
+        guard unmarked else { return }
+        try update(id) { draft in
+            draft.isChanged = true
+            if state.withLock({ $0.openCount[id] != nil }) { draft.isBeingWritten = true }
+        }
     }
 
     /// A write into draft `id` failed (`code`: a full disk, an I/O error): its bytes are not what the program meant
     /// to write, and a half-written file must never reach a course. It is not sent: `failed`, with why, until it is
     /// saved again (an open with `O_TRUNC` makes a new draft), or deleted. Kept in the overlay even when the store
-    /// cannot take the change (the same full disk); then a restart would send it, as a torn draft after a power loss.
+    /// cannot take the change (the same full disk); a restart before its last close then holds it back as torn.
     public func writeFailed(_ id: Int64, errno code: Int32) {
         let reason = "a write into it failed (\(String(cString: strerror(code)))); not sent: save or copy it again"
         let marked = writes.withLock { _ -> DraftRecord? in
@@ -392,11 +420,23 @@ public final class Workspace: Sendable {
 
     /// An open for writing that ``create(parent:name:)`` or ``openForWriting(_:truncating:)`` claimed ended (once
     /// per claim): when the last is gone, the settle time starts.
+    /// The last close of a draft being written clears that mark (one synced write); if the store does not take it,
+    /// the next start holds the draft back, which loses nothing.
     public func closed(_ id: Int64) {
-        state.withLock { state in
+        let written = state.withLock { state -> Bool in
             let count = (state.openCount[id] ?? 1) - 1
             state.openCount[id] = count > 0 ? count : nil
             if state.drafts[id]?.state == .editing { state.quietSince[.draft(id)] = now() }
+            return count <= 0 && state.drafts[id]?.isBeingWritten == true
+        }
+        guard written else { return }
+        do throws(WorkspaceError) {
+            try update(id) { draft in
+                // Opened again meanwhile: that open's last close clears it.
+                if state.withLock({ $0.openCount[id] == nil }) { draft.isBeingWritten = false }
+            }
+        } catch {
+            logger.error("cannot record that draft \(id) was closed: \(error); it is held back at the next start")
         }
     }
 }

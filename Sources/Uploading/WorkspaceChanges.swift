@@ -422,6 +422,9 @@ extension Workspace {
     private func insert(_ draft: DraftRecord, copying source: Int32?, opening: Bool = false) throws(WorkspaceError)
         -> DraftRecord
     {
+        var draft = draft
+        // A new file or an `O_TRUNC` open is written from its first byte on: marked in the same write (``touched(_:)``).
+        draft.isBeingWritten = opening && draft.isChanged && !draft.isFolder
         let saved = try storing { () throws(StoreError) in try store.saveDraft(draft) }
         guard let id = saved.id else { return saved }
         if !saved.isFolder {

@@ -280,7 +280,7 @@ extension Workspace {
             kept.state = .queued
         case .discarded:
             kept.state = .failed
-            kept.detail = "discarded from the outbox"
+            kept.detail = Self.discardedDetail
         }
         let confirmed = kept.state == .queued
         if !confirmed {

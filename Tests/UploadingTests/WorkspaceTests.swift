@@ -625,6 +625,64 @@ import Testing
         }
     }
 
+    /// `cp` into the mount (or a save over one's document) cut short by the daemon's death: the draft was still open
+    /// for writing when the workspace stopped, so its bytes may be torn. The next start holds it back (failed, with
+    /// why; `campusfs status` counts it), never sends it, until it is saved again; a draft closed before the death
+    /// is sent as ever.
+    @Test(arguments: [false, true])
+    func aDraftTornByTheDaemonsDeathIsHeldBackAtTheNextStart(overADocument: Bool) async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            var document: DocumentInfo?
+            let draft: DraftRecord
+            if overADocument {
+                let (node, info) = try await bench.ownDocument("Bericht.txt", Array("old notes\n".utf8))
+                document = info
+                // Opened without O_TRUNC, the bytes copied in: unchanged until the first write marks it.
+                let copy = try bench.harness.draft("copy", Array("old notes\n".utf8))
+                draft = try bench.workspace.openForWriting(node, content: copy)
+            } else {
+                draft = try bench.workspace.create(parent: general, name: "Bericht.txt")
+            }
+            let id = try #require(draft.id)
+            try bench.write(try bench.workspace.create(parent: general, name: "Fertig.txt"), Self.bytes)
+            // Half written and never closed: the daemon dies here.
+            try bench.workspace.touched(id)
+            let descriptor = open(bench.workspace.path(ofDraft: id), O_WRONLY | O_TRUNC)
+            #expect(Self.bytes.prefix(5).withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, 5) } == 5)
+            close(descriptor)
+
+            let restarted = try await bench.reopened()
+            await restarted.settle(after: .seconds(60))
+            #expect(
+                try await restarted.operations() == [
+                    .upload(folder: .folder(OutboxHarness.generalFolder), name: "Fertig.txt", terms: nil)
+                ], "the torn draft was sent, or the closed one not")
+            guard case .draft(let held) = restarted.workspace.item(parent: general, name: "Bericht.txt") else {
+                Issue.record("the torn draft is not shown")
+                return
+            }
+            #expect(held.state == .failed && held.detail?.contains("stopped while it was being written") == true)
+            #expect(Workspace.isHeldBack(held, entries: try await restarted.outbox.entries()))
+            #expect(try restarted.store.drafts().first { $0.id == id }?.state == .failed, "kept across a restart")
+
+            // Saved again: sent whole, as what it was (a new version of the document, or a new document).
+            try restarted.write(try restarted.workspace.openForWriting(held, truncating: true), Self.bytes)
+            await restarted.settle(after: .seconds(3))
+            let entries = try await restarted.outbox.entries()
+            let expected: OutboxOperation =
+                if let document {
+                    .newVersion(
+                        documentID: document.id, name: "Bericht.txt", base: document.version,
+                        folderID: OutboxHarness.generalFolder)
+                } else {
+                    .upload(folder: .folder(OutboxHarness.generalFolder), name: "Bericht.txt", terms: nil)
+                }
+            #expect(entries.last?.operation == expected)
+            #expect(bench.harness.outboxBytes(of: try #require(entries.last?.id)) == Self.bytes)
+        }
+    }
+
     /// A quick server: the outbox reports the outcome before settling recorded which entry the draft went to. The
     /// outcome waits for that instead of finding no draft (which left the draft queued for good, and a save after
     /// it waiting for it forever).
