@@ -293,6 +293,8 @@ extension Workspace {
                 }
                 // After a conflict or a refusal the followers have no version to start from: they conflict in turn.
                 try self.release(followersOf: id, base: nil)
+                // Renamed away or deleted meanwhile: nothing of it is shown or sent any more.
+                if self.state.withLock({ $0.drafts[id]?.isHidden == true }) { try self.drop(draft) }
             }
             invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
             return
@@ -300,7 +302,7 @@ extension Workspace {
         // What it made is what saves from now on are new versions of: the draft's own fields say so, so that an
         // open or a rename over it meanwhile starts from the right document, and waits for nothing.
         let (made, folder) = (document, madeFolder)
-        try await BlockingPool.shared.run { () throws(WorkspaceError) in
+        let followers = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Int in
             try self.update(id) { shown in
                 shown.state = .queued
                 if let made, !draft.isFolder {
@@ -314,7 +316,17 @@ extension Workspace {
             }
             // Tried at once below; again after 15 s if that refresh fails.
             self.state.withLock { $0.confirmed[id] = Confirmation(retryAt: self.now() + .seconds(15)) }
-            try self.release(followersOf: id, base: made)
+            return try self.release(followersOf: id, base: made)
+        }
+        // Deleted (or renamed away and the copy deleted) while on its way, and nothing builds on it: what Stud.IP
+        // made goes too, as the user meant.
+        if followers == 0, state.withLock({ $0.drafts[id]?.isHidden == true }), !draft.isFolder {
+            let kept: RemoteDocument? =
+                switch outcome {
+                case .conflict(_, let yours, _): yours
+                default: document
+                }
+            if let kept { enqueueDelete(of: kept.id, for: draft.name) }
         }
         await showConfirmed(id)
     }
@@ -402,10 +414,12 @@ extension Workspace {
 
     /// The drafts that waited for draft `id`'s outcome may settle now; `base`: the document it made, which they
     /// are new versions of.
-    private func release(followersOf id: Int64, base: RemoteDocument?) throws(WorkspaceError) {
+    @discardableResult
+    private func release(followersOf id: Int64, base: RemoteDocument?) throws(WorkspaceError) -> Int {
         // Found and changed under the lock every draft write takes: a follower written meanwhile is not missed.
-        try writes.withLock { _ throws(WorkspaceError) in
-            for var follower in state.withLock({ $0.drafts.values.filter { $0.follows == id } }) {
+        try writes.withLock { _ throws(WorkspaceError) -> Int in
+            let followers = state.withLock { $0.drafts.values.filter { $0.follows == id } }
+            for var follower in followers {
                 follower.follows = nil
                 if let base {
                     follower.documentID = base.id
@@ -414,6 +428,7 @@ extension Workspace {
                 }
                 _ = try persist(follower)
             }
+            return followers.count
         }
     }
 

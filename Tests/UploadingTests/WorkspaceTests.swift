@@ -420,6 +420,84 @@ import Testing
         }
     }
 
+    /// vim's default save (rename the file away, write it anew, delete the backup) of a file whose last save is
+    /// still in the outbox (offline): no `EBUSY`; the queued bytes go as they are, and the new file waits for them
+    /// and becomes a new version of what they made: one document on Stud.IP, with the final bytes.
+    @Test func vimsSaveOverADraftInTheOutboxBuildsOnIt() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            let (first, entry) = try await Self.queued("notes.txt", in: bench)
+            let firstID = try #require(first.id)
+            try bench.workspace.rename(parent: general, name: "notes.txt", to: general, "notes.txt~", noReplace: false)
+            #expect(bench.workspace.item(parent: general, name: "notes.txt") == nil, "still shown under its name")
+            guard case .draft(let backup) = bench.workspace.item(parent: general, name: "notes.txt~") else {
+                Issue.record("the backup is not shown")
+                return
+            }
+            #expect(backup.follows == firstID)
+            #expect(
+                FileManager.default.contents(atPath: bench.workspace.path(ofDraft: try #require(backup.id)))
+                    == Data(Self.bytes))
+            let final = Array("the final bytes\n".utf8)
+            let written = try bench.workspace.create(parent: general, name: "notes.txt")
+            #expect(written.follows == firstID)
+            try bench.write(written, final)
+            try bench.workspace.remove(parent: general, name: "notes.txt~")
+            await bench.settle(after: .seconds(3))
+            await bench.settle(after: .seconds(3))
+            let upload = OutboxOperation.upload(
+                folder: .folder(OutboxHarness.generalFolder), name: "notes.txt", terms: nil)
+            #expect(try await bench.operations() == [upload], "the new file did not wait for the queued one")
+            #expect(bench.harness.outboxBytes(of: entry.id) == Self.bytes, "the queued bytes changed")
+
+            await bench.workspace.settled(entry, .done(Self.made("notes.txt", id: "made", fileID: "f")))
+            await bench.settle(after: .seconds(3))
+            let operations = try await bench.operations()
+            #expect(
+                operations == [
+                    upload,
+                    .newVersion(
+                        documentID: "made", name: "notes.txt",
+                        base: DocumentVersion(fileID: "f", size: Int64(Self.bytes.count)),
+                        folderID: OutboxHarness.generalFolder),
+                ])
+            let second = try #require(try await bench.outbox.entries().last)
+            #expect(bench.harness.outboxBytes(of: second.id) == final)
+            #expect(try bench.store.drafts().allSatisfy { $0.name == "notes.txt" }, "the backup is left")
+        }
+    }
+
+    /// `rm` of a file whose upload is in the outbox: gone from the tree at once; not sent when it has not left
+    /// yet (discarded), and deleted on Stud.IP when it was on its way and arrived.
+    @Test(arguments: [false, true])
+    func aDraftInTheOutboxDeletedIsNotSentOrDeletedThere(arrived: Bool) async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            let (_, entry) = try await Self.queued("Entwurf.txt", in: bench)
+            try bench.workspace.remove(parent: general, name: "Entwurf.txt")
+            #expect(bench.workspace.item(parent: general, name: "Entwurf.txt") == nil)
+            if arrived {
+                await bench.workspace.settled(entry, .done(Self.made("Entwurf.txt", id: "made", fileID: "f")))
+                var operations: [OutboxOperation] = []
+                for _ in 0..<250 where !operations.contains(.delete(documentID: "made")) {
+                    try await Task.sleep(for: .milliseconds(20))
+                    operations = try await bench.operations()
+                }
+                #expect(operations.contains(.delete(documentID: "made")), "\(operations)")
+                return
+            }
+            var ids = [entry.id]
+            for _ in 0..<250 where !ids.isEmpty {
+                try await Task.sleep(for: .milliseconds(20))
+                ids = try await bench.outbox.entries().map(\.id)
+            }
+            #expect(ids.isEmpty, "the upload of a deleted file is still queued")
+            // What the outbox tells the workspace (the daemon wires it; this bench's outbox does not).
+            await bench.workspace.settled(entry, .discarded)
+            #expect(try bench.store.drafts().isEmpty)
+        }
+    }
+
     /// A refused upload the user retried and Stud.IP took: the draft goes once the course was refreshed (it would
     /// hide Stud.IP's document and go up again at the next open).
     @Test func aRefusedDraftRetriedAndConfirmedGoes() async throws {
