@@ -143,7 +143,8 @@ struct ControlAPITests {
                 )
             }
             var inProgress: Int?
-            for _ in 0..<100 where inProgress == nil {
+            // Counted from before the first write, at 0 bytes: wait for some.
+            for _ in 0..<100 where (inProgress ?? 0) == 0 {
                 try await Task.sleep(for: .milliseconds(50))
                 let stats = try object(try await HTTP.get("\(sim.controlURL)/stats"))
                 inProgress = ((stats["downloads"] as? [String: Any])?["in_progress"] as? [String: Int])?[Scenario.bigID]

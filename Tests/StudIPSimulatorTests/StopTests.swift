@@ -19,6 +19,32 @@ import Testing
         }
     }
 
+    /// A response held back by a fault or paced by the bandwidth cap used to hold the graceful shutdown until a
+    /// grace period cancelled the listeners, which may still accept then: the trap above, seen in a full test run
+    /// under load. A stop ends the simulator's deliberate waits, so the shutdown needs no cancellation.
+    @Test func aStopEndsStalledResponsesWithoutCancellingTheListeners() async throws {
+        let settings = SimulatorSettings(bandwidthBytesPerSecond: 64 << 10)
+        let sim = try await Simulator.start(SimulatorConfiguration(dataset: .fixtures507, settings: settings))
+        let document = "cd5d966516fe50ddfa2579a4f36aef6f"  // 1.5 MB: 23 s at the cap
+        sim.faults.add(Fault(action: .stall(milliseconds: 60_000), pathContains: "users/me"))
+        let auth = [HTTP.basic("test_autor")]
+        let stalled = Task { try? await HTTP.get("\(sim.baseURL)/jsonapi.php/v1/users/me", headers: auth) }
+        let paced = Task {
+            try? await HTTP.get("\(sim.baseURL)/jsonapi.php/v1/file-refs/\(document)/content", headers: auth)
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let stats = sim.statistics.snapshot()
+            if stats.inFlight == 1, (stats.downloadsInProgress[document] ?? 0) > 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let stats = sim.statistics.snapshot()
+        // In flight: the stalled request (a streamed body is counted apart, from its handler's return on).
+        try #require(stats.inFlight == 1 && (stats.downloadsInProgress[document] ?? 0) > 0, "both requests wait")
+        #expect(await sim.stop() == false, "the stop had to cancel the listeners")
+        _ = await (stalled.value, paced.value)
+    }
+
     /// Opens and closes TCP connections to 127.0.0.1:`port` until one is refused (the listener is gone).
     private static func connectUntilRefused(port: Int) {
         var address = sockaddr_in()

@@ -48,7 +48,7 @@ struct InstallationResponder: HTTPResponder {
 
         if path == "/__files" || path.hasPrefix("/__files/") {
             let latency = settings.get().latencyMilliseconds
-            if latency > 0 { try await Task.sleep(for: .milliseconds(latency)) }
+            if latency > 0 { try await settings.pause(for: .milliseconds(latency)) }
             let segments = path.split(separator: "/").dropFirst().map { Self.decode($0) }
             let response = FileIndex(university: store.snapshot()).respond(to: segments, range: headers["range"])
             statistics.count(route: response.route)
@@ -92,7 +92,7 @@ struct InstallationResponder: HTTPResponder {
         case .stallAfterBytes(let bytes, let milliseconds):
             bodyFault = .stall(after: bytes, milliseconds: milliseconds)
         case .stall(let milliseconds):
-            try await Task.sleep(for: .milliseconds(milliseconds))
+            try await settings.pause(for: .milliseconds(milliseconds))
         case .headers(let headers):
             replacedHeaders = headers
         case .body(let text):
@@ -109,7 +109,7 @@ struct InstallationResponder: HTTPResponder {
             break
         }
         let latency = settings.get().latencyMilliseconds
-        if latency > 0 { try await Task.sleep(for: .milliseconds(latency)) }
+        if latency > 0 { try await settings.pause(for: .milliseconds(latency)) }
 
         let university = store.snapshot()
         var schemes: Set<Authenticator.Scheme> =

@@ -153,19 +153,29 @@ public final class Simulator: Sendable {
             authenticator: authenticator, settings: settings, services: services, runner: runner)
     }
 
-    /// Closes the listeners, lets the requests in flight finish, and waits until the listeners are gone. A
-    /// response that is still streaming after `stopGracePeriod` (a stalled download) is cancelled.
-    public func stop() async {
+    /// Ends the simulator's deliberate waits (stalls, latency, a paced body: those responses break off), closes
+    /// the listeners, lets the requests in flight finish, and waits until the listeners are gone.
+    ///
+    /// The shutdown is never cut short by cancelling the listeners while they may still accept: NIO traps on a
+    /// connection accepted after its server task was cancelled ("Deinited NIOAsyncWriter without calling finish()",
+    /// apple/swift-nio#2637), which a stalled response held past a grace period made happen under load. Only a
+    /// response that outlives `stopBackstop` without any deliberate wait is cancelled; the result says whether one
+    /// had to be.
+    @discardableResult
+    public func stop() async -> Bool {
+        settings.stop()
         await services.triggerGracefulShutdown()
-        let deadline = Task { [runner] in
-            try await Task.sleep(for: Self.stopGracePeriod)
+        let backstop = Task { [runner] () -> Bool in
+            do { try await Task.sleep(for: Self.stopBackstop) } catch { return false }
             runner.cancel()
+            return true
         }
         _ = try? await runner.value
-        deadline.cancel()
+        backstop.cancel()
+        return await backstop.value
     }
 
-    static let stopGracePeriod = Duration.seconds(2)
+    static let stopBackstop = Duration.seconds(20)
 
     /// Runs until the surrounding task is cancelled (the `studip-sim` executable's main loop).
     public func wait() async {
@@ -179,9 +189,14 @@ public final class Simulator: Sendable {
     public var university: University { store.snapshot() }
 }
 
-/// Settings that change at run time, shared by both listeners.
+/// Settings that change at run time, shared by both listeners, and whether the simulator is stopping, which ends
+/// the deliberate waits those settings and the faults ask for.
 final class SettingsBox: Sendable {
     private let value: Mutex<SimulatorSettings>
+    private let stopping = Atomic<Bool>(false)
+
+    /// Thrown from a deliberate wait when the simulator stops: the response breaks off as a reset does.
+    struct Stopped: Error {}
 
     init(_ settings: SimulatorSettings) {
         value = Mutex(settings)
@@ -195,6 +210,21 @@ final class SettingsBox: Sendable {
             return $0
         }
     }
+
+    func stop() { stopping.store(true, ordering: .releasing) }
+
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    /// Sleeps until `deadline` as latency, a stall or the bandwidth cap ask, in slices, so that a stop ends it
+    /// (by throwing ``Stopped``) within one slice instead of holding the shutdown.
+    func pause(until deadline: ContinuousClock.Instant) async throws {
+        while ContinuousClock.now < deadline {
+            if isStopping { throw Stopped() }
+            try await Task.sleep(until: min(deadline, .now + .milliseconds(50)))
+        }
+    }
+
+    func pause(for duration: Duration) async throws { try await pause(until: .now + duration) }
 }
 
 /// Collects the ports the listeners bound, so `start` returns only when all accept connections.

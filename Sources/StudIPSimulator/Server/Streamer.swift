@@ -57,7 +57,7 @@ struct Streamer: Sendable {
         read: @escaping @Sendable (_ offset: Int, _ length: Int) -> [UInt8]
     ) -> ResponseBody {
         let bandwidth = settings.get().bandwidthBytesPerSecond
-        return ResponseBody(contentLength: size) { [statistics] writer in
+        return ResponseBody(contentLength: size) { [statistics, settings] writer in
             let start = ContinuousClock.now
             var limit = size
             var stall: (at: Int, milliseconds: Int)?
@@ -73,7 +73,7 @@ struct Streamer: Sendable {
                 while sent < limit {
                     if let pause = stall, sent >= pause.at {
                         stall = nil
-                        try await Task.sleep(for: .milliseconds(pause.milliseconds))
+                        try await settings.pause(for: .milliseconds(pause.milliseconds))
                     }
                     let next = stall.map { $0.at - sent } ?? Self.chunkSize
                     let bytes = read(sent, min(Self.chunkSize, next, limit - sent))
@@ -83,7 +83,7 @@ struct Streamer: Sendable {
                     statistics.downloadProgress(id, route: route, bytes: bytes.count)
                     if let bandwidth, bandwidth > 0 {
                         let due = start + .seconds(Double(sent) / Double(bandwidth))
-                        if due > .now { try await Task.sleep(until: due) }
+                        try await settings.pause(until: due)
                     }
                 }
                 guard sent == size else { throw InjectedReset() }
