@@ -42,7 +42,15 @@ struct InterruptMountTests {
             for held in documents.prefix(4) {
                 background.append(try await MountHarness.background("cat \(setup.path(held.path)) >/dev/null"))
             }
-            try await Task.sleep(for: .milliseconds(1_500))
+            // Every slot is taken once the server holds the four downloads (counted from before their first byte). A
+            // fixed wait was too short once under load: a `cat` had not opened yet, and the signalled open got its slot.
+            let held = Set(try documents.prefix(4).map { try setup.document($0.path).id })
+            let heldAt = try await MountHarness.settled(within: .seconds(30)) {
+                held.intersection(setup.sim.statistics.snapshot().downloadsInProgress.keys).count
+            } until: {
+                $0 == held.count
+            }
+            try #require(heldAt == held.count, "the four stalled downloads did not start")
 
             let target = documents[4]
             let outputs = try temporaryDirectory("campusfs-interrupt")
@@ -70,8 +78,13 @@ struct InterruptMountTests {
             let run = try await shell(
                 """
                 python3 -c \(quoted(script)) \(setup.path(target.path)) > \(quoted(outputs + "/python")) & pid=$!
-                sleep 1
-                echo "$(cat /proc/$pid/wchan)"
+                # Python may take more than a second to start on a loaded machine: look until the open waits.
+                for i in $(seq 200); do
+                    wchan=$(cat /proc/$pid/wchan 2>/dev/null)
+                    [ "$wchan" = request_wait_answer ] && break
+                    sleep 0.05
+                done
+                echo "$wchan"
                 echo "$(ls /proc/\(daemon)/task | wc -l)"
                 start=$(date +%s%N)
                 timeout 10 stat -c %s \(setup.path(documents[5].path)) >/dev/null
