@@ -45,7 +45,7 @@ enum RefreshSQL {
     static let all: [(name: String, sql: String)] = [
         ("courseItems", courseItems), ("itemsAnywhere", itemsAnywhere), ("summaryPaths", summaryPaths),
         ("courseHighlights", QuerySQL.courseHighlights), ("topLevel", HighlightCounts.topLevelSQL),
-        ("metadataRows", SearchSQL.metadataRows),
+        ("metadataRows", SearchSQL.metadataRows), ("naming", TreeEditor.childrenSQL),
     ]
 }
 

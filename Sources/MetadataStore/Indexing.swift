@@ -60,7 +60,8 @@ extension MetadataStore {
     /// The document with this Stud.IP id, if it is in the tree.
     public func indexingSubject(documentID: String) throws(StoreError) -> IndexingSubject? {
         try read("reading document \(documentID) for indexing") { db in
-            try db.row(IndexingSQL.subjects + " WHERE d.id = ?", [documentID]).map(IndexingSQL.subject)
+            try db.row(IndexingSQL.subjects + " WHERE n.item_kind = 'document' AND n.studip_id = ?", [documentID])
+                .map(IndexingSQL.subject)
         }
     }
 
@@ -99,6 +100,8 @@ extension MetadataStore {
     }
 }
 
+/// Documents are found by Stud.IP id through `node_item` (a document node's `studip_id` is its `document.id`), since
+/// `document.id` has no index of its own (migration `v13`, docs/metadata-store.md).
 enum IndexingSQL {
     static let subjects = """
         SELECT d.id, n.name, d.mime_type, d.file_id, n.size, e.file_id, e.size, e.extractor, e.retryable
@@ -120,12 +123,13 @@ enum IndexingSQL {
     static let counts = """
         SELECT count(*) FILTER (WHERE e.failure IS NULL), count(*) FILTER (WHERE e.failure IS NOT NULL),
                COALESCE(sum(e.text_bytes), 0)
-        FROM search_extraction e JOIN document d ON d.id = e.document_id
+        FROM search_extraction e JOIN node n ON n.item_kind = 'document' AND n.studip_id = e.document_id
         """
 
     static let failures = """
-        SELECT d.inode, e.failure FROM search_extraction e JOIN document d ON d.id = e.document_id
-        WHERE e.failure IS NOT NULL ORDER BY d.inode
+        SELECT n.inode, e.failure
+        FROM search_extraction e JOIN node n ON n.item_kind = 'document' AND n.studip_id = e.document_id
+        WHERE e.failure IS NOT NULL ORDER BY n.inode
         """
 
     /// The pages of the index's tables (`dbstat`, which Debian's SQLite has); nil where an SQLite lacks it.

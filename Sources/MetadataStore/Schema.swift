@@ -21,7 +21,69 @@ enum Schema {
         migrator.registerMigration("issue 32: drafts", migrate: addDrafts)
         migrator.registerMigration("v12: one index per item", migrate: mergeItemIndexes)
         migrator.registerMigration("issue 32: draft base etag, being written", migrate: addDraftBaseETagAndWriting)
+        migrator.registerMigration("v13: no id indexes on details", migrate: dropDetailIDIndexes)
         return migrator
+    }
+
+    /// Issue 31: `document.id` and `folder.id` were UNIQUE, so each had an index keyed by random Stud.IP ids that
+    /// repeated `node_item`'s keys (the node's `studip_id` is the row's `id`, and `node_item` keeps one placement
+    /// per item): a course's first fill changed most leaf pages of both, and every course's commit copied them into
+    /// the WAL again. Nothing reads either table by `id` (docs/performance.md, "Daemon CPU a document"). SQLite
+    /// cannot drop a column's UNIQUE, so both tables are rebuilt the documented way (as ``rebuildNode(itemKinds:_:)``),
+    /// with their columns in the same order, and the index and trigger that went with `document`.
+    private static func dropDetailIDIndexes(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE document_new (
+                    inode INTEGER PRIMARY KEY NOT NULL REFERENCES node(inode) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    folder_id TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    mime_type TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    file_id TEXT NOT NULL,
+                    owner_name TEXT NOT NULL,
+                    license TEXT NOT NULL,
+                    downloadable INTEGER NOT NULL,
+                    is_link INTEGER NOT NULL,
+                    web_url TEXT NOT NULL,
+                    highlight TEXT CHECK (highlight IN ('new', 'changed')),
+                    host_size INTEGER,
+                    writable INTEGER NOT NULL DEFAULT 0,
+                    editable INTEGER NOT NULL DEFAULT 0
+                );
+                INSERT INTO document_new SELECT inode, id, folder_id, name, description, mime_type, created, file_id,
+                    owner_name, license, downloadable, is_link, web_url, highlight, host_size, writable, editable
+                FROM document;
+                DROP TABLE document;
+                ALTER TABLE document_new RENAME TO document;
+                CREATE INDEX document_highlighted ON document(inode) WHERE highlight IS NOT NULL;
+                CREATE TRIGGER search_document_gone AFTER DELETE ON document BEGIN
+                    DELETE FROM search_document WHERE rowid = old.inode;
+                END;
+
+                CREATE TABLE folder_new (
+                    inode INTEGER PRIMARY KEY NOT NULL REFERENCES node(inode) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    parent_id TEXT,
+                    name TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    folder_type TEXT NOT NULL,
+                    web_url TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    changed REAL NOT NULL,
+                    listed_at REAL,
+                    readable INTEGER NOT NULL DEFAULT 1,
+                    writable INTEGER NOT NULL DEFAULT 0,
+                    subfolder_allowed INTEGER NOT NULL DEFAULT 0
+                );
+                INSERT INTO folder_new SELECT inode, id, parent_id, name, description, folder_type, web_url, created,
+                    changed, listed_at, readable, writable, subfolder_allowed
+                FROM folder;
+                DROP TABLE folder;
+                ALTER TABLE folder_new RENAME TO folder;
+                """)
     }
 
     /// Issue 31: `node_item (item_kind, studip_id)` and the one-placement index `(studip_id, item_kind)` held the

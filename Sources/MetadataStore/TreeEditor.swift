@@ -71,18 +71,24 @@ struct TreeEditor {
         changedNodes.insert(inode)
     }
 
+    /// A directory's children with what naming needs. A tag link to a document numbers its duplicates like the
+    /// document: before the extension. `CASE` because SQLite evaluates both sides of an `AND` or `OR` in a result
+    /// column: the lookup ran for every child of every directory a refresh named in, and since `document.id` lost its
+    /// index (migration `v13`) it would read the whole table each time; it goes through `node_item` now
+    /// (docs/performance.md, "Daemon CPU a document").
+    static let childrenSQL = """
+        SELECT inode, name, base_name, created, studip_id,
+            CASE WHEN item_kind IN ('document', 'announcement') THEN 1
+                WHEN item_kind = 'tagLink' THEN EXISTS (
+                    SELECT 1 FROM node target WHERE target.item_kind = 'document' AND target.studip_id = node.studip_id)
+                ELSE 0 END
+        FROM node WHERE parent = ?
+        """
+
     /// Names every waiting node: the first free candidate of its base name, oldest first.
     mutating func finish() throws {
         for directory in pendingDirectories.sorted() {
-            // A tag link to a document numbers its duplicates like the document: before the extension.
-            let rows = try db.rows(
-                """
-                SELECT inode, name, base_name, created, studip_id,
-                    item_kind IN ('document', 'announcement') OR (item_kind = 'tagLink'
-                        AND EXISTS (SELECT 1 FROM document WHERE document.id = node.studip_id)) AS is_document
-                FROM node WHERE parent = ?
-                """,
-                [directory])
+            let rows = try db.rows(Self.childrenSQL, [directory])
             var taken = Set<String>()
             var waiting: [(inode: Int64, base: String, isDocument: Bool, created: Double, id: String)] = []
             // By index: by name, GRDB looks each column up case-insensitively (a first fill names every node).
