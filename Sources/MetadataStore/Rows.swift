@@ -111,13 +111,16 @@ extension Node {
     /// of the daemon's time in a cold `find`.
     static let columns = columns("n")
 
-    /// ``columns`` of the node aliased `n`, a row of ``columnCount`` values.
+    /// ``columns`` of the node aliased `n`, a row of ``columnCount`` values. Only documents have a `document` row to
+    /// look in (a readdir looked for one for its directory, the parent and every child folder too).
     static func columns(_ n: String) -> String {
         "\(n).inode, \(n).parent, \(n).name, \(n).kind, \(n).item_kind, \(n).studip_id, \(n).course_id, "
             + "CASE WHEN \(n).size = 0 AND \(n).item_kind = 'document' THEN "
             + "COALESCE((SELECT hosted.host_size FROM document hosted WHERE hosted.inode = \(n).inode), 0) "
             + "ELSE \(n).size END, \(n).mtime, \(n).symlink_target, \(n).highlighted_below, "
-            + "COALESCE((SELECT locked.downloadable = 0 FROM document locked WHERE locked.inode = \(n).inode), 0)"
+            + "CASE WHEN \(n).item_kind = 'document' THEN "
+            + "COALESCE((SELECT locked.downloadable = 0 FROM document locked WHERE locked.inode = \(n).inode), 0) "
+            + "ELSE 0 END"
     }
 
     static let columnCount = 12
