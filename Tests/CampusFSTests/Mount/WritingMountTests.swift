@@ -479,6 +479,43 @@ struct WritingMountTests {
         }
     }
 
+    /// The lecturer replaces the student's document through JSON:API at the same size after the student read it
+    /// (fixtures-5.0.7-more, Part 2, v3: file id and size stay, only the content's ETag changes); the student's save
+    /// over it is kept beside it as "(yours)", found by the ETag the content cache holds for what the student read.
+    @Test func aSameSizeLecturerReplacementThroughJSONAPIKeepsBoth() async throws {
+        try await Self.withWritingMount { setup, local in
+            let file = local + "/Entwurf.txt"
+            try Self.write(20_000, seed: 8, to: file)
+            let inMount = setup.path(Self.general + "/Entwurf.txt")
+            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
+            let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
+            try await Self.waitUntilStored(Self.general + "/Entwurf.txt", setup)
+            let id = try #require(uploaded.first?.id)
+            // The student reads it: the content cache holds it with its ETag.
+            try #require(try await Self.student("cat \(inMount) >/dev/null", setup).status == 0)
+
+            let change = try await shell(
+                "curl -sf -X PATCH -d '{\"size\": 20000, \"via\": \"jsonapi\"}' "
+                    + "\(setup.sim.controlURL)/documents/\(id)")
+            try #require(change.status == 0, "\(change.stderr)")
+            let lecturers = try #require(
+                try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
+                    $0.first?.sha256 != uploaded[0].sha256
+                }
+                .first?.sha256)
+            #expect(lecturers != uploaded[0].sha256, "the lecturer's version did not change the bytes")
+            let mine = try Self.write(25_000, seed: 9, to: file)
+            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
+
+            let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { $0.count == 2 }
+            #expect(
+                Set(seen) == [
+                    Remote(id: id, name: "Entwurf.txt", sha256: lecturers),
+                    Remote(id: seen.first { $0.id != id }?.id ?? "", name: "Entwurf (yours).txt", sha256: mine),
+                ], "\(seen)")
+        }
+    }
+
     /// Appending to a file right after its upload was confirmed (before the course's refresh replaced the draft, or
     /// while it does) is a new version of that document, never a second document `name[2].ext`, and never `EIO`.
     @Test func aSaveRightAfterTheUploadIsANewVersion() async throws {
