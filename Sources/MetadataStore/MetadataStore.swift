@@ -11,9 +11,10 @@ import SystemSupport
 ///   them directly; code in a task goes through ``run(_:)``, which calls them on ``BlockingPool/shared``, because
 ///   a write waits for the writer lock and an `fsync` and must not hold one of the cooperative pool's two threads.
 ///   Each call is one read or one write transaction; none holds a lock after returning.
-/// - Reads (`node`, `lookup`, `children`, `info`, `resolve`, `walk`, …) run concurrently on up to
-///   `maximumReaderCount` connections and never wait for a write: they see the last committed state, so a
-///   `readdir` during a refresh sees the tree before or after the refresh, never half of it.
+/// - Reads (`node`, `lookup`, `info`, `resolve`, `walk`, …) run concurrently on up to `maximumReaderCount` GRDB
+///   connections, a readdir's (`listing`, `children`) on ``ListingReaders``' own, and none waits for a write: they
+///   see the last committed state, so a `readdir` during a refresh sees the tree before or after the refresh, never
+///   half of it (docs/metadata-store.md, "Connections").
 /// - Writes (`applyOverview`, `applyCourse`, `markRead`, the user-state setters) are serialized: a writer waits
 ///   until the current one commits. A course refresh takes milliseconds, so FUSE handlers may write (e.g.
 ///   `setxattr`), but they then wait for a running refresh.
@@ -193,8 +194,7 @@ public final class MetadataStore: Sendable {
     }
 
     /// One statement without a transaction around it (a single SELECT is atomic by itself): the hot FUSE paths
-    /// `lookup` and `getattr`, and the pages of a readdir after its first (``listing(of:after:limit:)``, one
-    /// transaction), save the BEGIN/COMMIT.
+    /// `lookup` and `getattr` save the BEGIN/COMMIT.
     func readStatement<T>(_ operation: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.unsafeRead(body)
