@@ -362,6 +362,48 @@ struct WritingMountTests {
         }
     }
 
+    /// kill -9 of the daemon while a program writes a file into the mount (a copy cut short): after the restart
+    /// the file shows as failed, `campusfs status` counts it, and nothing reaches Stud.IP.
+    @Test func aFileTornByKillingTheDaemonIsHeldBackAfterTheRestart() async throws {
+        try await Self.withWritingMount { setup, local in
+            let inMount = setup.path(Self.general + "/Teil.txt")
+            let marker = local + "/written"
+            // Half the file, flushed to the mount, then the program waits with the file open.
+            let script =
+                "import sys, time; f = open(sys.argv[1], 'w'); f.write('erste Haelfte\\n'); f.flush(); "
+                + "open(sys.argv[2], 'w').close(); time.sleep(15)"
+            let command = setup.cli.asUser(
+                "timeout 20 python3 -c \(quoted(script)) \(inMount) \(quoted(marker))")
+            let writer = Task { try await shell(command, timeout: 30) }
+            let written = try await MountHarness.settled(within: .seconds(20)) {
+                FileManager.default.fileExists(atPath: marker)
+            } until: {
+                $0
+            }
+            if !written {
+                let result = try await writer.value
+                Issue.record("the writer did not get its first half into the mount: \(result.stderr)")
+                return
+            }
+            let pid = try #require(try await setup.status()["pid"] as? Int)
+            kill(pid_t(pid), SIGKILL)
+            for _ in 0..<100 where kill(pid_t(pid), 0) == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            _ = try await setup.campusfs(["unmount", setup.mountpoint], timeout: 20)
+            _ = try await writer.value
+            let again = try await setup.mount()
+            try #require(again.status == 0, "\(again.stderr)")
+
+            // Past the settle time: a torn draft would be in the outbox or on Stud.IP by now.
+            try await Task.sleep(for: .seconds(4))
+            let state = try await Self.student("getfattr --only-values -n user.campusfs.state \(inMount)", setup)
+            #expect(state.stdout == "failed", "\(state.stderr)")
+            let uploads = try await setup.status()["uploads"] as? [String: Any]
+            #expect(uploads?["pending"] as? Int == 0 && uploads?["failed"] as? Int == 1, "\(uploads ?? [:])")
+            #expect(Self.uploadRequests(setup.sim).new == 0, "the torn file was sent")
+            #expect(try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { _ in true }.isEmpty)
+        }
+    }
+
     /// A copy made while Stud.IP is down stays in the outbox and is uploaded once the server is back, without a
     /// remount.
     @Test func aCopyWhileOfflineIsUploadedWhenTheServerReturns() async throws {
