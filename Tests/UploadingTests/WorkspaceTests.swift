@@ -875,4 +875,55 @@ import Testing
             #expect(entries[1].operation == .upload(folder: .madeBy(entry: entries[0].id), name: "a.txt", terms: nil))
         }
     }
+
+    /// `mv big.pdf final.pdf` while big.pdf waits in the outbox, and the daemon killed while the copy for the new
+    /// name is written: the copy's row says it was being written, so the next start holds it back (failed) instead
+    /// of sending torn bytes as a new version of what the original made.
+    @Test func aCopyForARenameCutShortByAKillIsHeldBack() async throws {
+        try await WorkspaceBench.with { bench in
+            let general = try bench.general
+            let (original, entry) = try await Self.queued("big.txt", in: bench)
+            let originalID = try #require(original.id)
+            // The copy's row is in the store and its bytes in its file; the rename waits for the draft lock, where
+            // the kill happens: what the store holds then is what the next start finds.
+            let renamed = Mutex<Bool?>(nil)
+            let killedAt = bench.workspace.writes.withLock { _ -> DraftRecord? in
+                let workspace = bench.workspace
+                Thread.detachNewThread {
+                    let done =
+                        (try? workspace.rename(
+                            parent: general, name: "big.txt", to: general, "final.txt", noReplace: false)) != nil
+                    renamed.withLock { $0 = done }
+                }
+                for _ in 0..<500 {
+                    if let copy = try? bench.store.drafts().first(where: { $0.name == "final.txt" }) { return copy }
+                    usleep(10_000)
+                }
+                return nil
+            }
+            let copy = try #require(killedAt, "the copy's row was not written")
+            for _ in 0..<500 where renamed.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(renamed.withLock { $0 } == true)
+            // Back to the moment of the kill: the original not hidden yet, the copy's row as then, its bytes torn.
+            var shown = try #require(try bench.store.drafts().first { $0.id == originalID })
+            shown.isHidden = false
+            try bench.store.saveDraft(shown)
+            try bench.store.saveDraft(copy)
+            #expect(truncate(bench.workspace.path(ofDraft: try #require(copy.id)), 5) == 0)
+
+            let restarted = try await bench.reopened()
+            restarted.workspace.refreshCourses { _ in true }
+            await restarted.workspace.settled(entry, .done(Self.made("big.txt", id: "made", fileID: "f")))
+            await restarted.settle(after: .seconds(60))
+            #expect(
+                try await restarted.operations() == [
+                    .upload(folder: .folder(OutboxHarness.generalFolder), name: "big.txt", terms: nil)
+                ], "the torn copy was sent")
+            guard case .draft(let held) = restarted.workspace.item(parent: general, name: "final.txt") else {
+                Issue.record("the torn copy is not shown")
+                return
+            }
+            #expect(held.state == .failed && held.detail == Workspace.tornDetail)
+        }
+    }
 }
