@@ -109,11 +109,16 @@ public final class Workspace: Sendable {
     struct Confirmation: Sendable {
         var retryAt: ContinuousClock.Instant
         var delay: Duration
+        /// Whether the draft's ``DraftRecord/documentID`` is what it made, which its drop deletes if the user deleted
+        /// it: not after a conflict (the lecturer's document), nor at a start for one still shown (it may have been
+        /// one); such a draft is neither renamed nor deleted until it goes (``Workspace/movableOnItsWay(_:)``).
+        var namesWhatItMade: Bool
 
         /// The next try at `retryAt`; the one after it 30 s later, and so on.
-        init(retryAt: ContinuousClock.Instant) {
+        init(retryAt: ContinuousClock.Instant, namesWhatItMade: Bool) {
             self.retryAt = retryAt
             delay = .seconds(30)
+            self.namesWhatItMade = namesWhatItMade
         }
 
         mutating func schedule(after instant: ContinuousClock.Instant) {
@@ -195,7 +200,8 @@ public final class Workspace: Sendable {
                     if draft.state == .editing { state.quietSince[.draft(id)] = started }
                     // Confirmed, and the daemon stopped before its course's refresh showed what Stud.IP made.
                     if draft.state == .queued, !entries.contains(where: { $0.id == draft.outboxID }) {
-                        state.confirmed[id] = Confirmation(retryAt: started)
+                        // A hidden one was hidden while its document was what it made (as its drop deletes).
+                        state.confirmed[id] = Confirmation(retryAt: started, namesWhatItMade: draft.isHidden)
                     }
                     if !draft.isFolder, access(Self.path(directory, id), F_OK) != 0 {
                         // The row was written and the file not yet: an empty draft.
