@@ -64,6 +64,7 @@ extension CampusFileSystem {
     public func write(through workspace: Workspace) {
         writing.withLock { $0 = Writing(workspace: workspace) }
         workspace.contentETags { [cache] id, version in cache.cachedETag(of: CacheDocument(id: id, version: version)) }
+        workspace.newVersionsMade { [cache] id in await cache.remove(documentIDs: [id]) }
         let logger = logger
         workspace.invalidations { [weak self] invalidation in
             guard let self, let session = self.session.withLock({ $0 }) else { return }

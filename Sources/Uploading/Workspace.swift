@@ -148,6 +148,7 @@ public final class Workspace: Sendable {
         var refreshCourse: (@Sendable (String) async -> Bool)?
         var invalidate: (@Sendable (Invalidation) -> Void)?
         var contentETag: (@Sendable (_ documentID: String, _ version: DocumentVersion) -> String?)?
+        var newVersionMade: (@Sendable (_ documentID: String) async -> Void)?
     }
 
     /// Opens the workspace of a profile: its drafts directory below `dataDirectory` (created 0700), and the drafts
@@ -305,6 +306,15 @@ public final class Workspace: Sendable {
     ) {
         hooks.withLock { $0.contentETag = lookup }
     }
+
+    /// How the workspace tells the content cache that Stud.IP confirmed one's own new version of a document: what
+    /// the cache holds of it is the content before, and at the same size JSON:API keeps the file id, so the cached
+    /// bytes and `ETag` would still pass for the current version's (a false conflict at the next save over it).
+    public func newVersionsMade(_ made: @escaping @Sendable (_ documentID: String) async -> Void) {
+        hooks.withLock { $0.newVersionMade = made }
+    }
+
+    var newVersionMade: (@Sendable (String) async -> Void)? { hooks.withLock { $0.newVersionMade } }
 
     /// The base of a new version of `info`: its version, and its content `ETag` where the cache knows it.
     func base(of info: DocumentInfo) -> (version: DocumentVersion, etag: String?) {

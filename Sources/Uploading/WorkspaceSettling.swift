@@ -327,6 +327,8 @@ extension Workspace {
             self.state.withLock { $0.confirmed[id] = confirmation }
             try self.release(followersOf: id, base: made)
         }
+        // One's own new version: the cache's copy of the document is the content it replaced.
+        if let made, draft.documentID != nil, !draft.isFolder { await newVersionMade?(made.id) }
         await showConfirmed(id)
     }
 

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import MetadataStore
 import Refreshing
+import StudIPModel
 import TestSupport
 import Testing
 import Uploading
@@ -213,6 +214,54 @@ import Uploading
             }.bytes
             #expect(read == old + more)
             #expect(workspace?.items(in: Int64(try Self.inode(campus, Self.general))).count == 2)
+        }
+    }
+
+    /// One's own new version at the same size (JSON:API keeps the file id), confirmed by Stud.IP: the content cache
+    /// no longer passes the content it replaced off as that version's, so the next save over the document does not
+    /// start from the old content's `ETag`, which the outbox would take for a lecturer's replacement ("(yours)").
+    @Test func aConfirmedNewVersionIsNoLongerTheCachedContent() async throws {
+        try await Self.with(uploads: true) { campus, fs, workspace in
+            let workspace = try #require(workspace)
+            let writer = try #require(campus.source.writer)
+            let staging = try temporaryDirectory("campusfs-before")
+            defer { try? FileManager.default.removeItem(atPath: staging) }
+            let old = Array("old notes\n".utf8)
+            #expect(FileManager.default.createFile(atPath: staging + "/same.txt", contents: Data(old)))
+            _ = try await writer.upload(
+                file: staging + "/same.txt", toFolder: WritingCopyTests.generalID, name: "same.txt", termsID: nil,
+                progress: nil)
+            _ = try await Refresher(source: campus.source, store: campus.store, options: TreeOptions()).refresh()
+            let document = try #require(try campus.document(Self.general + "/same.txt"))
+            let inode = try Self.inode(campus, Self.general + "/same.txt")
+            let node = try #require(try campus.store.node(inode: Int64(inode)))
+            // Saved through the mount from its cached bytes: the draft starts from the content's ETag.
+            let opened = try await Self.answer { fs.open(inode, file: FileInfo(flags: O_WRONLY), reply: $0) }.opened
+            let file = FileInfo(flags: O_WRONLY, handle: opened.handle)
+            let new = Array("new notes\n".utf8)
+            _ = try await Self.answer { fs.write(inode, data: new, offset: 0, file: file, reply: $0) }
+            _ = try await Self.answer { fs.release(inode, file: file, reply: $0) }
+            let saved = try #require(workspace.draft(covering: node))
+            #expect(saved.baseETag != nil, "the download brought no ETag")
+            try await Task.sleep(for: .milliseconds(2300))
+            await workspace.settle()
+            let outbox = Outbox(
+                store: campus.store,
+                dataDirectory: URL(fileURLWithPath: String(workspace.directory.dropLast("/drafts".count))),
+                writer: writer
+            ) { _, _ in }
+            let entry = try #require(try await outbox.entries().last)
+            guard case .newVersion(let documentID, _, _, _, _) = entry.operation, documentID == document.id else {
+                Issue.record("not a new version of \(document.id): \(entry.operation)")
+                return
+            }
+            // Stud.IP took it: same file id, same size.
+            let made = RemoteDocument(
+                id: document.id, folderID: WritingCopyTests.generalID, name: "same.txt", mimeType: "text/plain",
+                size: Int64(new.count), created: Date(), changed: Date(), fileID: document.version.fileID)
+            await workspace.settled(entry, .done(made))
+            let next = try workspace.openForWriting(node, content: nil)
+            #expect(next.baseETag == nil, "the next save starts from the replaced content's ETag")
         }
     }
 
