@@ -71,6 +71,8 @@ public final class Simulator: Sendable {
     let settings: SettingsBox
     /// The listeners (the installation, the external host, the IdP), shut down gracefully by ``stop()``.
     private let services: ServiceGroup
+    /// Completed once the installation's listener is closed.
+    private let installationClosed: EventLoopFuture<Void>
     private let runner: Task<Void, any Error>
 
     private init(
@@ -78,7 +80,7 @@ public final class Simulator: Sendable {
         store: UniversityStore,
         statistics: Statistics,
         faults: FaultInjector, authenticator: Authenticator, settings: SettingsBox, services: ServiceGroup,
-        runner: Task<Void, any Error>
+        installationClosed: EventLoopFuture<Void>, runner: Task<Void, any Error>
     ) {
         self.baseURL = baseURL
         self.externalBaseURL = externalBaseURL
@@ -91,6 +93,7 @@ public final class Simulator: Sendable {
         self.authenticator = authenticator
         self.settings = settings
         self.services = services
+        self.installationClosed = installationClosed
         self.runner = runner
     }
 
@@ -131,17 +134,20 @@ public final class Simulator: Sendable {
                 flavour: configuration.flavour, basePath: base, clients: configuration.oauth2Clients,
                 serviceProvider: serviceProvider, addresses: ports),
             configuration: .init(address: .hostname("127.0.0.1", port: configuration.port)),
-            onServerRunning: { await ports.set(\.installation, $0.localAddress?.port) },
+            onServerRunning: { await ports.setInstallation($0) },
             logger: logger)
 
         // A service group, so that `stop()` can shut the listeners down gracefully: cancelling a Hummingbird server
         // while it accepts a connection drops that connection's channel unclosed, which NIO traps on
-        // ("Deinited NIOAsyncWriter without calling finish()").
+        // ("Deinited NIOAsyncWriter without calling finish()"). Services stop in reverse order: the installation
+        // first, whose closed listener `stop()` waits for.
         let services = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [external, installation] + (identityProvider.map { [$0] } ?? []), logger: logger))
+                services: [external] + (identityProvider.map { [$0] } ?? []) + [installation], logger: logger))
         let runner = Task { try await services.run() }
-        guard let (port, externalPort, identityProviderPort) = await ports.waitForAll(orFailureOf: runner) else {
+        guard let (port, externalPort, identityProviderPort) = await ports.waitForAll(orFailureOf: runner),
+            let installationClosed = await ports.installationClosed
+        else {
             runner.cancel()
             throw SimulatorError.bindFailed(port: configuration.port)
         }
@@ -150,11 +156,13 @@ public final class Simulator: Sendable {
             identityProviderURL: identityProviderPort.map { "http://127.0.0.1:\($0)" },
             basePathLength: base.count,
             flavour: configuration.flavour, store: store, statistics: statistics, faults: faults,
-            authenticator: authenticator, settings: settings, services: services, runner: runner)
+            authenticator: authenticator, settings: settings, services: services,
+            installationClosed: installationClosed, runner: runner)
     }
 
-    /// Ends the simulator's deliberate waits (stalls, latency, a paced body: those responses break off), closes
-    /// the listeners, lets the requests in flight finish, and waits until the listeners are gone.
+    /// Closes the installation's listener, then ends the simulator's deliberate waits (stalls, latency, a paced
+    /// body: those responses break off, and a client that asks again finds no server, as when a real one goes
+    /// down), lets the requests in flight finish, and waits until the listeners are gone.
     ///
     /// The shutdown is never cut short by cancelling the listeners while they may still accept: NIO traps on a
     /// connection accepted after its server task was cancelled ("Deinited NIOAsyncWriter without calling finish()",
@@ -163,13 +171,14 @@ public final class Simulator: Sendable {
     /// had to be.
     @discardableResult
     public func stop() async -> Bool {
-        settings.stop()
-        await services.triggerGracefulShutdown()
         let backstop = Task { [runner] () -> Bool in
             do { try await Task.sleep(for: Self.stopBackstop) } catch { return false }
             runner.cancel()
             return true
         }
+        await services.triggerGracefulShutdown()
+        try? await installationClosed.get()
+        settings.stop()
         _ = try? await runner.value
         backstop.cancel()
         return await backstop.value
@@ -245,6 +254,14 @@ actor PortCollector {
         failed = failed || port == nil
         wakeWaiters()
     }
+
+    /// The installation's listener: its port, and its closing, which ``Simulator/stop()`` waits for.
+    func setInstallation(_ channel: any Channel) {
+        installationClosed = channel.closeFuture
+        set(\.installation, channel.localAddress?.port)
+    }
+
+    private(set) var installationClosed: EventLoopFuture<Void>?
 
     var installation: Int? { ports.installation }
     var external: Int? { ports.external }
