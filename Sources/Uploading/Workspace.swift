@@ -481,6 +481,9 @@ public enum WorkspaceError: Error, Sendable, Hashable, CustomStringConvertible {
     public var errorNumber: Int32 {
         switch self {
         case .refused(let errno, _): errno
+        // A full disk under the store refuses a new file or its first change before any byte lands: the program
+        // is told as a full disk under the draft would tell it (a soak saw `cp` fail with EIO there).
+        case .store(.diskFull): ENOSPC
         case .store, .outbox: EIO
         case .file(_, _, let errno): errno == ENOSPC || errno == EDQUOT ? errno : EIO
         }

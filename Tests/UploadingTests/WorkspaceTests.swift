@@ -30,6 +30,18 @@ import Testing
     }
 }
 
+/// What a program is told when the workspace cannot do what it asked.
+@Suite struct WorkspaceErrorTests {
+    /// A full disk under the store (`DiskFullTests` shows SQLite's "full" becomes `.diskFull`) refuses a new file
+    /// before a byte lands: `cp` says "No space left on device", not "Input/output error".
+    @Test func aFullDiskUnderTheStoreIsAFullDisk() {
+        #expect(
+            WorkspaceError.store(.diskFull(path: "/d/campusfs.sqlite", operation: "saving a draft")).errorNumber
+                == ENOSPC)
+        #expect(WorkspaceError.store(.database(path: "/d", operation: "x", detail: "corrupt")).errorNumber == EIO)
+    }
+}
+
 /// Reconciliation of the editors' patterns into outbox operations (docs/writing.md, "Local first: drafts"), against
 /// a store refreshed from the simulator and a real outbox that does not send.
 @Suite struct WorkspaceTests {
