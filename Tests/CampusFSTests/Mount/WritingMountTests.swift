@@ -127,6 +127,20 @@ struct WritingMountTests {
         return try sha256(path)
     }
 
+    /// The student copies 20,000 bytes in as "Entwurf.txt" (a file in `local`, kept for the next save), the lecturer
+    /// sees the upload, and the mount shows the store's document again: where the conflict tests start.
+    static func uploadedDraft(_ setup: DaemonTests.Setup, _ local: String) async throws -> (
+        file: String, inMount: String, uploaded: Remote
+    ) {
+        let file = local + "/Entwurf.txt"
+        try write(20_000, seed: 8, to: file)
+        let inMount = setup.path(general + "/Entwurf.txt")
+        try #require(try await student("cp \(quoted(file)) \(inMount)", setup).status == 0)
+        let uploaded = try await lecturerSees(inFolder: generalID, setup.sim) { !$0.isEmpty }
+        try await waitUntilStored(general + "/Entwurf.txt", setup)
+        return (file, inMount, try #require(uploaded.first))
+    }
+
     static func sha256(_ path: String) throws -> String {
         let result = try blockingShell("sha256sum < \(quoted(path))")
         return String(result.stdout.prefix(64))
@@ -487,13 +501,8 @@ struct WritingMountTests {
     /// "<name> (yours).<ext>", on Stud.IP and in the student's mount.
     @Test func aConflictingLecturerChangeKeepsBoth() async throws {
         try await Self.withWritingMount { setup, local in
-            let file = local + "/Entwurf.txt"
-            try Self.write(20_000, seed: 8, to: file)
-            let inMount = setup.path(Self.general + "/Entwurf.txt")
-            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
-            let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
-            try await Self.waitUntilStored(Self.general + "/Entwurf.txt", setup)
-            let id = try #require(uploaded.first?.id)
+            let (file, inMount, uploaded) = try await Self.uploadedDraft(setup, local)
+            let id = uploaded.id
 
             let change = try await shell(
                 "curl -sf -X PATCH -d '{\"text\": \"Fassung der Dozentin.\\n\"}' "
@@ -526,13 +535,8 @@ struct WritingMountTests {
     /// over it is kept beside it as "(yours)", found by the ETag the content cache holds for what the student read.
     @Test func aSameSizeLecturerReplacementThroughJSONAPIKeepsBoth() async throws {
         try await Self.withWritingMount { setup, local in
-            let file = local + "/Entwurf.txt"
-            try Self.write(20_000, seed: 8, to: file)
-            let inMount = setup.path(Self.general + "/Entwurf.txt")
-            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
-            let uploaded = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { !$0.isEmpty }
-            try await Self.waitUntilStored(Self.general + "/Entwurf.txt", setup)
-            let id = try #require(uploaded.first?.id)
+            let (file, inMount, uploaded) = try await Self.uploadedDraft(setup, local)
+            let id = uploaded.id
             // The student reads it: the content cache holds it with its ETag.
             try #require(try await Self.student("cat \(inMount) >/dev/null", setup).status == 0)
 
@@ -542,10 +546,10 @@ struct WritingMountTests {
             try #require(change.status == 0, "\(change.stderr)")
             let lecturers = try #require(
                 try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) {
-                    $0.first?.sha256 != uploaded[0].sha256
+                    $0.first?.sha256 != uploaded.sha256
                 }
                 .first?.sha256)
-            #expect(lecturers != uploaded[0].sha256, "the lecturer's version did not change the bytes")
+            #expect(lecturers != uploaded.sha256, "the lecturer's version did not change the bytes")
             let mine = try Self.write(25_000, seed: 9, to: file)
             try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
 
