@@ -1028,40 +1028,4 @@ import Testing
             #expect(try bench.store.drafts().count == 1, "a copy was made")
         }
     }
-
-    /// A new version confirmed as a conflict names the lecturer's document until it is dropped: neither deleted nor
-    /// renamed meanwhile (`EBUSY`), so its drop never deletes the lecturer's document. One deleted before its
-    /// conflict was confirmed names its "(yours)" copy, and that is what its drop deletes.
-    @Test(arguments: [false, true])
-    func aConflictNeverDeletesTheLecturersDocument(deletedFirst: Bool) async throws {
-        try await WorkspaceBench.with { bench in
-            let general = try bench.general
-            let (node, info) = try await bench.ownDocument("notes.txt", Array("old notes\n".utf8))
-            let draft = try bench.workspace.openForWriting(node, content: nil)
-            try bench.write(draft, Self.bytes)
-            await bench.settle(after: .seconds(3))
-            let entry = try #require(try await bench.outbox.entries().last)
-            bench.workspace.refreshCourses { _ in false }
-            // The outbox's attempt has started: a delete cannot discard the entry.
-            _ = try bench.store.deleteOutboxRow(id: entry.id)
-            if deletedFirst { try bench.workspace.remove(parent: general, name: "notes.txt") }
-            let yours = Self.made("notes (yours).txt", id: "yours", fileID: "y")
-            await bench.workspace.settled(
-                entry, .conflict(keptAs: "notes (yours).txt", document: yours, documentWas: .changed))
-            if !deletedFirst {
-                let busy = #expect(throws: WorkspaceError.self) {
-                    try bench.workspace.remove(parent: general, name: "notes.txt")
-                }
-                #expect(busy?.errorNumber == EBUSY)
-            }
-            bench.workspace.refreshCourses { _ in true }
-            await bench.workspace.showConfirmed(try #require(draft.id))
-            try await Task.sleep(for: .milliseconds(100))
-            let deletions = try await bench.operations().filter {
-                if case .delete = $0 { true } else { false }
-            }
-            // (Deleted first, the local delete of the document it was a version of goes as ever once it settles.)
-            #expect(deletions == (deletedFirst ? [.delete(documentID: "yours")] : []), "\(info.id)")
-        }
-    }
 }
