@@ -200,9 +200,9 @@ extension Workspace {
         guard draft.state == .queued, !draft.isFolder else { return false }
         // Confirmed as a conflict, it names the lecturer's document, which its drop must never delete.
         if let id = draft.id, state.withLock({ $0.confirmed[id]?.namesWhatItMade == false }) { return false }
-        // A folder made locally is no homework folder. One the store cannot read, or no longer has, may be one.
+        // A folder made locally is no homework folder.
         guard draft.parent < Self.inodeBase else { return true }
-        return (try? store.folderAccess(inode: draft.parent))?.isHomework == false
+        return (try? store.folderAccess(inode: draft.parent))?.isHomework != true
     }
 
     /// Hides a draft on its way to Stud.IP (queued, or confirmed and not yet dropped) that the user renamed away

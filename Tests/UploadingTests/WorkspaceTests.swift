@@ -1010,22 +1010,4 @@ import Testing
             #expect(!ids.contains(entry.id), "the refused entry of the renamed draft may still be retried")
         }
     }
-
-    /// A draft on its way whose folder the store cannot tell apart from a homework folder (gone from the store, or
-    /// the store failing) is neither renamed nor deleted: `EBUSY`, as for a hand-in, never a second upload.
-    @Test func aDraftOnItsWayInAFolderTheStoreDoesNotKnowIsNotRenamed() async throws {
-        try await WorkspaceBench.with { bench in
-            let (queued, _) = try await Self.queued("Blatt 1.pdf", in: bench)
-            let id = try #require(queued.id)
-            var lost = try #require(bench.workspace.draft(inode: Workspace.inode(ofDraft: id)))
-            lost.parent = 999_999
-            try bench.workspace.save(lost)
-            let busy = #expect(throws: WorkspaceError.self) {
-                try bench.workspace.rename(
-                    parent: 999_999, name: "Blatt 1.pdf", to: 999_999, "Blatt 1 (2).pdf", noReplace: false)
-            }
-            #expect(busy?.errorNumber == EBUSY)
-            #expect(try bench.store.drafts().count == 1, "a copy was made")
-        }
-    }
 }
