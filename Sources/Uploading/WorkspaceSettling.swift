@@ -293,9 +293,8 @@ extension Workspace {
                 }
                 // After a conflict or a refusal the followers have no version to start from: they conflict in turn.
                 try self.release(followersOf: id, base: nil)
-                // Renamed away or deleted meanwhile: nothing of it is shown or sent any more (dropped as it is now,
-                // refused, so that its entry leaves the outbox and `campusfs outbox retry` cannot send it).
-                if let current = self.state.withLock({ $0.drafts[id] }), current.isHidden { try self.drop(current) }
+                // Renamed away or deleted meanwhile: nothing of it is shown or sent any more.
+                if self.state.withLock({ $0.drafts[id]?.isHidden == true }) { try self.drop(draft) }
             }
             invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
             return

@@ -992,22 +992,4 @@ import Testing
             #expect(try restarted.store.drafts().isEmpty, "the draft stays after its deletion was queued")
         }
     }
-
-    /// A draft renamed away on its way and then refused by Stud.IP: its entry leaves the outbox with it, so that
-    /// `campusfs outbox retry` cannot publish the file under the name the user gave up.
-    @Test func aRefusedDraftRenamedAwayLeavesTheOutbox() async throws {
-        try await WorkspaceBench.with { bench in
-            let general = try bench.general
-            let (first, entry) = try await Self.queued("notes.txt", in: bench)
-            try bench.workspace.rename(parent: general, name: "notes.txt", to: general, "final.txt", noReplace: false)
-            _ = try await refuse(entry, in: bench)
-            #expect(try bench.store.drafts().allSatisfy { $0.id != first.id }, "the hidden draft stays")
-            var ids = [entry.id]
-            for _ in 0..<250 where ids.contains(entry.id) {
-                try await Task.sleep(for: .milliseconds(20))
-                ids = try await bench.outbox.entries().map(\.id)
-            }
-            #expect(!ids.contains(entry.id), "the refused entry of the renamed draft may still be retried")
-        }
-    }
 }
