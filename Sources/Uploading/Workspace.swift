@@ -109,16 +109,11 @@ public final class Workspace: Sendable {
     struct Confirmation: Sendable {
         var retryAt: ContinuousClock.Instant
         var delay: Duration
-        /// Whether the draft's ``DraftRecord/documentID`` is what it made, which its drop deletes if the user deleted
-        /// it: not after a conflict (the lecturer's document), nor at a start for one still shown (it may have been
-        /// one); such a draft is neither renamed nor deleted until it goes (``Workspace/movableOnItsWay(_:)``).
-        var namesWhatItMade: Bool
 
         /// The next try at `retryAt`; the one after it 30 s later, and so on.
-        init(retryAt: ContinuousClock.Instant, namesWhatItMade: Bool) {
+        init(retryAt: ContinuousClock.Instant) {
             self.retryAt = retryAt
             delay = .seconds(30)
-            self.namesWhatItMade = namesWhatItMade
         }
 
         mutating func schedule(after instant: ContinuousClock.Instant) {
@@ -201,8 +196,7 @@ public final class Workspace: Sendable {
                     if draft.state == .editing { state.quietSince[.draft(id)] = started }
                     // Confirmed, and the daemon stopped before its course's refresh showed what Stud.IP made.
                     if draft.state == .queued, !entries.contains(where: { $0.id == draft.outboxID }) {
-                        // A hidden one was hidden while its document was what it made (as its drop deletes).
-                        state.confirmed[id] = Confirmation(retryAt: started, namesWhatItMade: draft.isHidden)
+                        state.confirmed[id] = Confirmation(retryAt: started)
                     }
                     if !draft.isFolder, access(Self.path(directory, id), F_OK) != 0 {
                         // The row was written and the file not yet: an empty draft.

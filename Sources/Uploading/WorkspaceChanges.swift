@@ -198,8 +198,6 @@ extension Workspace {
     /// student can neither rename nor delete a submission there, so a second upload or a vanished copy would follow.
     private func movableOnItsWay(_ draft: DraftRecord) -> Bool {
         guard draft.state == .queued, !draft.isFolder else { return false }
-        // Confirmed as a conflict, it names the lecturer's document, which its drop must never delete.
-        if let id = draft.id, state.withLock({ $0.confirmed[id]?.namesWhatItMade == false }) { return false }
         // A folder made locally is no homework folder.
         guard draft.parent < Self.inodeBase else { return true }
         return (try? store.folderAccess(inode: draft.parent))?.isHomework != true
@@ -251,6 +249,18 @@ extension Workspace {
         invalidate(Invalidation(names: [.init(parent: newParent, name: newName)], inodes: [newParent]))
     }
 
+    /// Deletes on Stud.IP what a draft the user deleted made (from a task: the caller is a request handler).
+    func enqueueDelete(of documentID: String, for name: String) {
+        Task {
+            do throws(OutboxError) {
+                _ = try await outbox.enqueue(.delete(documentID: documentID), bytes: nil, draftID: nil)
+                logger.info("\(name) was deleted after Stud.IP made it (\(documentID)): deleting it there")
+            } catch {
+                logger.error("cannot queue the deletion of \(name) (\(documentID)) on Stud.IP: \(error)")
+            }
+        }
+    }
+
     /// The store's document whose place is `parent`/`name` and which was renamed away locally (a backup name):
     /// an editor saving by "rename away, write anew".
     private func renamedAwayDocument(parent: Int64, name: String) throws(WorkspaceError) -> DocumentInfo? {
@@ -273,11 +283,11 @@ extension Workspace {
     public func remove(parent: Int64, name: String) throws(WorkspaceError) {
         switch try existing(parent: parent, name: name) {
         case .draft(let draft) where movableOnItsWay(draft):
-            // Hidden, it is the durable wish to delete what it makes: its drop after the confirmation queues that
-            // deletion unless a later draft builds on it (``Workspace/showConfirmed(_:)``).
             try hide(draft)
-            // Confirmed already, what it made goes when it is dropped after its course's refresh.
-            if let entry = draft.outboxID, let id = draft.id, state.withLock({ $0.confirmed[id] == nil }) {
+            if let id = draft.id, let documentID = draft.documentID, state.withLock({ $0.confirmed[id] != nil }) {
+                // Stud.IP has it already: what it made goes.
+                enqueueDelete(of: documentID, for: draft.name)
+            } else if let entry = draft.outboxID {
                 // Not sent yet, the best case: nothing reaches Stud.IP. Being sent, it goes on, and what it makes is
                 // deleted when it is confirmed (``settled(_:_:)``).
                 Task {

@@ -302,16 +302,9 @@ extension Workspace {
         // What it made is what saves from now on are new versions of: the draft's own fields say so, so that an
         // open or a rename over it meanwhile starts from the right document, and waits for nothing.
         let (made, folder) = (document, madeFolder)
-        try await BlockingPool.shared.run { () throws(WorkspaceError) in
-            var namesWhatItMade = true
+        let followers = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Int in
             try self.update(id) { shown in
                 shown.state = .queued
-                // After a conflict the user's bytes are "(yours)": a hidden draft (deleted or renamed away) names
-                // that, what its drop deletes; a shown one keeps naming the document it was a version of.
-                var made = made
-                if case .conflict(_, let yours, _) = outcome {
-                    if shown.isHidden, let yours { made = yours } else { namesWhatItMade = false }
-                }
                 if let made, !draft.isFolder {
                     shown.documentID = made.id
                     shown.baseVersion = DocumentVersion(fileID: made.fileID, size: made.size)
@@ -322,9 +315,18 @@ extension Workspace {
                 if let folder, draft.isFolder { shown.documentID = folder.id }
             }
             // Tried at once below; again after 15 s if that refresh fails.
-            let confirmation = Confirmation(retryAt: self.now() + .seconds(15), namesWhatItMade: namesWhatItMade)
-            self.state.withLock { $0.confirmed[id] = confirmation }
-            try self.release(followersOf: id, base: made)
+            self.state.withLock { $0.confirmed[id] = Confirmation(retryAt: self.now() + .seconds(15)) }
+            return try self.release(followersOf: id, base: made)
+        }
+        // Deleted (or renamed away and the copy deleted) while on its way, and nothing builds on it: what Stud.IP
+        // made goes too, as the user meant.
+        if followers == 0, state.withLock({ $0.drafts[id]?.isHidden == true }), !draft.isFolder {
+            let kept: RemoteDocument? =
+                switch outcome {
+                case .conflict(_, let yours, _): yours
+                default: document
+                }
+            if let kept { enqueueDelete(of: kept.id, for: draft.name) }
         }
         // One's own new version: the cache's copy of the document is the content it replaced.
         if let made, draft.documentID != nil, !draft.isFolder { await newVersionMade?(made.id) }
@@ -366,7 +368,7 @@ extension Workspace {
             logger.error("cannot read the course of \(draft.name): \(error); trying again")
             return
         }
-        guard refreshed, await deleteWhatItMade(draft) else { return }
+        guard refreshed else { return }
         do {
             let adopted = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Int64?? in
                 var folder: Int64?
@@ -388,36 +390,6 @@ extension Workspace {
             invalidate(invalidation)
         } catch {
             logger.error("cannot drop the confirmed draft \(draft.name): \(error); trying again")
-        }
-    }
-
-    /// Queues the deletion of what `draft` made when the user deleted it (or renamed it away and deleted the copy)
-    /// on its way, unless a later draft builds on it or a deletion of that document is queued already: its hidden
-    /// row is the durable wish, so this is queued (and awaited) before the row goes, at a start too. `false`: it
-    /// could not be queued, and the draft stays for the next try.
-    private func deleteWhatItMade(_ draft: DraftRecord) async -> Bool {
-        guard let id = draft.id, !draft.isFolder else { return true }
-        let documentID = state.withLock { state -> String? in
-            guard let current = state.drafts[id], current.isHidden, state.confirmed[id]?.namesWhatItMade != false,
-                let documentID = current.documentID
-            else { return nil }
-            let followed = state.drafts.values.contains {
-                $0.id != id && ($0.follows == id || $0.documentID == documentID)
-            }
-            let deleted = state.changes.values.contains { $0.documentID == documentID && $0.isDeleted }
-            return followed || deleted ? nil : documentID
-        }
-        guard let documentID else { return true }
-        let deletion = OutboxOperation.delete(documentID: documentID)
-        do throws(OutboxError) {
-            guard try await !outbox.entries().contains(where: { $0.operation == deletion }) else { return true }
-            _ = try await outbox.enqueue(deletion, bytes: nil, draftID: nil)
-            logger.info("\(draft.name) was deleted after Stud.IP made it (\(documentID)): deleting it there")
-            return true
-        } catch {
-            logger.error(
-                "cannot queue the deletion of \(draft.name) (\(documentID)) on Stud.IP: \(error); trying again")
-            return false
         }
     }
 
@@ -444,9 +416,10 @@ extension Workspace {
 
     /// The drafts that waited for draft `id`'s outcome may settle now; `base`: the document it made, which they
     /// are new versions of.
-    private func release(followersOf id: Int64, base: RemoteDocument?) throws(WorkspaceError) {
+    @discardableResult
+    private func release(followersOf id: Int64, base: RemoteDocument?) throws(WorkspaceError) -> Int {
         // Found and changed under the lock every draft write takes: a follower written meanwhile is not missed.
-        try writes.withLock { _ throws(WorkspaceError) in
+        try writes.withLock { _ throws(WorkspaceError) -> Int in
             let followers = state.withLock { $0.drafts.values.filter { $0.follows == id } }
             for var follower in followers {
                 follower.follows = nil
@@ -457,6 +430,7 @@ extension Workspace {
                 }
                 _ = try persist(follower)
             }
+            return followers.count
         }
     }
 

@@ -496,7 +496,6 @@ import Testing
             try bench.workspace.remove(parent: general, name: "Entwurf.txt")
             #expect(bench.workspace.item(parent: general, name: "Entwurf.txt") == nil)
             if arrived {
-                bench.workspace.refreshCourses { _ in true }
                 await bench.workspace.settled(entry, .done(Self.made("Entwurf.txt", id: "made", fileID: "f")))
                 var operations: [OutboxOperation] = []
                 for _ in 0..<250 where !operations.contains(.delete(documentID: "made")) {
@@ -937,59 +936,6 @@ import Testing
                 return
             }
             #expect(held.state == .failed && held.detail == Workspace.tornDetail)
-        }
-    }
-
-    /// `rm notes.txt; cp v2.txt notes.txt` after Stud.IP confirmed notes.txt and before its course's refresh: one
-    /// document, the new file a new version of what the first made, and no deletion (docs/writing.md, "Renaming or
-    /// deleting a draft on its way").
-    @Test func aConfirmedDraftDeletedAndWrittenAgainIsOneDocument() async throws {
-        try await WorkspaceBench.with { bench in
-            let general = try bench.general
-            let (first, entry) = try await Self.queued("notes.txt", in: bench)
-            bench.workspace.refreshCourses { _ in false }
-            await bench.workspace.settled(entry, .done(Self.made("notes.txt", id: "made", fileID: "f")))
-            try bench.workspace.remove(parent: general, name: "notes.txt")
-            let second = try bench.workspace.create(parent: general, name: "notes.txt")
-            try bench.write(second, Array("v2\n".utf8))
-            await bench.settle(after: .seconds(3))
-            bench.workspace.refreshCourses { _ in true }
-            let firstID = try #require(first.id)
-            await bench.workspace.showConfirmed(firstID)
-            #expect(bench.workspace.draft(inode: Workspace.inode(ofDraft: firstID)) == nil)
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(
-                try await bench.operations() == [
-                    .upload(folder: .folder(OutboxHarness.generalFolder), name: "notes.txt", terms: nil),
-                    .newVersion(
-                        documentID: "made", name: "notes.txt",
-                        base: DocumentVersion(fileID: "f", size: Int64(Self.bytes.count)),
-                        folderID: OutboxHarness.generalFolder),
-                ])
-        }
-    }
-
-    /// `rm notes.txt` once Stud.IP confirmed it, and the daemon killed before the deletion was queued: the hidden
-    /// draft is the wish to delete, so the next start queues the deletion before it drops the draft.
-    @Test func aDeletionOfAConfirmedDraftSurvivesAKill() async throws {
-        try await WorkspaceBench.with { bench in
-            let general = try bench.general
-            let (_, entry) = try await Self.queued("notes.txt", in: bench)
-            bench.workspace.refreshCourses { _ in false }
-            await bench.workspace.settled(entry, .done(Self.made("notes.txt", id: "made", fileID: "f")))
-            _ = try bench.store.deleteOutboxRow(id: entry.id)
-            try bench.workspace.remove(parent: general, name: "notes.txt")
-            #expect(bench.workspace.item(parent: general, name: "notes.txt") == nil)
-            // Killed before anything reached the outbox: whatever a task queued meanwhile is undone.
-            try await Task.sleep(for: .milliseconds(200))
-            for queued in try await bench.outbox.entries() { _ = try bench.store.deleteOutboxRow(id: queued.id) }
-
-            let restarted = try await bench.reopened()
-            #expect(restarted.workspace.item(parent: general, name: "notes.txt") == nil, "shown again")
-            restarted.workspace.refreshCourses { _ in true }
-            await restarted.workspace.showConfirmedDrafts()
-            #expect(try await restarted.operations() == [.delete(documentID: "made")])
-            #expect(try restarted.store.drafts().isEmpty, "the draft stays after its deletion was queued")
         }
     }
 }
