@@ -240,10 +240,7 @@ extension Workspace {
         let copy = DraftRecord(
             parent: newParent, name: newName, documentID: draft.documentID, baseVersion: draft.baseVersion,
             baseETag: draft.baseETag, follows: id, modified: Date())
-        // Written as an open writes: marked being written before its bytes are copied, the mark cleared once they
-        // are synced, so a start after the daemon's death meanwhile holds a torn copy back instead of sending it.
-        let made = try insert(copy, copying: source, opening: true)
-        if let copyID = made.id { closed(copyID) }
+        _ = try insert(copy, copying: source)
         try hide(draft)
         // The kernel moved its entry to the draft's inode; the name is the copy's now.
         invalidate(Invalidation(names: [.init(parent: newParent, name: newName)], inodes: [newParent]))
@@ -529,7 +526,7 @@ extension Workspace {
         guard let id = saved.id else { return saved }
         if !saved.isFolder {
             do throws(WorkspaceError) {
-                try makeFile(path(ofDraft: id), copying: source, syncing: saved.isBeingWritten)
+                try makeFile(path(ofDraft: id), copying: source)
             } catch {
                 try? storing { () throws(StoreError) in try store.deleteDraft(id: id) }
                 throw error
@@ -602,9 +599,8 @@ extension Workspace {
         if !draft.isFolder { unlink(path(ofDraft: id)) }
     }
 
-    /// A draft's file, with the bytes of the open file `input` if given (read from its start). `syncing`: copied
-    /// bytes reach the disk before it returns (a copy marked being written, whose mark is cleared next).
-    private func makeFile(_ path: String, copying input: Int32?, syncing: Bool) throws(WorkspaceError) {
+    /// A draft's file, with the bytes of the open file `input` if given (read from its start).
+    private func makeFile(_ path: String, copying input: Int32?) throws(WorkspaceError) {
         let target = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard target >= 0 else { throw .file(path: path, operation: "create", errno: errno) }
         defer { close(target) }
@@ -615,10 +611,7 @@ extension Workspace {
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else { throw .file(path: path, operation: "copy into", errno: errno) }
-            if count == 0 {
-                guard !syncing || fsync(target) == 0 else { throw .file(path: path, operation: "sync", errno: errno) }
-                return
-            }
+            if count == 0 { return }
             var written = 0
             while written < count {
                 let result = buffer[written..<count].withUnsafeBytes { write(target, $0.baseAddress, $0.count) }
