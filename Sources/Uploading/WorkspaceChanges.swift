@@ -221,10 +221,7 @@ extension Workspace {
     /// the copy. Pinned while its bytes are copied, so a confirmation meanwhile cannot drop it.
     private func renameOnItsWay(_ draft: DraftRecord, to newParent: Int64, _ newName: String) throws(WorkspaceError) {
         guard let id = draft.id else { return }
-        // A new version stays in the document's folder: `mv` copies it there and deletes it here instead.
-        guard newParent == draft.parent else {
-            throw .refused(errno: EXDEV, rule: "\(draft.name) is on its way to Stud.IP; it moves only as a copy")
-        }
+        if newParent != draft.parent { try requireWritable(try place(newParent)) }
         let pinned = state.withLock { state -> Bool in
             guard state.drafts[id] != nil, !state.settling.contains(id) else { return false }
             state.openCount[id, default: 0] += 1

@@ -440,13 +440,6 @@ import Testing
             let general = try bench.general
             let (first, entry) = try await Self.queued("notes.txt", in: bench)
             let firstID = try #require(first.id)
-            // Into another folder it could only be a new version left in this one: `mv` copies and deletes instead.
-            let elsewhere = try bench.folder(OutboxHarness.groupFolder)
-            let moved = #expect(throws: WorkspaceError.self) {
-                try bench.workspace.rename(
-                    parent: general, name: "notes.txt", to: elsewhere, "notes.txt", noReplace: false)
-            }
-            #expect(moved?.errorNumber == EXDEV)
             try bench.workspace.rename(parent: general, name: "notes.txt", to: general, "notes.txt~", noReplace: false)
             #expect(bench.workspace.item(parent: general, name: "notes.txt") == nil, "still shown under its name")
             guard case .draft(let backup) = bench.workspace.item(parent: general, name: "notes.txt~") else {
