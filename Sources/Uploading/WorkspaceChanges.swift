@@ -193,16 +193,6 @@ extension Workspace {
         if let id = draft.id { closed(id) }
     }
 
-    /// Whether `draft` is on its way to Stud.IP (queued, or confirmed and not yet dropped) and may be renamed or
-    /// deleted meanwhile. Not a folder (drafts in it name it), and nothing handed into a homework folder: the
-    /// student can neither rename nor delete a submission there, so a second upload or a vanished copy would follow.
-    private func movableOnItsWay(_ draft: DraftRecord) -> Bool {
-        guard draft.state == .queued, !draft.isFolder else { return false }
-        // A folder made locally is no homework folder.
-        guard draft.parent < Self.inodeBase else { return true }
-        return (try? store.folderAccess(inode: draft.parent))?.isHomework != true
-    }
-
     /// Hides a draft on its way to Stud.IP (queued, or confirmed and not yet dropped) that the user renamed away
     /// or deleted: still sent, no longer shown (``DraftRecord/isHidden``). `EBUSY` only in the moment its bytes are
     /// handed to the outbox.
@@ -276,7 +266,7 @@ extension Workspace {
     /// the deletion settles.
     public func remove(parent: Int64, name: String) throws(WorkspaceError) {
         switch try existing(parent: parent, name: name) {
-        case .draft(let draft) where movableOnItsWay(draft):
+        case .draft(let draft) where draft.state == .queued && !draft.isFolder:
             try hide(draft)
             if let id = draft.id, let documentID = draft.documentID, state.withLock({ $0.confirmed[id] != nil }) {
                 // Stud.IP has it already: what it made goes.
@@ -369,7 +359,7 @@ extension Workspace {
         }
         if parent == newParent, name == newName { return }
         switch source {
-        case .draft(let draft) where movableOnItsWay(draft):
+        case .draft(let draft) where draft.state == .queued && !draft.isFolder:
             // Its bytes are on their way: they go as queued, and a copy takes the new name (docs/writing.md).
             guard case .none = target else {
                 throw .refused(

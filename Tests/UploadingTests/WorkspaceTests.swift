@@ -510,26 +510,6 @@ import Testing
         }
     }
 
-    /// A hand-in on its way to a homework folder is neither renamed nor deleted meanwhile (`EBUSY`, as before): the
-    /// student can do neither to a submission on Stud.IP, so a rename would hand in a second copy and a delete hide
-    /// one that arrives.
-    @Test func aHandInOnItsWayIsNeitherRenamedNorDeleted() async throws {
-        try await WorkspaceBench.with { bench in
-            let homework = try bench.folder(OutboxHarness.homeworkFolder)
-            try bench.write(try bench.workspace.create(parent: homework, name: "Blatt 1.pdf"), Self.bytes)
-            await bench.settle(after: .seconds(3))
-            #expect(try await bench.operations().count == 1)
-            let busy = WorkspaceError.refused(
-                errno: EBUSY, rule: "Blatt 1.pdf is in the outbox (`campusfs outbox` discards it)")
-            #expect(throws: busy) {
-                try bench.workspace.rename(
-                    parent: homework, name: "Blatt 1.pdf", to: homework, "Blatt 1 (2).pdf", noReplace: false)
-            }
-            #expect(throws: busy) { try bench.workspace.remove(parent: homework, name: "Blatt 1.pdf") }
-            #expect(try await bench.operations().count == 1)
-        }
-    }
-
     /// A refused upload the user retried and Stud.IP took: the draft goes once the course was refreshed (it would
     /// hide Stud.IP's document and go up again at the next open).
     @Test func aRefusedDraftRetriedAndConfirmedGoes() async throws {
