@@ -46,16 +46,12 @@ public struct DraftRecord: Sendable, Hashable {
     /// Written to since it was made and not yet closed by its last writer: found so at a start, the daemon died
     /// mid-write and its bytes may be torn, so it is held back (docs/writing.md, "Local first: drafts").
     public var isBeingWritten: Bool
-    /// Renamed away or deleted in the mount while its bytes were on their way to Stud.IP (queued or confirmed):
-    /// no longer shown, but still sent; once Stud.IP made it, what it made is kept for a draft that builds on it
-    /// and deleted otherwise (docs/writing.md, "Local first: drafts").
-    public var isHidden: Bool
 
     public init(
         id: Int64? = nil, parent: Int64, name: String, isFolder: Bool = false, documentID: String? = nil,
         baseVersion: DocumentVersion? = nil, baseETag: String? = nil, follows: Int64? = nil, isChanged: Bool = true,
         state: State = .editing, outboxID: Int64? = nil, detail: String? = nil, modified: Date,
-        isBeingWritten: Bool = false, isHidden: Bool = false
+        isBeingWritten: Bool = false
     ) {
         self.id = id
         self.parent = parent
@@ -71,7 +67,6 @@ public struct DraftRecord: Sendable, Hashable {
         self.detail = detail
         self.modified = modified
         self.isBeingWritten = isBeingWritten
-        self.isHidden = isHidden
     }
 }
 
@@ -121,7 +116,6 @@ extension MetadataStore {
         draft.baseVersion = fileID.map { DocumentVersion(fileID: $0, size: size ?? 0) }
         draft.baseETag = row["base_etag"]
         draft.isBeingWritten = row["being_written"]
-        draft.isHidden = row["hidden"]
         draft.follows = row["follows"]
         draft.isChanged = row["changed"]
         draft.state = DraftRecord.State(rawValue: state) ?? .editing
@@ -138,7 +132,7 @@ extension MetadataStore {
                 draft.parent, draft.name, draft.isFolder, draft.documentID, draft.baseVersion?.fileID,
                 draft.baseVersion?.size, draft.follows, draft.isChanged, draft.state.rawValue, draft.outboxID,
                 draft.detail,
-                draft.modified.timeIntervalSince1970, draft.baseETag, draft.isBeingWritten, draft.isHidden,
+                draft.modified.timeIntervalSince1970, draft.baseETag, draft.isBeingWritten,
             ]
             var saved = draft
             if let id = draft.id {
@@ -146,7 +140,7 @@ extension MetadataStore {
                     sql: """
                         UPDATE draft SET parent = ?, name = ?, is_folder = ?, document_id = ?, base_file_id = ?,
                             base_size = ?, follows = ?, changed = ?, state = ?, outbox_id = ?, detail = ?, modified = ?,
-                            base_etag = ?, being_written = ?, hidden = ?
+                            base_etag = ?, being_written = ?
                         WHERE id = ?
                         """,
                     arguments: arguments + [id])
@@ -154,8 +148,8 @@ extension MetadataStore {
                 try db.execute(
                     sql: """
                         INSERT INTO draft (parent, name, is_folder, document_id, base_file_id, base_size, follows,
-                            changed, state, outbox_id, detail, modified, base_etag, being_written, hidden)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            changed, state, outbox_id, detail, modified, base_etag, being_written)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: arguments)
                 saved.id = db.lastInsertedRowID
@@ -234,15 +228,13 @@ extension Schema {
     }
 
     /// Issue 32's gaps: the content `ETag` a draft's base version had (a same-size replacement through JSON:API
-    /// changes nothing else), whether a draft was being written when the daemon stopped (a torn draft is held back
-    /// at the next start), and whether a draft on its way to Stud.IP was renamed away or deleted (vim's save while
-    /// offline). docs/writing.md, "Local first: drafts" and "The outbox".
+    /// changes nothing else), and whether a draft was being written when the daemon stopped (a torn draft is held
+    /// back at the next start). docs/writing.md, "Local first: drafts" and "The outbox".
     static func addDraftBaseETagAndWriting(_ db: Database) throws {
         try db.execute(
             sql: """
                 ALTER TABLE draft ADD COLUMN base_etag TEXT;
                 ALTER TABLE draft ADD COLUMN being_written INTEGER NOT NULL DEFAULT 0;
-                ALTER TABLE draft ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
                 """)
     }
 }

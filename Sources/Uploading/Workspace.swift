@@ -66,17 +66,9 @@ public final class Workspace: Sendable {
         /// Drafts Stud.IP confirmed, shown until a refresh of their course shows what it made.
         var confirmed: [Int64: Confirmation] = [:]
 
-        /// The draft shown at `parent`/`name`: the newest of that name not hidden.
+        /// The draft shown at `parent`/`name`: the newest of that name.
         func draft(parent: Int64, name: String) -> DraftRecord? {
-            drafts.values.filter { $0.parent == parent && $0.name == name && !$0.isHidden }
-                .max { ($0.id ?? 0) < ($1.id ?? 0) }
-        }
-
-        /// The newest draft renamed away from or deleted at `parent`/`name` while on its way to Stud.IP
-        /// (``DraftRecord/isHidden``): a new file of that name builds on it, as on a document renamed away.
-        func hiddenDraft(parent: Int64, name: String) -> DraftRecord? {
-            drafts.values.filter { $0.parent == parent && $0.name == name && $0.isHidden }
-                .max { ($0.id ?? 0) < ($1.id ?? 0) }
+            drafts.values.filter { $0.parent == parent && $0.name == name }.max { ($0.id ?? 0) < ($1.id ?? 0) }
         }
 
         /// `draft` as it is to be kept: one that follows a draft Stud.IP confirmed takes the document that one now
@@ -360,10 +352,7 @@ public final class Workspace: Sendable {
         state.withLock { state in
             if state.changes[node.inode] != nil { return true }
             guard let parent = node.parentInode else { return false }
-            if state.draft(parent: parent, name: node.name) != nil { return true }
-            // A new version of it renamed away or deleted on its way: the document went with it.
-            guard let id = node.studipID else { return false }
-            return state.hiddenDraft(parent: parent, name: node.name)?.documentID == id
+            return state.draft(parent: parent, name: node.name) != nil
         }
     }
 

@@ -76,10 +76,7 @@ extension Workspace {
         }
         var pinned: Int64?
         defer { if let pinned { closed(pinned) } }
-        // Shown, or renamed away or deleted while on its way to Stud.IP (vim's save while the last one is queued).
-        if let earlier = state.withLock({
-            $0.draft(parent: parent, name: name) ?? $0.hiddenDraft(parent: parent, name: name)
-        }) {
+        if let earlier = state.withLock({ $0.draft(parent: parent, name: name) }) {
             pinned = try adopt(earlier, into: &draft)
         }
         return try insert(draft, copying: nil, opening: true)
@@ -193,58 +190,6 @@ extension Workspace {
         if let id = draft.id { closed(id) }
     }
 
-    /// Hides a draft on its way to Stud.IP (queued, or confirmed and not yet dropped) that the user renamed away
-    /// or deleted: still sent, no longer shown (``DraftRecord/isHidden``). `EBUSY` only in the moment its bytes are
-    /// handed to the outbox.
-    private func hide(_ draft: DraftRecord) throws(WorkspaceError) {
-        guard let id = draft.id else { return }
-        guard !state.withLock({ $0.settling.contains(id) }) else {
-            throw .refused(errno: EBUSY, rule: "\(draft.name) is being handed to the outbox; try again")
-        }
-        try update(id) { $0.isHidden = true }
-    }
-
-    /// `rename(2)` of a draft on its way to Stud.IP: its bytes go as they were queued (the bytes sent never change),
-    /// and a copy under the new name follows it, a change of the document it makes (a new version under the new
-    /// name, which Stud.IP takes as its name). vim's save renames the document away first; the new file it then
-    /// writes under the old name builds on the hidden draft (``create(parent:name:)``), and the backup it deletes is
-    /// the copy. Pinned while its bytes are copied, so a confirmation meanwhile cannot drop it.
-    private func renameOnItsWay(_ draft: DraftRecord, to newParent: Int64, _ newName: String) throws(WorkspaceError) {
-        guard let id = draft.id else { return }
-        if newParent != draft.parent { try requireWritable(try place(newParent)) }
-        let pinned = state.withLock { state -> Bool in
-            guard state.drafts[id] != nil, !state.settling.contains(id) else { return false }
-            state.openCount[id, default: 0] += 1
-            return true
-        }
-        guard pinned else {
-            throw .refused(errno: EBUSY, rule: "\(draft.name) is being handed to the outbox; try again")
-        }
-        defer { closed(id) }
-        let source = Glibc.open(path(ofDraft: id), O_RDONLY | O_CLOEXEC)
-        guard source >= 0 else { throw .file(path: path(ofDraft: id), operation: "read", errno: errno) }
-        defer { close(source) }
-        let copy = DraftRecord(
-            parent: newParent, name: newName, documentID: draft.documentID, baseVersion: draft.baseVersion,
-            baseETag: draft.baseETag, follows: id, modified: Date())
-        _ = try insert(copy, copying: source)
-        try hide(draft)
-        // The kernel moved its entry to the draft's inode; the name is the copy's now.
-        invalidate(Invalidation(names: [.init(parent: newParent, name: newName)], inodes: [newParent]))
-    }
-
-    /// Deletes on Stud.IP what a draft the user deleted made (from a task: the caller is a request handler).
-    func enqueueDelete(of documentID: String, for name: String) {
-        Task {
-            do throws(OutboxError) {
-                _ = try await outbox.enqueue(.delete(documentID: documentID), bytes: nil, draftID: nil)
-                logger.info("\(name) was deleted after Stud.IP made it (\(documentID)): deleting it there")
-            } catch {
-                logger.error("cannot queue the deletion of \(name) (\(documentID)) on Stud.IP: \(error)")
-            }
-        }
-    }
-
     /// The store's document whose place is `parent`/`name` and which was renamed away locally (a backup name):
     /// an editor saving by "rename away, write anew".
     private func renamedAwayDocument(parent: Int64, name: String) throws(WorkspaceError) -> DocumentInfo? {
@@ -266,28 +211,6 @@ extension Workspace {
     /// the deletion settles.
     public func remove(parent: Int64, name: String) throws(WorkspaceError) {
         switch try existing(parent: parent, name: name) {
-        case .draft(let draft) where draft.state == .queued && !draft.isFolder:
-            try hide(draft)
-            if let id = draft.id, let documentID = draft.documentID, state.withLock({ $0.confirmed[id] != nil }) {
-                // Stud.IP has it already: what it made goes.
-                enqueueDelete(of: documentID, for: draft.name)
-            } else if let entry = draft.outboxID {
-                // Not sent yet, the best case: nothing reaches Stud.IP. Being sent, it goes on, and what it makes is
-                // deleted when it is confirmed (``settled(_:_:)``).
-                Task {
-                    do throws(OutboxError) {
-                        try await outbox.discard(entry)
-                    } catch {
-                        logger.info("\(draft.name) was deleted while outbox entry \(entry) was sent: \(error)")
-                    }
-                }
-            }
-            // Deleting a new version of a document deletes the document, as for a draft being edited.
-            if let documentID = draft.documentID, let covered = try coveredDocument(parent: parent, name: name),
-                covered.info.id == documentID, covered.info.isEditable
-            {
-                try change(covered.node, info: covered.info) { $0.isDeleted = true }
-            }
         case .draft(let draft):
             try hold(draft)
             defer { release(draft) }
@@ -359,13 +282,6 @@ extension Workspace {
         }
         if parent == newParent, name == newName { return }
         switch source {
-        case .draft(let draft) where draft.state == .queued && !draft.isFolder:
-            // Its bytes are on their way: they go as queued, and a copy takes the new name (docs/writing.md).
-            guard case .none = target else {
-                throw .refused(
-                    errno: EBUSY, rule: "\(name) is on its way to Stud.IP and is renamed only to a free name")
-            }
-            try renameOnItsWay(draft, to: newParent, newName)
         case .draft(let draft):
             guard let id = draft.id else { return }
             try hold(draft)

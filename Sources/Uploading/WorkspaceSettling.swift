@@ -293,8 +293,6 @@ extension Workspace {
                 }
                 // After a conflict or a refusal the followers have no version to start from: they conflict in turn.
                 try self.release(followersOf: id, base: nil)
-                // Renamed away or deleted meanwhile: nothing of it is shown or sent any more.
-                if self.state.withLock({ $0.drafts[id]?.isHidden == true }) { try self.drop(draft) }
             }
             invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
             return
@@ -302,7 +300,7 @@ extension Workspace {
         // What it made is what saves from now on are new versions of: the draft's own fields say so, so that an
         // open or a rename over it meanwhile starts from the right document, and waits for nothing.
         let (made, folder) = (document, madeFolder)
-        let followers = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Int in
+        try await BlockingPool.shared.run { () throws(WorkspaceError) in
             try self.update(id) { shown in
                 shown.state = .queued
                 if let made, !draft.isFolder {
@@ -316,17 +314,7 @@ extension Workspace {
             }
             // Tried at once below; again after 15 s if that refresh fails.
             self.state.withLock { $0.confirmed[id] = Confirmation(retryAt: self.now() + .seconds(15)) }
-            return try self.release(followersOf: id, base: made)
-        }
-        // Deleted (or renamed away and the copy deleted) while on its way, and nothing builds on it: what Stud.IP
-        // made goes too, as the user meant.
-        if followers == 0, state.withLock({ $0.drafts[id]?.isHidden == true }), !draft.isFolder {
-            let kept: RemoteDocument? =
-                switch outcome {
-                case .conflict(_, let yours, _): yours
-                default: document
-                }
-            if let kept { enqueueDelete(of: kept.id, for: draft.name) }
+            try self.release(followersOf: id, base: made)
         }
         // One's own new version: the cache's copy of the document is the content it replaced.
         if let made, draft.documentID != nil, !draft.isFolder { await newVersionMade?(made.id) }
@@ -416,12 +404,10 @@ extension Workspace {
 
     /// The drafts that waited for draft `id`'s outcome may settle now; `base`: the document it made, which they
     /// are new versions of.
-    @discardableResult
-    private func release(followersOf id: Int64, base: RemoteDocument?) throws(WorkspaceError) -> Int {
+    private func release(followersOf id: Int64, base: RemoteDocument?) throws(WorkspaceError) {
         // Found and changed under the lock every draft write takes: a follower written meanwhile is not missed.
-        try writes.withLock { _ throws(WorkspaceError) -> Int in
-            let followers = state.withLock { $0.drafts.values.filter { $0.follows == id } }
-            for var follower in followers {
+        try writes.withLock { _ throws(WorkspaceError) in
+            for var follower in state.withLock({ $0.drafts.values.filter { $0.follows == id } }) {
                 follower.follows = nil
                 if let base {
                     follower.documentID = base.id
@@ -430,7 +416,6 @@ extension Workspace {
                 }
                 _ = try persist(follower)
             }
-            return followers.count
         }
     }
 

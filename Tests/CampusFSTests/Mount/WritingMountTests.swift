@@ -447,55 +447,6 @@ struct WritingMountTests {
         }
     }
 
-    /// vim's default save (rename the file away, write it anew, delete the backup) of a file whose copy is still in
-    /// the outbox while Stud.IP is down: the steps work (no `EBUSY` on the rename), and once the server is back
-    /// Stud.IP has exactly one document, with the final bytes. vim itself falls back to copying its backup when the
-    /// rename fails, so its steps are first taken one by one, on the copy in the outbox; then vim saves over that.
-    @Test func vimSavesAFileStillInTheOutboxWhileOffline() async throws {
-        try await Self.withWritingMount { setup, local in
-            let port = try #require(URLComponents(string: setup.sim.baseURL)?.port)
-            let folder = setup.path(Self.general)
-            try Data("Offline notes.\n".utf8).write(to: URL(fileURLWithPath: local + "/notes.txt"))
-            await setup.sim.stop()
-            let copy = try await Self.student("cp \(quoted(local + "/notes.txt")) \(folder)/", setup)
-            try #require(copy.status == 0, "\(copy.stderr)")
-            let waiting = try await MountHarness.settled(within: .seconds(20)) {
-                try await setup.status()["uploads"] as? [String: Any]
-            } until: {
-                ($0?["pending"] as? Int) == 1
-            }
-            try #require(waiting?["pending"] as? Int == 1, "the copy is not in the outbox: \(waiting ?? [:])")
-
-            let steps = try await Self.student(
-                "cd \(folder) && mv notes.txt notes.txt~ && printf 'Offline notes, second.\\n' > notes.txt "
-                    + "&& rm notes.txt~", setup)
-            #expect(steps.status == 0, "\(steps.stderr)")
-            let vim = try await Self.student(
-                "cd \(folder) && HOME=\(quoted(local + "/home")) python3 \(quoted(local + "/keys.py")) "
-                    + #"'Goadded in vim\e|:wq\r' vim -c 'set backupskip=' notes.txt"#, setup, timeout: 60)
-            try #require(vim.status == 0, "\(vim.stdout) \(vim.stderr)")
-            let expected = "Offline notes, second.\nadded in vim\n"
-            let shown = try await Self.student("ls -A \(folder); cat \(folder)/notes.txt", setup)
-            #expect(shown.stdout == "notes.txt\n" + expected, "\(shown.stderr)")
-
-            setup.sim = try await Simulator.start(
-                SimulatorConfiguration(dataset: .custom(try Self.writesWithSecondStudent()), flavour: .v50, port: port))
-            let sha = try await Self.sha256(of: expected)
-            let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim, within: .seconds(90)) {
-                $0.contains { $0.sha256 == sha }
-            }
-            // Settled: nothing more waits in the outbox, and nothing else arrived meanwhile.
-            let uploads = try await MountHarness.settled(within: .seconds(30)) {
-                try await setup.status()["uploads"] as? [String: Any]
-            } until: {
-                ($0?["pending"] as? Int) == 0
-            }
-            #expect(uploads?["pending"] as? Int == 0 && uploads?["failed"] as? Int == 0, "\(uploads ?? [:])")
-            let final = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { _ in true }
-            #expect(final.map(\.name) == ["notes.txt"] && final.map(\.sha256) == [sha], "\(seen) then \(final)")
-        }
-    }
-
     /// The lecturer changes the student's document on Stud.IP while the student saves over their copy: nothing
     /// is overwritten — the lecturer's version stays, the student's bytes are kept beside it as
     /// "<name> (yours).<ext>", on Stud.IP and in the student's mount.
