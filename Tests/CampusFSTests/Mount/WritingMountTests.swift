@@ -129,7 +129,7 @@ struct WritingMountTests {
 
     /// The student copies 20,000 bytes in as "Entwurf.txt" (a file in `local`, kept for the next save), the lecturer
     /// sees the upload, and the mount shows the store's document again: where the conflict tests start.
-    static func uploadedDraft(_ setup: DaemonTests.Setup, _ local: String) async throws -> (
+    static func uploadedEntwurf(_ setup: DaemonTests.Setup, _ local: String) async throws -> (
         file: String, inMount: String, uploaded: Remote
     ) {
         let file = local + "/Entwurf.txt"
@@ -139,6 +139,24 @@ struct WritingMountTests {
         let uploaded = try await lecturerSees(inFolder: generalID, setup.sim) { !$0.isEmpty }
         try await waitUntilStored(general + "/Entwurf.txt", setup)
         return (file, inMount, try #require(uploaded.first))
+    }
+
+    /// The student saves 25,000 new bytes over "Entwurf.txt" (document `id`, which the lecturer changed to bytes
+    /// `lecturers`): Stud.IP ends with both, the lecturer's under the name and the student's as "(yours)". Returns
+    /// the student's bytes' SHA-256.
+    @discardableResult
+    static func savedOverLecturersVersion(
+        _ id: String, lecturers: String, _ file: String, _ inMount: String, _ setup: DaemonTests.Setup
+    ) async throws -> String {
+        let mine = try write(25_000, seed: 9, to: file)
+        try #require(try await student("cp \(quoted(file)) \(inMount)", setup).status == 0)
+        let seen = try await lecturerSees(inFolder: generalID, setup.sim) { $0.count == 2 }
+        #expect(
+            Set(seen) == [
+                Remote(id: id, name: "Entwurf.txt", sha256: lecturers),
+                Remote(id: seen.first { $0.id != id }?.id ?? "", name: "Entwurf (yours).txt", sha256: mine),
+            ], "\(seen)")
+        return mine
     }
 
     static func sha256(_ path: String) throws -> String {
@@ -452,7 +470,7 @@ struct WritingMountTests {
     /// "<name> (yours).<ext>", on Stud.IP and in the student's mount.
     @Test func aConflictingLecturerChangeKeepsBoth() async throws {
         try await Self.withWritingMount { setup, local in
-            let (file, inMount, uploaded) = try await Self.uploadedDraft(setup, local)
+            let (file, inMount, uploaded) = try await Self.uploadedEntwurf(setup, local)
             let id = uploaded.id
 
             let change = try await shell(
@@ -461,15 +479,7 @@ struct WritingMountTests {
             try #require(change.status == 0, "\(change.stderr)")
             let lecturers = try await shell("printf 'Fassung der Dozentin.\\n' | sha256sum | cut -c1-64")
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            let mine = try Self.write(25_000, seed: 9, to: file)
-            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
-
-            let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { $0.count == 2 }
-            #expect(
-                Set(seen) == [
-                    Remote(id: id, name: "Entwurf.txt", sha256: lecturers),
-                    Remote(id: seen.first { $0.id != id }?.id ?? "", name: "Entwurf (yours).txt", sha256: mine),
-                ], "\(seen)")
+            let mine = try await Self.savedOverLecturersVersion(id, lecturers: lecturers, file, inMount, setup)
             // The student's mount shows both as Stud.IP has them once it refreshed: theirs is not laid over the
             // lecturer's.
             let refresh = try await setup.campusfs(["refresh"])
@@ -486,7 +496,7 @@ struct WritingMountTests {
     /// over it is kept beside it as "(yours)", found by the ETag the content cache holds for what the student read.
     @Test func aSameSizeLecturerReplacementThroughJSONAPIKeepsBoth() async throws {
         try await Self.withWritingMount { setup, local in
-            let (file, inMount, uploaded) = try await Self.uploadedDraft(setup, local)
+            let (file, inMount, uploaded) = try await Self.uploadedEntwurf(setup, local)
             let id = uploaded.id
             // The student reads it: the content cache holds it with its ETag.
             try #require(try await Self.student("cat \(inMount) >/dev/null", setup).status == 0)
@@ -501,15 +511,7 @@ struct WritingMountTests {
                 }
                 .first?.sha256)
             #expect(lecturers != uploaded.sha256, "the lecturer's version did not change the bytes")
-            let mine = try Self.write(25_000, seed: 9, to: file)
-            try #require(try await Self.student("cp \(quoted(file)) \(inMount)", setup).status == 0)
-
-            let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim) { $0.count == 2 }
-            #expect(
-                Set(seen) == [
-                    Remote(id: id, name: "Entwurf.txt", sha256: lecturers),
-                    Remote(id: seen.first { $0.id != id }?.id ?? "", name: "Entwurf (yours).txt", sha256: mine),
-                ], "\(seen)")
+            try await Self.savedOverLecturersVersion(id, lecturers: lecturers, file, inMount, setup)
         }
     }
 
