@@ -186,12 +186,14 @@ final class HTTPTransport: Sendable {
         }
     }
 
-    /// An authenticated GET whose body must be JSON.
-    func fetchJSON(_ url: String, accept: String? = nil, what: String) async throws(StudIPError) -> JSONValue {
+    /// An authenticated GET whose body must be JSON, built as far as `shape` says (``JSONShape``).
+    func fetchJSON(
+        _ url: String, accept: String? = nil, what: String, shape: JSONShape = .everything
+    ) async throws(StudIPError) -> JSONValue {
         var request = HTTPRequest(url: url, what: what)
         if let accept { request.headers["Accept"] = accept }
         let response = try await fetch(request)
-        return try JSONValue.parse(response.body, what: what)
+        return try JSONValue.parse(response.body, what: what, shape: shape)
     }
 
     /// Legacy REST's course routes refuse non-members with 401 and a JSON string body (`""`), without the

@@ -133,14 +133,15 @@ final class JSONAPISource: DocumentSource {
         let label = Self.label(course)
         let format = format
         async let folderListing = captured { () async throws(StudIPError) -> [ListedFolder] in
-            try await self.collection(["courses", course.id, "folders"], what: "the folders of \(label)") {
-                $0.map { format.folder($0, courseID: course.id) }
-            }
+            try await self.collection(
+                ["courses", course.id, "folders"], what: "the folders of \(label)", shape: JSONAPIFormat.folderPage
+            ) { $0.map { format.folder($0, courseID: course.id) } }
         }
         async let documentListing = captured { () async throws(StudIPError) -> [ListedDocument] in
-            try await self.collection(["courses", course.id, "file-refs"], what: "the documents of \(label)") {
-                $0.map { format.document($0, courseID: course.id) }
-            }
+            try await self.collection(
+                ["courses", course.id, "file-refs"], what: "the documents of \(label)",
+                shape: JSONAPIFormat.documentPage
+            ) { $0.map { format.document($0, courseID: course.id) } }
         }
         let folderResult = await folderListing
         let documentResult = await documentListing
@@ -166,7 +167,8 @@ final class JSONAPISource: DocumentSource {
         let listings = await concurrentMap(ownListings) { folder in
             await captured { () async throws(StudIPError) -> [ListedDocument] in
                 try await self.collection(
-                    ["folders", folder.id, "file-refs"], what: "the documents of folder \"\(folder.name)\" in \(label)"
+                    ["folders", folder.id, "file-refs"], what: "the documents of folder \"\(folder.name)\" in \(label)",
+                    shape: JSONAPIFormat.documentPage
                 ) { $0.map { format.document($0, courseID: course.id) } }
             }
         }
@@ -252,17 +254,18 @@ final class JSONAPISource: DocumentSource {
         try await collection(segments, query: query, what: what) { $0 }
     }
 
-    /// Every element of a paginated collection, `pageSize` per request, each page decoded as it arrives.
+    /// Every element of a paginated collection, `pageSize` per request, each page built as `shape` says and
+    /// decoded as it arrives.
     private func collection<Element>(
-        _ segments: [String], query: [(String, String)] = [], what: String,
+        _ segments: [String], query: [(String, String)] = [], what: String, shape: JSONShape = .everything,
         decode: ([JSONValue]) throws(StudIPError) -> [Element]
     ) async throws(StudIPError) -> [Element] {
-        try await collectionWithIncluded(segments, query: query, what: what, decode: decode).data
+        try await collectionWithIncluded(segments, query: query, what: what, shape: shape, decode: decode).data
     }
 
     /// A paginated collection's elements and the resources its pages `included`.
     private func collectionWithIncluded<Element>(
-        _ segments: [String], query: [(String, String)], what: String,
+        _ segments: [String], query: [(String, String)], what: String, shape: JSONShape = .everything,
         decode: ([JSONValue]) throws(StudIPError) -> [Element]
     ) async throws(StudIPError) -> (data: [Element], included: [JSONValue]) {
         var included: [JSONValue] = []
@@ -272,7 +275,7 @@ final class JSONAPISource: DocumentSource {
                 let url = transport.installation.jsonAPI(
                     segments,
                     query: query + [("page[offset]", String(offset)), ("page[limit]", String(transport.pageSize))])
-                let document = try await transport.fetchJSON(url, accept: Self.mediaType, what: what)
+                let document = try await transport.fetchJSON(url, accept: Self.mediaType, what: what, shape: shape)
                 guard let data = document["data"]?.array else {
                     throw .malformedResponse(what: what, detail: "no data list")
                 }

@@ -13,10 +13,15 @@ package enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     case object(JSONObject)
 
-    /// Parses a response body (``JSONReader``); the error names what was being read and where it broke.
-    package static func parse(_ data: Data, what: String) throws(StudIPError) -> JSONValue {
+    /// Parses a response body (``JSONReader``), building what `shape` names; the error names what was being read
+    /// and where it broke.
+    package static func parse(_ data: Data, what: String, shape: JSONShape = .everything) throws(StudIPError)
+        -> JSONValue
+    {
         let parsed = data.withUnsafeBytes { raw in
-            Result { () throws(JSONReader.SyntaxError) in try JSONReader.parse(raw.bindMemory(to: UInt8.self)) }
+            Result { () throws(JSONReader.SyntaxError) in
+                try JSONReader.parse(raw.bindMemory(to: UInt8.self), shape: shape)
+            }
         }
         switch parsed {
         case .success(let value):

@@ -35,6 +35,51 @@ package struct JSONAPIFormat: Sendable {
         return ListedCourse(course: course, hasNoEndSemester: endSemester == nil)
     }
 
+    /// What a page of `folders` is read for: each element's members ``folder(_:courseID:)`` reads, and the page's
+    /// `data`, total and `included` the paging reads. The reader builds nothing else (docs/performance.md,
+    /// "Fourth pass: decoding"); `ShapedPageTests` holds the models decoded from it to those of the whole page.
+    package static let folderPage = page(of: [
+        "id": .everything,
+        "attributes": .members(
+            Dictionary(
+                uniqueKeysWithValues: [
+                    "mkdate", "chdate", "is-readable", "is-writable", "is-subfolder-allowed", "folder-type", "name",
+                    "description",
+                ].map { ($0, JSONShape.Part.everything) })),
+        "relationships": .members([
+            "parent": .members(["data": .members(["id": .everything])]),
+            "file-refs": .members(["meta": .members(["count": .everything])]),
+        ]),
+    ])
+
+    /// What a page of `file-refs` is read for: each element's members ``document(_:courseID:)`` reads, and what
+    /// the paging reads (``folderPage``).
+    package static let documentPage = page(of: [
+        "id": .everything,
+        "attributes": .members(
+            Dictionary(
+                uniqueKeysWithValues: [
+                    "name", "description", "mime-type", "filesize", "mkdate", "chdate", "is-downloadable",
+                    "is-writable", "is-editable",
+                ].map { ($0, JSONShape.Part.everything) })),
+        "relationships": .members([
+            "file": .members(["data": .members(["id": .everything])]),
+            "owner": .members(["meta": .members(["name": .everything])]),
+            "terms-of-use": .members(["data": .members(["id": .everything])]),
+            "parent": .members(["data": .members(["id": .everything])]),
+        ]),
+    ])
+
+    /// A collection's page whose elements are read as `element` says.
+    private static func page(of element: [String: JSONShape.Part]) -> JSONShape {
+        JSONShape(
+            .members([
+                "data": .elements(.members(element)),
+                "meta": .members(["page": .members(["total": .everything])]),
+                "included": .everything,
+            ]))
+    }
+
     /// A `folders` resource of the course `courseID`, decoded.
     package func folder(_ element: JSONValue, courseID: String) -> ListedFolder {
         let attributes = element["attributes"]

@@ -17,6 +17,7 @@ package struct JSONReader: ~Copyable {
     package static let maximumDepth = 512
 
     private let bytes: UnsafeBufferPointer<UInt8>
+    private let shape: JSONShape
     private var position = 0
     private var depth = 0
     /// The members and elements of the containers still open, innermost last: each container is copied out
@@ -26,75 +27,106 @@ package struct JSONReader: ~Copyable {
 
     /// Parses one complete document; `bytes` must stay valid for the call only.
     package static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> JSONValue {
-        var reader = JSONReader(bytes: bytes)
+        try parse(bytes, shape: .everything)
+    }
+
+    /// ``parse(_:)`` building only the parts `shape` names; the rest is read just as strictly (the same errors at
+    /// the same offsets) and dropped.
+    package static func parse(
+        _ bytes: UnsafeBufferPointer<UInt8>, shape: JSONShape
+    ) throws(SyntaxError) -> JSONValue {
+        var reader = JSONReader(bytes: bytes, shape: shape)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.position = 3 }
-        let value = try reader.value()
+        let value = try reader.value(JSONShape.root)
         reader.skipWhitespace()
         guard reader.position == bytes.count else { throw reader.error("unexpected data after the value") }
         return value
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, shape: JSONShape) {
         self.bytes = bytes
+        self.shape = shape
     }
 
     // MARK: - Values
 
-    private mutating func value() throws(SyntaxError) -> JSONValue {
+    /// The value at `position`, built as the shape's node `node` says; ``JSONShape/skipped`` builds nothing and
+    /// returns `.null`.
+    private mutating func value(_ node: Int) throws(SyntaxError) -> JSONValue {
         skipWhitespace()
         guard let byte = peek() else { throw error("unexpected end of data") }
+        let built = node != JSONShape.skipped
         switch byte {
-        case UInt8(ascii: "{"): return try object()
-        case UInt8(ascii: "["): return try array()
-        case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): return try literal("true", .bool(true))
-        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "{"): return try object(shape.objectNode(node))
+        case UInt8(ascii: "["): return try array(shape.arrayNode(node))
+        case UInt8(ascii: "\""):
+            guard built else {
+                try skipString()
+                return .null
+            }
+            return .string(try string())
+        case UInt8(ascii: "t"): return try literal("true", built ? .bool(true) : .null)
+        case UInt8(ascii: "f"): return try literal("false", built ? .bool(false) : .null)
         case UInt8(ascii: "n"): return try literal("null", .null)
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let number = try number()
+            return built ? .number(number) : .null
         default: throw error("unexpected character")
         }
     }
 
-    private mutating func object() throws(SyntaxError) -> JSONValue {
+    private mutating func object(_ node: Int) throws(SyntaxError) -> JSONValue {
         try enter()
+        let built = node != JSONShape.skipped
         skipWhitespace()
         if consume(UInt8(ascii: "}")) {
             depth -= 1
-            return .object(JSONObject(pairs: []))
+            return built ? .object(JSONObject(pairs: [])) : .null
         }
         let first = openMembers.count
         repeat {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
-            let key = try string()
+            var key = ""
+            var memberNode = JSONShape.skipped
+            if built {
+                key = try string()
+                memberNode = shape.member(key, of: node)
+            } else {
+                try skipString()
+            }
             skipWhitespace()
             guard consume(UInt8(ascii: ":")) else { throw error("expected ':' after a member name") }
-            let member = try value()
-            openMembers.append((key, member))
+            let member = try value(memberNode)
+            if memberNode != JSONShape.skipped { openMembers.append((key, member)) }
             skipWhitespace()
         } while consume(UInt8(ascii: ","))
         guard consume(UInt8(ascii: "}")) else { throw error("expected ',' or '}' in an object") }
         depth -= 1
+        guard built else { return .null }
         let object = JSONObject(pairs: Array(openMembers[first...]))
         openMembers.removeSubrange(first...)
         return .object(object)
     }
 
-    private mutating func array() throws(SyntaxError) -> JSONValue {
+    private mutating func array(_ node: Int) throws(SyntaxError) -> JSONValue {
         try enter()
+        let built = node != JSONShape.skipped
         skipWhitespace()
         if consume(UInt8(ascii: "]")) {
             depth -= 1
-            return .array([])
+            return built ? .array([]) : .null
         }
         let first = openElements.count
+        let elementNode = shape.element(of: node)
         repeat {
-            let element = try value()
-            openElements.append(element)
+            let element = try value(elementNode)
+            if built { openElements.append(element) }
             skipWhitespace()
         } while consume(UInt8(ascii: ","))
         guard consume(UInt8(ascii: "]")) else { throw error("expected ',' or ']' in an array") }
         depth -= 1
+        guard built else { return .null }
         let elements = Array(openElements[first...])
         openElements.removeSubrange(first...)
         return .array(elements)
@@ -175,8 +207,24 @@ package struct JSONReader: ~Copyable {
             var scalars: [UInt8] = []
             scalars.reserveCapacity(2 * (position - start) + 16)
             scalars.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<position]))
-            try escapedRemainder(into: &scalars)
+            try escapedRemainder(into: &scalars, keeping: true)
             return String(decoding: scalars, as: UTF8.self)
+        default:
+            throw error("control character in a string")
+        }
+    }
+
+    /// ``string()`` without building the string: the same checks, the same errors.
+    private mutating func skipString() throws(SyntaxError) {
+        position += 1
+        skipPlainRun()
+        guard position < bytes.count else { throw error("unterminated string") }
+        switch bytes[position] {
+        case UInt8(ascii: "\""):
+            position += 1
+        case UInt8(ascii: "\\"):
+            var nothing: [UInt8] = []
+            try escapedRemainder(into: &nothing, keeping: false)
         default:
             throw error("control character in a string")
         }
@@ -194,8 +242,9 @@ package struct JSONReader: ~Copyable {
         position = index
     }
 
-    /// Continues a string at its first backslash, appending UTF-8 to `output`, through the closing quote.
-    private mutating func escapedRemainder(into output: inout [UInt8]) throws(SyntaxError) {
+    /// Continues a string at its first backslash, appending UTF-8 to `output` unless not `keeping` it, through the
+    /// closing quote.
+    private mutating func escapedRemainder(into output: inout [UInt8], keeping: Bool) throws(SyntaxError) {
         while position < bytes.count {
             let byte = bytes[position]
             position += 1
@@ -205,6 +254,10 @@ package struct JSONReader: ~Copyable {
             case UInt8(ascii: "\\"):
                 guard let escaped = peek() else { throw error("unterminated string") }
                 position += 1
+                guard keeping else {
+                    try checkEscape(escaped)
+                    break
+                }
                 switch escaped {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output.append(escaped)
                 case UInt8(ascii: "b"): output.append(0x08)
@@ -220,9 +273,20 @@ package struct JSONReader: ~Copyable {
             }
             let run = position
             skipPlainRun()
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<position]))
+            if keeping { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<position])) }
         }
         throw error("unterminated string")
+    }
+
+    /// An escape's letter after its backslash, checked as ``escapedRemainder(into:keeping:)`` reads it.
+    private mutating func checkEscape(_ escaped: UInt8) throws(SyntaxError) {
+        switch escaped {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return
+        case UInt8(ascii: "u"): _ = try unicodeEscape()
+        default: throw error("unknown escape sequence")
+        }
     }
 
     /// `\uXXXX` after its `u`, joining a surrogate pair written as two escapes.
