@@ -1,7 +1,11 @@
 import Foundation
 import StudIPModel
 import StudIPWire
+import TestSupport
 import Testing
+
+@testable import StudIPKit
+@testable import StudIPSimulator
 
 /// The first fill reads its pages of folders and documents with ``JSONAPIFormat/folderPage`` and
 /// ``JSONAPIFormat/documentPage``, which build only the members the decoders read (docs/performance.md, "Fourth
@@ -83,6 +87,45 @@ struct ShapedPageTests {
         // The captures hold pages of both kinds: jsonapi_course_folders.json alone has 7 folders.
         #expect(compared.foldersWithModel >= 20)
         #expect(compared.documentsWithModel >= 20)
+    }
+
+    /// Every page of folders and documents of every course of the hostile `small` dataset, as the simulator
+    /// serves them to Stud.IP 5.0 (no document counts) and 5.5 (counts on folders).
+    @Test(arguments: [Flavour.v50, .v55])
+    func everySimulatedPageDecodesTheSame(flavour: Flavour) async throws {
+        try await withSimulator(Dataset.generated(.small, seed: 1), flavour: flavour) { sim async throws in
+            let courses = try await withSource(Harness.configuration(sim, api: .jsonAPI)) { source in
+                try await source.overview().courses.map(\.id)
+            }
+            let installation = try Installation(sim.baseURL)
+            let transport = HTTPTransport(configuration: Harness.configuration(sim), installation: installation)
+            var compared = Compared()
+            do {
+                for course in courses {
+                    for collection in ["folders", "file-refs"] {
+                        var offset = 0
+                        while true {
+                            let url = installation.jsonAPI(
+                                ["courses", course, collection],
+                                query: [("page[offset]", "\(offset)"), ("page[limit]", "25")])
+                            var request = HTTPRequest(url: url, what: url)
+                            request.headers["Accept"] = JSONAPISource.mediaType
+                            let response = try await transport.fetch(request)
+                            guard response.status == 200 else { break }
+                            try Self.compare(response.body, name: url, into: &compared)
+                            let page = try JSONValue.parse(response.body, what: url)
+                            offset += page["data"]?.array?.count ?? 0
+                            guard let total = page["meta"]?["page"]?["total"]?.int, offset < total else { break }
+                        }
+                    }
+                }
+            } catch {
+                await transport.shutdown()
+                throw error
+            }
+            await transport.shutdown()
+            #expect(compared.foldersWithModel >= 50 && compared.documentsWithModel >= 50)
+        }
     }
 
     /// A page shape leaves members out only where it names an object: a value of another kind where the shape
