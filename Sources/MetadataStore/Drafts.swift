@@ -127,35 +127,38 @@ extension MetadataStore {
     /// Inserts a draft without ``DraftRecord/id`` or updates the one with it; returns it with its id.
     @discardableResult
     public func saveDraft(_ draft: DraftRecord) throws(StoreError) -> DraftRecord {
-        try write("saving the draft \(draft.name)") { db in
-            let arguments: StatementArguments = [
-                draft.parent, draft.name, draft.isFolder, draft.documentID, draft.baseVersion?.fileID,
-                draft.baseVersion?.size, draft.follows, draft.isChanged, draft.state.rawValue, draft.outboxID,
-                draft.detail,
-                draft.modified.timeIntervalSince1970, draft.baseETag, draft.isBeingWritten,
-            ]
-            var saved = draft
-            if let id = draft.id {
-                try db.execute(
-                    sql: """
-                        UPDATE draft SET parent = ?, name = ?, is_folder = ?, document_id = ?, base_file_id = ?,
-                            base_size = ?, follows = ?, changed = ?, state = ?, outbox_id = ?, detail = ?, modified = ?,
-                            base_etag = ?, being_written = ?
-                        WHERE id = ?
-                        """,
-                    arguments: arguments + [id])
-            } else {
-                try db.execute(
-                    sql: """
-                        INSERT INTO draft (parent, name, is_folder, document_id, base_file_id, base_size, follows,
-                            changed, state, outbox_id, detail, modified, base_etag, being_written)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: arguments)
-                saved.id = db.lastInsertedRowID
-            }
-            return saved
+        try write("saving the draft \(draft.name)") { db in try Self.save(draft, in: db) }
+    }
+
+    /// ``saveDraft(_:)`` inside a transaction the caller holds.
+    static func save(_ draft: DraftRecord, in db: Database) throws -> DraftRecord {
+        let arguments: StatementArguments = [
+            draft.parent, draft.name, draft.isFolder, draft.documentID, draft.baseVersion?.fileID,
+            draft.baseVersion?.size, draft.follows, draft.isChanged, draft.state.rawValue, draft.outboxID,
+            draft.detail,
+            draft.modified.timeIntervalSince1970, draft.baseETag, draft.isBeingWritten,
+        ]
+        var saved = draft
+        if let id = draft.id {
+            try db.execute(
+                sql: """
+                    UPDATE draft SET parent = ?, name = ?, is_folder = ?, document_id = ?, base_file_id = ?,
+                        base_size = ?, follows = ?, changed = ?, state = ?, outbox_id = ?, detail = ?, modified = ?,
+                        base_etag = ?, being_written = ?
+                    WHERE id = ?
+                    """,
+                arguments: arguments + [id])
+        } else {
+            try db.execute(
+                sql: """
+                    INSERT INTO draft (parent, name, is_folder, document_id, base_file_id, base_size, follows,
+                        changed, state, outbox_id, detail, modified, base_etag, being_written)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: arguments)
+            saved.id = db.lastInsertedRowID
         }
+        return saved
     }
 
     public func deleteDraft(id: Int64) throws(StoreError) {

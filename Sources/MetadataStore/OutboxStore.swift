@@ -155,6 +155,26 @@ extension MetadataStore {
         }
     }
 
+    /// Takes back the rows of draft `draft.id` and writes `draft` as given (editing again), in one transaction, if
+    /// `withdrawable` holds for each row as this transaction reads it: the sender's claim of a row is a write too,
+    /// so none slips between the check and the delete (docs/writing.md, "Renaming or deleting a file in the
+    /// outbox"). Returns the ids taken back (none: the draft has no row, and nothing was written); nil, with
+    /// nothing changed, when a row is not withdrawable.
+    public func withdrawOutboxRows(of draft: DraftRecord, if withdrawable: (OutboxRow) -> Bool) throws(StoreError)
+        -> [Int64]?
+    {
+        guard let id = draft.id else { return nil }
+        return try write("taking back the outbox entries of draft \(id)") { db -> [Int64]? in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE draft_id = ?", arguments: [id])
+                .map(OutboxRow.init(row:))
+            guard !rows.isEmpty else { return [] }
+            guard rows.allSatisfy(withdrawable) else { return nil }
+            try db.execute(sql: "DELETE FROM outbox WHERE draft_id = ?", arguments: [id])
+            _ = try Self.save(draft, in: db)
+            return rows.map(\.id)
+        }
+    }
+
     /// How many rows are in each state, for status lines.
     public func outboxStateCounts() throws(StoreError) -> [String: Int] {
         try read("counting the outbox") { db in

@@ -148,6 +148,40 @@ public actor Outbox {
         }
     }
 
+    /// Takes the entries of a draft back before the user renames or deletes it, and writes `draft` (editing again)
+    /// in the same transaction, when that is certain to be safe: each entry carries bytes, is not being sent and no
+    /// attempt of it may have reached Stud.IP (``isWithdrawable(_:)``). Only then are the bytes the outbox held for
+    /// them removed: a start in between finds the draft editing with its own file, and ``recover()`` removes the
+    /// bytes no row names. Returns the ids taken back (none: the draft has no entry, and nothing was written); nil
+    /// when an entry may not be taken back. Blocks: called from libfuse's workers (docs/writing.md, "Renaming or
+    /// deleting a file in the outbox").
+    public nonisolated func withdraw(_ draft: DraftRecord) throws(OutboxError) -> [Int64]? {
+        var sources: [String] = []
+        let withdrawn = try OutboxCoding.storing { () throws(StoreError) in
+            try store.withdrawOutboxRows(of: draft) { row in
+                if let source = row.bytesSource { sources.append(source) }
+                return Self.isWithdrawable(row)
+            }
+        }
+        guard let withdrawn, !withdrawn.isEmpty else { return withdrawn }
+        for id in withdrawn { try? bytes.remove(id) }
+        // Bytes committed with their row and not yet moved in (a start's recovery moves them): the outbox's too.
+        for source in sources { unlink(source) }
+        logger.info("outbox: took back \(withdrawn) of draft \(draft.id ?? 0) (\(draft.name)) before it was sent")
+        return withdrawn
+    }
+
+    /// Whether taking an entry back cannot leave a copy on Stud.IP: it carries bytes (an upload or a new version,
+    /// whose draft holds the same bytes), it is queued, waiting or refused, never `sending`, and no attempt of it
+    /// may have arrived (never attempted, or each attempt ended with a definite "did not arrive": a refusal, a
+    /// connection that never delivered the request).
+    static func isWithdrawable(_ row: OutboxRow) -> Bool {
+        guard let entry = row.entry, entry.operation.carriesBytes,
+            [.queued, .waiting, .failed].contains(entry.state)
+        else { return false }
+        return !OutboxProgress(row.progress).mayHaveArrived
+    }
+
     public func counts() async throws(OutboxError) -> Counts {
         let store = self.store
         let counts = try await pool.run { () throws(OutboxError) in

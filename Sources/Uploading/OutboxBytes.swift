@@ -62,6 +62,13 @@ struct OutboxBytes: Sendable {
         }
     }
 
+    /// The entries that have a file here (the directory read once; none before its first use).
+    func stored() -> [Int64] {
+        BlockingPool.checkBlockingAllowed("listing \(directory.path)")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.compactMap { Int64($0) }
+    }
+
     private func syncDirectory(_ path: String) throws(OutboxError) {
         do {
             let descriptor = try systemCall("open") {

@@ -128,6 +128,11 @@ extension Outbox {
         case unconfirmed(reason: String)
         /// The entry was discarded before it was sent.
         case discarded
+
+        var isSettled: Bool {
+            if case .settled = self { return true }
+            return false
+        }
     }
 
     /// Sends `row` once; false when its outcome could not be recorded.
@@ -313,6 +318,9 @@ extension Outbox {
                 ? .settled(.done(stored))
                 : .waiting(reason: "Stud.IP's answer to the new version of \(name) left open whether it was stored")
         } catch {
+            // Refused, or never delivered: nothing to look for before the next attempt, and the draft may be taken
+            // back (``Outbox/isWithdrawable(_:)``).
+            if !Self.mayHaveArrived(after: error) { progress.mayHaveArrived = false }
             return Self.verdict(error)
         }
     }
@@ -422,7 +430,9 @@ extension Outbox {
             return true
         }
         do {
-            try await save([row] + changed)
+            // Discarded or taken back while it was tried, before anything was sent: no wait or refusal to report.
+            let gone = try await save([row] + changed).contains(row.id)
+            if gone, !result.isSettled { return true }
         } catch {
             logger.error("outbox: cannot record the outcome of \(row.id): \(error)")
             return false
@@ -479,7 +489,11 @@ extension Outbox {
     /// ``recover()``'s blocking part: returns the rows it changed.
     private static func recover(_ store: MetadataStore, _ bytes: OutboxBytes) throws(OutboxError) -> [OutboxRow] {
         var changed: [OutboxRow] = []
+        // Listed before the rows are read: a row is committed before its bytes are moved in, so a file found here
+        // whose row is not there is one whose row was discarded or taken back before a crash let its file go.
+        let files = bytes.stored()
         let rows = try OutboxCoding.storing { () throws(StoreError) in try store.outboxRows() }
+        for orphan in Set(files).subtracting(rows.map(\.id)) { try? bytes.remove(orphan) }
         for var row in rows where row.state != OutboxState.settled.rawValue {
             var dirty = false
             if row.byteCount != nil, !bytes.exists(row.id) {

@@ -61,6 +61,8 @@ public final class Workspace: Sendable {
         var openCount: [Int64: Int] = [:]
         /// Drafts whose bytes are being handed to the outbox: no open may claim them (it gets a new draft instead).
         var settling: Set<Int64> = []
+        /// Drafts whose outbox entries a rename or delete is taking back: an open waits until that is decided.
+        var withdrawing: Set<Int64> = []
         /// When each change not yet in the outbox was last touched.
         var quietSince: [Pending: ContinuousClock.Instant] = [:]
         /// Drafts Stud.IP confirmed, shown until a refresh of their course shows what it made.

@@ -115,7 +115,9 @@ extension Workspace {
         // One it does not write itself is pinned until the new draft that replaces it is in place: not dropped
         // meanwhile (``dropConfirmed(_:movingChildrenTo:)``), so its bytes are there to copy and the new draft finds
         // it when it is registered (``State/resolved(_:)``).
-        let (found, onItsWay) = state.withLock { state -> (DraftRecord?, Bool) in
+        // A rename or delete taking its outbox entry back is waited for (``whenDecided(_:_:)``): no new draft
+        // follows one that goes back to being edited.
+        let (found, onItsWay) = whenDecided(id) { state -> (DraftRecord?, Bool) in
             guard let current = state.drafts[id] else { return (nil, false) }
             let onItsWay = current.state == .queued || state.settling.contains(id)
             if current.state != .handedIn { state.openCount[id, default: 0] += 1 }
@@ -173,16 +175,102 @@ extension Workspace {
     }
 
     /// Keeps `draft` from settling while a rename or delete changes it, as an open does (end it with
-    /// ``release(_:)``); `EBUSY` once its bytes are on their way.
-    private func hold(_ draft: DraftRecord) throws(WorkspaceError) {
-        guard let id = draft.id else { return }
-        let held = state.withLock { state -> Bool in
-            guard state.drafts[id]?.state != .queued, !state.settling.contains(id) else { return false }
-            state.openCount[id, default: 0] += 1
-            return true
+    /// ``release(_:)``); returns its current record. A file whose bytes are in the outbox, queued or refused, is
+    /// taken back from it first where that is certain to be safe (``withdraw(_:)``): then it is a draft being edited
+    /// again. `EBUSY` otherwise, and for the moment its bytes are handed to the outbox, if that does not end within
+    /// a second.
+    @discardableResult
+    private func hold(_ draft: DraftRecord) throws(WorkspaceError) -> DraftRecord {
+        guard let id = draft.id else { return draft }
+        let busy = WorkspaceError.refused(
+            errno: EBUSY, rule: "\(draft.name) is in the outbox (`campusfs outbox` discards it)")
+        for _ in 0..<Self.settlingWaits {
+            let claim = state.withLock { state -> Claim in
+                guard let current = state.drafts[id] else { return .held(draft) }
+                guard !state.settling.contains(id) else { return .settling }
+                let entered = current.state == .queued || current.state == .failed
+                if entered {
+                    // Confirmed (its entry is gone), a folder (entries into it name its entry), pinned or followed by
+                    // a draft that waits for its outcome: it stays as it is.
+                    guard state.confirmed[id] == nil, !current.isFolder, state.openCount[id] == nil,
+                        !state.drafts.values.contains(where: { $0.follows == id })
+                    else { return .busy }
+                    state.withdrawing.insert(id)
+                }
+                state.openCount[id, default: 0] += 1
+                return entered ? .withdraw(current) : .held(current)
+            }
+            switch claim {
+            case .held(let current): return current
+            case .busy: throw busy
+            case .settling: usleep(1000)
+            case .withdraw(let current):
+                defer { _ = state.withLock { $0.withdrawing.remove(id) } }
+                do throws(WorkspaceError) {
+                    guard let editing = try withdraw(current) else {
+                        // Refused and never in the outbox (held back): it stays failed, as before.
+                        if current.state == .failed { return current }
+                        throw busy
+                    }
+                    return editing
+                } catch {
+                    closed(id)
+                    throw error
+                }
+            }
         }
-        guard held else {
-            throw .refused(errno: EBUSY, rule: "\(draft.name) is in the outbox (`campusfs outbox` discards it)")
+        throw busy
+    }
+
+    private enum Claim {
+        case held(DraftRecord)
+        case withdraw(DraftRecord)
+        case settling
+        case busy
+    }
+
+    /// `body` under the state lock once no rename or delete is taking draft `id`'s outbox entries back (a synced
+    /// write decides it): an open waits that long rather than follow a draft that goes back to being edited.
+    private func whenDecided<T>(_ id: Int64, _ body: (inout State) -> T) -> T {
+        while true {
+            let result = state.withLock { state -> T? in state.withdrawing.contains(id) ? nil : body(&state) }
+            if let result { return result }
+            usleep(1000)
+        }
+    }
+
+    /// How many milliseconds a rename or delete waits for a draft being handed to the outbox.
+    private static let settlingWaits = 1000
+
+    /// Takes the outbox entries of `draft` (queued or refused, pinned by ``hold(_:)``) back and makes it a draft
+    /// being edited again, in one store transaction and then the overlay, under the lock every draft write takes.
+    /// Nil, with nothing changed: it has no entry (a refused draft held back without one, or a queued one Stud.IP
+    /// confirmed meanwhile). `EBUSY` when an entry may not be taken back: being sent, or an attempt may have arrived.
+    private func withdraw(_ draft: DraftRecord) throws(WorkspaceError) -> DraftRecord? {
+        guard let id = draft.id else { return nil }
+        return try writes.withLock { _ throws(WorkspaceError) -> DraftRecord? in
+            guard var editing = state.withLock({ $0.drafts[id] }) else { return nil }
+            editing.state = .editing
+            editing.outboxID = nil
+            editing.detail = nil
+            let withdrawn: [Int64]?
+            do throws(OutboxError) {
+                withdrawn = try outbox.withdraw(editing)
+            } catch {
+                throw .outbox(error)
+            }
+            guard let withdrawn else {
+                throw .refused(
+                    errno: EBUSY,
+                    rule: "\(draft.name) is being sent to Stud.IP, or may have arrived there (`campusfs outbox`)")
+            }
+            if withdrawn.isEmpty { return nil }
+            state.withLock { state in
+                state.drafts[id] = editing
+                state.quietSince[.draft(id)] = now()
+            }
+            logger.info("\(draft.name) was taken back from the outbox (entries \(withdrawn)) to be renamed or deleted")
+            return editing
         }
     }
 
@@ -212,9 +300,10 @@ extension Workspace {
     public func remove(parent: Int64, name: String) throws(WorkspaceError) {
         switch try existing(parent: parent, name: name) {
         case .draft(let draft):
-            try hold(draft)
+            // Taken back from the outbox first if it is there (``hold(_:)``): what is dropped is what is now.
+            let current = try hold(draft)
             defer { release(draft) }
-            try drop(draft)
+            try drop(current)
             // Deleting a draft written over a document deletes the document.
             if let documentID = draft.documentID, let covered = try coveredDocument(parent: parent, name: name),
                 covered.info.id == documentID, covered.info.isEditable

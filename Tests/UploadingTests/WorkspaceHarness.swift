@@ -33,12 +33,14 @@ struct WorkspaceBench: Sendable {
     let clock: ManualClock
     let writer: any DocumentWriter
     let source: any DocumentSource
+    let reporting: Bool
 
     /// The folder "Allgemeiner Dateiordner", writable for test_autor.
     var general: Int64 { get throws { try folder(OutboxHarness.generalFolder) } }
 
+    /// `reporting`: the outbox tells the workspace its outcomes, as the daemon wires them (the tests that run it).
     static func with(
-        configuration: Workspace.Configuration = Workspace.Configuration(),
+        configuration: Workspace.Configuration = Workspace.Configuration(), reporting: Bool = false,
         _ body: (WorkspaceBench) async throws -> Void
     ) async throws {
         try await withSimulator(.fixtures507Writes) { sim in
@@ -47,32 +49,49 @@ struct WorkspaceBench: Sendable {
                 let store = try harness.openStore()
                 _ = try await Refresher(source: source, store: store, options: TreeOptions()).refresh()
                 let writer = try #require(source.writer)
-                let outbox = Outbox(store: store, dataDirectory: harness.data, writer: writer) { _, _ in }
                 let clock = ManualClock()
-                let workspace = try await Workspace(
-                    store: store, outbox: outbox, dataDirectory: harness.data.path, configuration: configuration,
-                    now: clock.now)
+                let (outbox, workspace) = try await opened(
+                    store, harness, writer, configuration: configuration, reporting: reporting, clock: clock)
                 // The course refreshes the daemon makes, as if they worked (tests that need more set their own).
                 workspace.refreshCourses { _ in true }
                 try await body(
                     WorkspaceBench(
                         sim: sim, harness: harness, store: store, outbox: outbox, workspace: workspace, clock: clock,
-                        writer: writer, source: source))
+                        writer: writer, source: source, reporting: reporting))
             }
         }
+    }
+
+    /// Where the outbox's handler finds the workspace made after it.
+    private final class Reported: Sendable {
+        let workspace = Mutex<Workspace?>(nil)
+    }
+
+    private static func opened(
+        _ store: MetadataStore, _ harness: OutboxHarness, _ writer: any DocumentWriter,
+        configuration: Workspace.Configuration, reporting: Bool, clock: ManualClock
+    ) async throws -> (Outbox, Workspace) {
+        let reported = Reported()
+        let outbox = Outbox(store: store, dataDirectory: harness.data, writer: writer) { entry, outcome in
+            guard reporting, let workspace = reported.workspace.withLock({ $0 }) else { return }
+            await workspace.settled(entry, outcome)
+        }
+        let workspace = try await Workspace(
+            store: store, outbox: outbox, dataDirectory: harness.data.path, configuration: configuration,
+            now: clock.now)
+        reported.workspace.withLock { $0 = workspace }
+        return (outbox, workspace)
     }
 
     /// The same data directory and store opened again, as after a restart (`kill -9` included: every write was
     /// synced before it returned).
     func reopened() async throws -> WorkspaceBench {
         let store = try harness.openStore()
-        let outbox = Outbox(store: store, dataDirectory: harness.data, writer: writer) { _, _ in }
-        let workspace = try await Workspace(
-            store: store, outbox: outbox, dataDirectory: harness.data.path, now: clock.now)
+        let (outbox, workspace) = try await Self.opened(
+            store, harness, writer, configuration: Workspace.Configuration(), reporting: reporting, clock: clock)
         return WorkspaceBench(
             sim: sim, harness: harness, store: store, outbox: outbox, workspace: workspace, clock: clock,
-            writer: writer,
-            source: source)
+            writer: writer, source: source, reporting: reporting)
     }
 
     /// The inode of the Stud.IP folder `id`.

@@ -465,6 +465,61 @@ struct WritingMountTests {
         }
     }
 
+    /// While Stud.IP is down, files waiting in the outbox are renamed and saved over (docs/writing.md, "Renaming or
+    /// deleting a file in the outbox"): `mv` of a copied file, and vim's save (rename to `notes.txt~`, write a new
+    /// `notes.txt`, delete the backup). Once the server is back: one document under the new name, one `notes.txt`
+    /// with vim's bytes, uploaded once each and no new version, nothing of the old name or the backup.
+    @Test func filesInTheOutboxWhileOfflineAreRenamedAndSavedOver() async throws {
+        try await Self.withWritingMount { setup, local in
+            let port = try #require(URLComponents(string: setup.sim.baseURL)?.port)
+            let folder = setup.path(Self.general)
+            let file = local + "/Kopie.txt"
+            let sha = try Self.write(10_000, seed: 11, to: file)
+            try Data("Notes of the seminar.\n".utf8).write(to: URL(fileURLWithPath: local + "/notes.txt"))
+            try FileManager.default.createDirectory(atPath: local + "/home", withIntermediateDirectories: true)
+            try #require(try await shell("chown -R \(Self.student) \(quoted(local))").status == 0)
+            await setup.sim.stop()
+            func pending(_ count: Int) async throws {
+                let uploads = try await MountHarness.settled(within: .seconds(20)) {
+                    try await setup.status()["uploads"] as? [String: Any]
+                } until: {
+                    ($0?["pending"] as? Int) == count
+                }
+                try #require(uploads?["pending"] as? Int == count, "\(uploads ?? [:])")
+            }
+
+            try #require(try await Self.student("cp \(quoted(file)) \(folder)/", setup).status == 0)
+            try await pending(1)
+            let moved = try await Self.student("mv \(folder)/Kopie.txt \(folder)/Endfassung.txt", setup)
+            #expect(moved.status == 0, "\(moved.stderr)")
+            try #require(try await Self.student("cp \(quoted(local))/notes.txt \(folder)/", setup).status == 0)
+            try await pending(2)
+            let vim = try await Self.student(
+                "cd \(folder) && HOME=\(quoted(local + "/home")) python3 \(quoted(local + "/keys.py")) "
+                    + #"'Goadded in vim\e|:wq\r' vim -c 'set backupskip=' notes.txt"#, setup, timeout: 60)
+            try #require(vim.status == 0, "\(vim.stdout) \(vim.stderr)")
+            let expected = "Notes of the seminar.\nadded in vim\n"
+            #expect(try await Self.student("cat \(folder)/notes.txt", setup).stdout == expected)
+            // Past the settle time: both wait in the outbox under the names the user gave them.
+            try await Task.sleep(for: .seconds(3))
+            try await pending(2)
+            let listed = try await Self.student("ls -A \(folder)", setup)
+            #expect(listed.lines == ["Endfassung.txt", "notes.txt"], "\(listed.stderr)")
+
+            setup.sim = try await Simulator.start(
+                SimulatorConfiguration(dataset: .custom(try Self.writesWithSecondStudent()), flavour: .v50, port: port))
+            let notesSHA = try await Self.sha256(of: expected)
+            let seen = try await Self.lecturerSees(inFolder: Self.generalID, setup.sim, within: .seconds(60)) {
+                $0.count == 2
+            }
+            #expect(
+                Set(seen.map { [$0.name, $0.sha256] }) == [["Endfassung.txt", sha], ["notes.txt", notesSHA]],
+                "\(seen)")
+            try await pending(0)
+            #expect(Self.uploadRequests(setup.sim) == (new: 2, versions: 0), "\(Self.uploadRequests(setup.sim))")
+        }
+    }
+
     /// The lecturer changes the student's document on Stud.IP while the student saves over their copy: nothing
     /// is overwritten — the lecturer's version stays, the student's bytes are kept beside it as
     /// "<name> (yours).<ext>", on Stud.IP and in the student's mount.
