@@ -53,7 +53,7 @@ public final class UploadDesk: Sendable {
     /// The outbox (sending through the server link, with the profile's terms of use) and the workspace over it
     /// (docs/writing.md): the daemon's, and `campusfs upload`'s without a daemon. Moves are offered while the
     /// link's connection speaks legacy REST (JSON:API has none), asked at each move: `api = auto` learns it only
-    /// once connected.
+    /// once connected. A draft over a document asks for its base's content `ETag` only while the link is online.
     public static func open(
         _ settings: UploadSettings, store: MetadataStore, link: ServerLink, logger: Logger
     ) async throws(WorkspaceError) -> (desk: UploadDesk, workspace: Workspace) {
@@ -62,7 +62,9 @@ public final class UploadDesk: Sendable {
             writer: LinkedWriter(link: link, terms: settings.terms), logger: logger)
         let workspace = try await Workspace(
             store: store, outbox: desk.outbox, dataDirectory: settings.dataDirectory,
-            configuration: Workspace.Configuration(terms: settings.terms, movesDocuments: { link.movesDocuments }),
+            configuration: Workspace.Configuration(
+                terms: settings.terms, movesDocuments: { link.movesDocuments },
+                isOnline: { await link.state == .online }),
             logger: logger)
         return (desk, workspace)
     }

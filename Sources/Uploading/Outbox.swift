@@ -182,6 +182,13 @@ public actor Outbox {
         return !OutboxProgress(row.progress).mayHaveArrived
     }
 
+    /// The content `ETag` of document `documentID` now (one `HEAD` through the writer), nil when the API has none,
+    /// the document is hosted elsewhere, or the request failed: what a draft over it starts from
+    /// (``Workspace/learnBaseETag(of:)``).
+    public nonisolated func contentETag(of documentID: String) async -> String? {
+        try? await writer.contentETag(documentID: documentID)
+    }
+
     public func counts() async throws(OutboxError) -> Counts {
         let store = self.store
         let counts = try await pool.run { () throws(OutboxError) in

@@ -26,14 +26,19 @@ public final class Workspace: Sendable {
         /// each move, on the FUSE thread (it must not block): with `api = auto` the answer is known only once
         /// connected.
         public var movesDocuments: @Sendable () -> Bool
+        /// Whether the connection is online: only then does a draft over a document whose content `ETag` the
+        /// cache did not know ask Stud.IP for it (``learnBaseETag(of:)``). Asked in a task.
+        public var isOnline: @Sendable () async -> Bool
 
         public init(
             settleTime: Duration = .seconds(2), terms: String? = nil,
-            movesDocuments: @escaping @Sendable () -> Bool = { false }
+            movesDocuments: @escaping @Sendable () -> Bool = { false },
+            isOnline: @escaping @Sendable () async -> Bool = { false }
         ) {
             self.settleTime = settleTime
             self.terms = terms
             self.movesDocuments = movesDocuments
+            self.isOnline = isOnline
         }
     }
 
@@ -307,6 +312,33 @@ public final class Workspace: Sendable {
     /// The base of a new version of `info`: its version, and its content `ETag` where the cache knows it.
     func base(of info: DocumentInfo) -> (version: DocumentVersion, etag: String?) {
         (info.version, hooks.withLock { $0.contentETag }?(info.id, info.version))
+    }
+
+    /// A draft made over a document whose content `ETag` the cache did not know (an `O_TRUNC` save, `cp` over it,
+    /// an atomic save over a version never read through the mount): one `HEAD` of the document's content through the
+    /// outbox's writer, kept in the draft if it still has none, so that a lecturer's replacement at the same size is
+    /// told from the version the save started from (docs/writing.md, "The outbox": "Conflicts"). In a task, and only
+    /// online: the open never waits for the network; the store write runs on ``BlockingPool``.
+    func learnBaseETag(of draft: DraftRecord) {
+        guard let id = draft.id, let documentID = draft.documentID, let base = draft.baseVersion,
+            draft.baseETag == nil, draft.follows == nil, !draft.isFolder
+        else { return }
+        let isOnline = configuration.isOnline
+        Task {
+            guard await isOnline(), let etag = await outbox.contentETag(of: documentID) else { return }
+            @Sendable func lacking(_ draft: DraftRecord?) -> Bool {
+                draft?.state == .editing && draft?.baseETag == nil && draft?.documentID == documentID
+                    && draft?.baseVersion == base
+            }
+            guard lacking(state.withLock({ $0.drafts[id] })) else { return }
+            do {
+                try await BlockingPool.shared.run { () throws(WorkspaceError) in
+                    try self.update(id) { draft in if lacking(draft) { draft.baseETag = etag } }
+                }
+            } catch {
+                logger.error("cannot record the content ETag of document \(documentID) in draft \(id): \(error)")
+            }
+        }
     }
 
     var refreshCourse: (@Sendable (String) async -> Bool)? { hooks.withLock { $0.refreshCourse } }

@@ -408,7 +408,7 @@ extension Workspace {
             case .none: break
             }
             // Applied to the draft's current record: a release that changed it meanwhile is kept.
-            try update(id) { current in
+            let renamed = try update(id) { current in
                 if let replacing {
                     current.documentID = replacing.documentID
                     current.baseVersion = replacing.baseVersion
@@ -419,6 +419,7 @@ extension Workspace {
                 current.name = newName
                 current.modified = Date()
             }
+            if replacing != nil, let renamed { learnBaseETag(of: renamed) }
             state.withLock { $0.quietSince[.draft(id)] = now() }
         case .document(let node, let info):
             try requireEditable(info)
@@ -539,6 +540,7 @@ extension Workspace {
                 state.quietSince[.draft(id)] = now()
                 if opening { state.openCount[id, default: 0] += 1 }
             }
+            learnBaseETag(of: shown)
             return shown
         }
     }

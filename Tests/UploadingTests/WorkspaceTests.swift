@@ -370,6 +370,52 @@ import Testing
         }
     }
 
+    /// The same, over a document never read through the mount (the cache knows no `ETag`: an `O_TRUNC` save): online,
+    /// the draft asks Stud.IP for its base's content `ETag` (one HEAD) and keeps it, so the replacement is seen and
+    /// both are kept. Offline nothing is asked.
+    @Test(arguments: [true, false])
+    func aSaveOverADocumentNeverReadLearnsItsBaseETag(online: Bool) async throws {
+        let configuration = Workspace.Configuration(isOnline: { online })
+        try await WorkspaceBench.with(configuration: configuration) { bench in
+            let (node, info) = try await bench.ownDocument("notes.txt", Array("old notes\n".utf8))
+            let current = try #require(try await bench.writer.contentETag(documentID: info.id))
+            let heads = { bench.sim.statistics.snapshot().routes["jsonapi HEAD file-refs/{id}/content"] ?? 0 }
+            let before = heads()
+            let draft = try bench.workspace.openForWriting(node, content: nil)
+            #expect(draft.baseETag == nil, "the open does not wait for the network")
+            let id = try #require(draft.id)
+            var learned: String?
+            for _ in 0..<(online ? 500 : 25) {
+                learned = bench.workspace.draft(inode: Workspace.inode(ofDraft: id))?.baseETag
+                if learned != nil { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            guard online else {
+                #expect(learned == nil && heads() == before, "asked offline")
+                return
+            }
+            #expect(learned == current && heads() == before + 1)
+            #expect(try bench.store.drafts().first?.baseETag == current, "stored")
+            try bench.write(draft, Self.bytes)
+            let lecturers = Array("new notes\n".utf8)
+            try bench.sim.replaceThroughJSONAPI(info.id, with: lecturers)
+            await bench.settle(after: .seconds(3))
+            try await bench.outbox.running {
+                for _ in 0..<500 where try await !bench.outbox.entries().isEmpty {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            let stored = bench.sim.university.fileRefs(in: OutboxHarness.generalFolder).filter {
+                $0.name.hasPrefix("notes")
+            }
+            #expect(
+                Set(stored.map { "\($0.name) \($0.content)" }) == [
+                    "notes.txt \(StudIPSimulator.Content.bytes(Data(lecturers)))",
+                    "notes (yours).txt \(StudIPSimulator.Content.bytes(Data(Self.bytes)))",
+                ])
+        }
+    }
+
     /// A refused upload edited again: the new save replaces the refused entry, so that `campusfs outbox retry`
     /// cannot send the old bytes beside the new ones — at once, and after a restart that came first.
     @Test func aRefusedDraftEditedAgainReplacesItsEntry() async throws {
