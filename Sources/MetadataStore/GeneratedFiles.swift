@@ -319,7 +319,7 @@ extension CourseRows {
         try db.run(
             "INSERT OR REPLACE INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
                 + "(?\(String(repeating: ", ?", count: columns.count - 1)))",
-            StatementArguments(values))
+            values: values)
     }
 }
 

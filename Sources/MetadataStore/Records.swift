@@ -150,9 +150,9 @@ extension DetailRecord {
         let values = values
         if let stored {
             guard stored != values else { return }
-            try db.run(Self.sql.update, StatementArguments(values + [inode.databaseValue]))
+            try db.run(Self.sql.update, values: values + [inode.databaseValue])
         } else {
-            try db.run(Self.sql.insert, StatementArguments([inode.databaseValue] + values))
+            try db.run(Self.sql.insert, values: [inode.databaseValue] + values)
         }
     }
 }

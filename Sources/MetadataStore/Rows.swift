@@ -15,6 +15,29 @@ extension Database {
         try cachedStatement(sql: sql).execute(arguments: arguments)
     }
 
+    /// ``run(_:_:)`` of a statement that changes rows, with `values` bound in order by GRDB's own binding of each
+    /// value (`DatabaseValue.bind(to:at:)`: the same SQLite calls and types as `StatementArguments`) and stepped with
+    /// SQLite's calls. For the writes a first fill runs per item (node, `folder`/`document` rows): building
+    /// `StatementArguments` and GRDB's nested temporary bindings of each value cost about as much as SQLite's own
+    /// insert of a `document` row (docs/performance.md, "Daemon CPU a document").
+    func run(_ sql: String, values: [DatabaseValue]) throws {
+        let statement = try cachedStatement(sql: sql)
+        let handle = statement.sqliteStatement
+        guard Int(sqlite3_bind_parameter_count(handle)) == values.count else {
+            throw DatabaseError(
+                resultCode: .SQLITE_MISUSE, message: "wrong number of statement arguments: \(values.count)", sql: sql)
+        }
+        for (index, value) in values.enumerated() {
+            let code = value.bind(to: handle, at: Int32(index + 1))
+            guard code == SQLITE_OK else {
+                throw DatabaseError(
+                    resultCode: .init(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)),
+                    sql: sql)
+            }
+        }
+        try SteppedRow.step(handle, sql: { sql }, { _ in true })
+    }
+
     func rows(_ sql: String, _ arguments: StatementArguments = StatementArguments()) throws -> [Row] {
         try Row.fetchAll(cachedStatement(sql: sql), arguments: arguments)
     }

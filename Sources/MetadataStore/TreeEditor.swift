@@ -26,6 +26,12 @@ struct TreeEditor {
         return "\u{1}\(placeholders)"
     }
 
+    static let insertSQL = """
+        INSERT INTO node (parent, name, base_name, kind, item_kind, studip_id, course_id, size, mtime, symlink_target,
+                          created)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
     /// Inserts a node whose name `finish()` decides, or, where the caller named all of a new directory's children
     /// by the same rule (``names(_:)``), under `name`: the node is written once. Returns its inode.
     mutating func insert(
@@ -34,15 +40,12 @@ struct TreeEditor {
     ) throws -> Int64 {
         if let name { changedNames.insert(.init(parent: parent, name: name)) }
         try db.run(
-            """
-            INSERT INTO node (parent, name, base_name, kind, item_kind, studip_id, course_id, size, mtime,
-                              symlink_target, created)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                parent, name ?? placeholder(in: parent), baseName, kind.rawValue, item.rawValue, studipID, courseID,
-                size,
-                mtime.timeIntervalSince1970, symlinkTarget, created.timeIntervalSince1970,
+            Self.insertSQL,
+            values: [
+                parent.databaseValue, (name ?? placeholder(in: parent)).databaseValue, baseName.databaseValue,
+                kind.rawValue.databaseValue, item.rawValue.databaseValue, studipID.databaseValue,
+                courseID.databaseValue, size.databaseValue, mtime.timeIntervalSince1970.databaseValue,
+                symlinkTarget.databaseValue, created.timeIntervalSince1970.databaseValue,
             ])
         changedNodes.insert(parent)
         return db.lastInsertedRowID
