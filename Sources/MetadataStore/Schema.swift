@@ -22,7 +22,60 @@ enum Schema {
         migrator.registerMigration("v12: one index per item", migrate: mergeItemIndexes)
         migrator.registerMigration("issue 32: draft base etag, being written", migrate: addDraftBaseETagAndWriting)
         migrator.registerMigration("v13: no id indexes on details", migrate: dropDetailIDIndexes)
+        migrator.registerMigration("v14: node checks without IN lists", migrate: checkNodeKindsWithoutLists)
         return migrator
+    }
+
+    /// Issue 31: `node`'s CHECK constraints said `kind IN (3 values)` and `item_kind IN (14 values)`, and SQLite 3.40
+    /// codes a constant list of more than two values as a temporary b-tree that every execution of a statement
+    /// builds anew: each node INSERT opened, filled and closed two of them, about a third of the insert's time in a
+    /// first fill (docs/performance.md, "Daemon CPU a document"). The same constraints as chains of `=` and `OR`
+    /// (for a NOT NULL column the same rows pass) need none. SQLite cannot change a CHECK constraint, so the table is
+    /// rebuilt as ``rebuildNode(itemKinds:_:)`` rebuilds it (keeping every row, inode and the AUTOINCREMENT counter;
+    /// the rows that refer to nodes by inode or by kind and id are untouched), with the indexes of `v12`.
+    private static func checkNodeKindsWithoutLists(_ db: Database) throws {
+        let columns =
+            "inode, parent, name, base_name, kind, item_kind, studip_id, course_id, size, mtime, symlink_target, "
+            + "created, highlighted_below"
+        // The lists of `v5`, spelled out: a shipped migration never changes with the enums.
+        let kinds = ["directory", "file", "symlink"]
+        let itemKinds = [
+            "root", "semester", "ongoing", "course", "courseLink", "folder", "document", "tagView", "tag", "tagLink",
+            "announcements", "announcement", "courseCalendar", "timetable",
+        ]
+        func anyOf(_ column: String, _ values: [String]) -> String {
+            values.map { "\(column) = '\($0)'" }.joined(separator: " OR ")
+        }
+        try db.execute(
+            sql: """
+                CREATE TABLE node_new (
+                    inode INTEGER PRIMARY KEY AUTOINCREMENT,
+                    parent INTEGER REFERENCES node(inode) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    base_name TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (\(anyOf("kind", kinds))),
+                    item_kind TEXT NOT NULL CHECK (\(anyOf("item_kind", itemKinds))),
+                    studip_id TEXT,
+                    course_id TEXT REFERENCES course(id) ON DELETE CASCADE,
+                    size INTEGER NOT NULL DEFAULT 0,
+                    mtime REAL NOT NULL,
+                    symlink_target TEXT,
+                    created REAL NOT NULL,
+                    highlighted_below INTEGER NOT NULL DEFAULT 0,
+                    CHECK ((parent IS NULL) = (item_kind = 'root'))
+                );
+                INSERT INTO node_new (\(columns)) SELECT \(columns) FROM node;
+                UPDATE sqlite_sequence
+                SET seq = MAX(seq, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'node'), 0))
+                WHERE name = 'node_new';
+                DROP TABLE node;
+                ALTER TABLE node_new RENAME TO node;
+                CREATE UNIQUE INDEX node_name ON node(parent, name);
+                CREATE INDEX node_parent ON node(parent);
+                CREATE INDEX node_course ON node(course_id);
+                CREATE UNIQUE INDEX node_item ON node(
+                    item_kind, studip_id, (CASE WHEN item_kind IN ('courseLink', 'tagLink') THEN parent ELSE 0 END));
+                """)
     }
 
     /// Issue 31: `document.id` and `folder.id` were UNIQUE, so each had an index keyed by random Stud.IP ids that
