@@ -155,6 +155,27 @@ extension MetadataStore {
         }
     }
 
+    /// Removes row `id` if `removable` holds for it as this transaction reads it, and writes what `dependent` makes
+    /// of every other row (nil: unchanged) in the same transaction: the sender's claim of a row is a write too, so a
+    /// discard never deletes a row being sent. Nil: there is no such row; `removed` false: nothing was written.
+    public func removeOutboxRow(
+        id: Int64, if removable: (OutboxRow) -> Bool, updating dependent: (OutboxRow) -> OutboxRow?
+    ) throws(StoreError) -> (row: OutboxRow, removed: Bool, dependents: [OutboxRow])? {
+        try write("removing outbox entry \(id)") { db -> (row: OutboxRow, removed: Bool, dependents: [OutboxRow])? in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id").map(OutboxRow.init(row:))
+            guard let row = rows.first(where: { $0.id == id }) else { return nil }
+            guard removable(row) else { return (row, false, []) }
+            let dependents = rows.filter { $0.id != id }.compactMap(dependent)
+            for other in dependents {
+                try db.execute(
+                    sql: "UPDATE outbox SET state = ?, reason = ? WHERE id = ?",
+                    arguments: [other.state, other.reason, other.id])
+            }
+            try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id])
+            return (row, true, dependents)
+        }
+    }
+
     /// Takes back the rows of draft `draft.id` and writes `draft` as given (editing again), in one transaction, if
     /// `withdrawable` holds for each row as this transaction reads it: the sender's claim of a row is a write too,
     /// so none slips between the check and the delete (docs/writing.md, "Renaming or deleting a file in the

@@ -119,29 +119,35 @@ public actor Outbox {
     }
 
     /// Removes an entry that is not being sent, and its bytes; `onSettled` is told (`.discarded`). Entries that
-    /// waited for the folder it was to make fail.
+    /// waited for the folder it was to make fail. Whether it is being sent is decided by the store's row in the
+    /// transaction that removes it: the sender marks it `sending` there before any byte leaves. A row left
+    /// `sending` by a sender that died is not being sent: no sender holds the lock (a live one resets such rows
+    /// before it sends, ``recover()``), and none can start while the discard holds it.
     public func discard(_ id: Int64) async throws(OutboxError) {
         guard sendingEntry != id else { throw .busy(id) }
         let (store, bytes) = (self.store, self.bytes)
-        let (removed, dependents) = try await pool.run { () throws(OutboxError) -> (OutboxRow?, [OutboxRow]) in
-            try OutboxCoding.storing { () throws(StoreError) in
-                guard let row = try store.outboxRow(id: id) else { return (nil, []) }
-                var dependents: [OutboxRow] = []
-                for var other in try store.outboxRows() where other.entry?.operation.awaitedEntry == id {
+        let found = try await pool.run { () throws(OutboxError) in
+            let idle = try OutboxLock.acquire(in: bytes)
+            defer { withExtendedLifetime(idle) {} }
+            return try OutboxCoding.storing { () throws(StoreError) in
+                try store.removeOutboxRow(id: id) { row in
+                    row.state != OutboxState.sending.rawValue || idle != nil
+                } updating: { other in
+                    guard other.entry?.operation.awaitedEntry == id else { return nil }
+                    var other = other
                     other.state = OutboxState.failed.rawValue
                     other.reason = "the folder it was to go into was discarded from the outbox (entry \(id))"
-                    dependents.append(other)
+                    return other
                 }
-                try store.updateOutboxRows(dependents)
-                try store.deleteOutboxRow(id: id)
-                return (row, dependents)
             }
         }
-        guard let removed, let entry = removed.entry else { throw .noSuchEntry(id) }
+        guard let found else { throw .noSuchEntry(id) }
+        guard found.removed else { throw .busy(id) }
+        guard let entry = found.row.entry else { throw .noSuchEntry(id) }
         try? await pool.run { () throws(OutboxError) in try bytes.remove(id) }
         logger.info("outbox: discarded \(id): \(entry.operation)")
         await onSettled(entry, .discarded)
-        for dependent in dependents {
+        for dependent in found.dependents {
             if let entry = dependent.entry, let reason = dependent.reason {
                 await onSettled(entry, .failed(reason: reason))
             }

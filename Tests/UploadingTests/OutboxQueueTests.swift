@@ -157,6 +157,39 @@ import Testing
         }
     }
 
+    /// The store's row says `sending` (the sender's claim, written before any byte leaves) while a sender holds the
+    /// lock: a discard must not delete what is on its way, even when this outbox is not the one sending it.
+    @Test func anEntryMarkedSendingIsNotDiscardedWhileASenderIsAlive() async throws {
+        let harness = try OutboxHarness()
+        let settlements = Settlements()
+        try await OutboxHarness.withWriter { _, writer in
+            let store = try harness.openStore()
+            let outbox = Outbox(
+                store: store, dataDirectory: harness.data, writer: writer, onSettled: settlements.handler)
+            let id = try await outbox.enqueue(
+                .upload(folder: .folder(OutboxHarness.generalFolder), name: "a.txt", terms: nil),
+                bytes: try harness.draft("a.txt", [1, 2, 3]), draftID: 7)
+            var row = try #require(try store.outboxRow(id: id))
+            row.state = OutboxState.sending.rawValue
+            try store.updateOutboxRows([row])
+            let outboxDirectory = OutboxBytes(directory: harness.data.appendingPathComponent("outbox"))
+
+            var sender: OutboxLock? = try #require(try OutboxLock.acquire(in: outboxDirectory))
+            await #expect(throws: OutboxError.busy(id)) { try await outbox.discard(id) }
+            #expect(try await outbox.entries().map(\.id) == [id])
+            #expect(harness.outboxBytes(of: id) == [1, 2, 3])
+            #expect(await settlements.all.isEmpty)
+
+            // The sender died (its lock went with it): the row it left `sending` is discarded.
+            #expect(sender != nil)
+            sender = nil
+            try await outbox.discard(id)
+            #expect(try await outbox.entries().isEmpty)
+            #expect(harness.outboxBytes(of: id) == nil)
+            #expect(await settlements.all.map(\.outcome) == [.discarded])
+        }
+    }
+
     @Test func operationsAndBytesMustGoTogether() async throws {
         let harness = try OutboxHarness()
         try await OutboxHarness.withWriter { _, writer in
