@@ -197,6 +197,35 @@ struct ShapedPageTests {
         }
     }
 
+    /// Captured pages cut short and with a byte replaced by each of a few that break JSON in different ways, at
+    /// offsets spread over the whole page (prime strides, to keep the test fast): the same outcome, error text
+    /// included, with and without a shape.
+    @Test func damagedCapturesFailTheSameWay() throws {
+        var damaged = 0
+        for name in ["studip-5.0.7/jsonapi_course_file_refs.json", "studip-5.0.7/jsonapi_course_folders.json"] {
+            let capture = try Array(Data(contentsOf: Self.fixtures.appending(path: name)))
+            var bodies = stride(from: 0, to: capture.count, by: 23).map { Data(capture[..<$0]) }
+            for offset in stride(from: 0, to: capture.count, by: 67) {
+                for byte in [UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "}"), 0x01] {
+                    var body = capture
+                    body[offset] = byte
+                    bodies.append(Data(body))
+                }
+            }
+            for body in bodies {
+                let expected = Self.failure { () throws(StudIPError) in _ = try JSONValue.parse(body, what: "p") }
+                if expected != nil { damaged += 1 }
+                for shape in [JSONAPIFormat.folderPage, JSONAPIFormat.documentPage] {
+                    let actual = Self.failure { () throws(StudIPError) in
+                        _ = try JSONValue.parse(body, what: "p", shape: shape)
+                    }
+                    #expect(actual == expected, "\(name): \(expected ?? "no error")")
+                }
+            }
+        }
+        #expect(damaged > 1_000)
+    }
+
     static func failure(_ body: () throws(StudIPError) -> Void) -> String? {
         do {
             try body()
