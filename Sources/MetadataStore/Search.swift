@@ -350,7 +350,7 @@ enum SearchSQL {
             indexed[try row.decode(atIndex: 0)] = Array(row.databaseValues.dropFirst())
         }
         guard !indexed.isEmpty else {
-            try db.run("INSERT INTO search_document (rowid, \(metadataColumns)) \(metadataRows)", arguments)
+            try db.run(firstFill, arguments)
             return
         }
         for row in try db.rows(metadataRows, arguments) {
@@ -366,6 +366,13 @@ enum SearchSQL {
         }
         for inode in indexed.keys { try db.run("DELETE FROM search_document WHERE rowid = ?", [inode]) }
     }
+
+    /// A course's first index rows, in rowid order: FTS5 keeps what a transaction inserts in memory and writes it as
+    /// one segment at the commit, but writes what it holds as a segment of its own whenever a rowid is not larger
+    /// than the last one. In the folders' order every folder but the first started a segment, and FTS5 merged them
+    /// again (flushing and merging were three quarters of the search rows' time in a first fill, docs/performance.md,
+    /// "Daemon CPU a document").
+    static let firstFill = "INSERT INTO search_document (rowid, \(metadataColumns)) \(metadataRows) ORDER BY n.inode"
 
     /// The text of each course's index rows that comes from the overview (number, title, semester titles): a
     /// change means the course's rows must be rewritten.

@@ -115,6 +115,19 @@ private final class StatementCount: Sendable {
         #expect(try searchRows(store) == filled)
     }
 
+    /// A first fill's search rows go into FTS5 in rowid order, so the course's commit writes them as one segment: in
+    /// the folders' order (here `Folien`'s documents, then `Alt`'s, their inodes interleaved) FTS5 wrote a segment
+    /// whenever a rowid was smaller than the last, and merged them again.
+    @Test func aFirstFillWritesItsSearchRowsAsOneSegment() throws {
+        let store = try MetadataStore.withCourse(listing(documents: 12))
+        let segments = try store.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(DISTINCT segid) FROM search_document_idx")
+        }
+        #expect(segments == 1)
+        #expect(try searchRows(store).count == 12)
+        #expect(try store.search("Datei 3").map(\.path) == ["\(course)/Folien/Alt/Datei 3.pdf"])
+    }
+
     @Test func anUnchangedRefreshRunsAsManyStatementsForFortyDocumentsAsForFour() throws {
         var statements: [Int] = []
         for count in [4, 40] {
