@@ -108,10 +108,14 @@ public actor Outbox {
                 row.state = OutboxState.queued.rawValue
                 row.reason = nil
                 row.notBefore = nil
-                // The user asked for it: an unconfirmed upload is sent without the check it could not pass.
-                var progress = OutboxProgress(row.progress)
-                progress.mayHaveArrived = false
-                row.progress = progress.text
+                // The user asked for it: an unconfirmed upload is sent without the check it could not pass. A
+                // waiting one that may have arrived is still looked for first (and stays not to be taken back:
+                // ``OutboxProgress/requestLeft`` is never cleared).
+                if state == .unconfirmed {
+                    var progress = OutboxProgress(row.progress)
+                    progress.mayHaveArrived = false
+                    row.progress = progress.text
+                }
             case .queued, .sending, .settled: break
             }
         }
@@ -179,13 +183,15 @@ public actor Outbox {
 
     /// Whether taking an entry back cannot leave a copy on Stud.IP: it carries bytes (an upload or a new version,
     /// whose draft holds the same bytes), it is queued, waiting or refused, never `sending`, and no attempt of it
-    /// may have arrived (never attempted, or each attempt ended with a definite "did not arrive": a refusal, a
-    /// connection that never delivered the request).
+    /// may have arrived: never attempted, or each attempt ended before its request left (the folder's listing
+    /// failed, a connection that never delivered it) or with an answer proving nothing was stored (a refusal,
+    /// 429, 503) (``OutboxProgress/requestLeft``).
     static func isWithdrawable(_ row: OutboxRow) -> Bool {
         guard let entry = row.entry, entry.operation.carriesBytes,
             [.queued, .waiting, .failed].contains(entry.state)
         else { return false }
-        return !OutboxProgress(row.progress).mayHaveArrived
+        let progress = OutboxProgress(row.progress)
+        return !progress.mayHaveArrived && !progress.sent(after: row.attempts)
     }
 
     /// The content `ETag` of document `documentID` now (one `HEAD` through the writer), nil when the API has none,
@@ -324,6 +330,28 @@ struct OutboxProgress: Codable, Hashable {
     var keptAs: String?
     var conflictFolder: String?
     var conflictCause: OutboxOutcome.ConflictCause?
+    /// Sticky: a request carrying the bytes left and Stud.IP's answer did not prove they were not stored (no answer,
+    /// a 5xx other than 503, a connection that broke after sending). Set before the request leaves; an attempt
+    /// refused for certain puts back what it was before; nothing clears it after (not `retry`, not a later check
+    /// that does not find the bytes: legacy REST stores and then answers 500, and a listing may lag). An entry
+    /// with it is never taken back (``Outbox/isWithdrawable(_:)``). Nil in rows written before it existed: see
+    /// ``sent(after:)``.
+    var requestLeft: Bool?
+
+    /// Whether a request carrying the bytes may have left and been stored, after `attempts` attempts. A row written
+    /// by a version without ``requestLeft`` that was attempted counts as sent: that version did not record how its
+    /// attempts ended, and taking back bytes that may be on Stud.IP would leave a copy under a name the user no
+    /// longer has.
+    func sent(after attempts: Int) -> Bool {
+        requestLeft ?? (attempts > 0)
+    }
+
+    /// This attempt's request was refused or never delivered: nothing to look for before the next one, and the
+    /// sticky bit is what it was before the attempt (`sentBefore`).
+    mutating func didNotArrive(sentBefore: Bool) {
+        mayHaveArrived = false
+        requestLeft = sentBefore
+    }
 
     init(_ text: String?) {
         self = OutboxCoding.decode(OutboxProgress.self, text) ?? OutboxProgress()

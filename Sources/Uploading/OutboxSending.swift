@@ -143,6 +143,11 @@ extension Outbox {
         var row = row
         row.attempts += 1
         var progress = OutboxProgress(row.progress)
+        // Written down from this attempt on, so that an attempt that ends before its request leaves does not count
+        // as sent (``OutboxProgress/sent(after:)``).
+        if entry.operation.carriesBytes, progress.requestLeft == nil {
+            progress.requestLeft = progress.sent(after: row.attempts - 1)
+        }
         let result: Attempt
         switch entry.operation {
         case .upload(.folder(let folder), let name, let terms):
@@ -221,7 +226,9 @@ extension Outbox {
         {
             return failure
         }
+        let wasSent = progress.requestLeft ?? false
         progress.mayHaveArrived = true
+        progress.requestLeft = true
         row.progress = progress.text
         if let failure = await markSending(&row) { return failure }
         let receipt: UploadReceipt
@@ -229,7 +236,7 @@ extension Outbox {
             receipt = try await writer.upload(
                 file: bytes.url(of: row.id).path, toFolder: folder, name: name, termsID: terms, progress: nil)
         } catch {
-            if !Self.mayHaveArrived(after: error) { progress.mayHaveArrived = false }
+            if !Self.mayHaveArrived(after: error) { progress.didNotArrive(sentBefore: wasSent) }
             return Self.verdict(error)
         }
         switch receipt.outcome {
@@ -306,21 +313,29 @@ extension Outbox {
             logger.notice("outbox: \(row.id): document \(documentID) \(what); uploading as \(progress.keptAs ?? name)")
             return await newVersion(&row, &progress, of: documentID, in: folder, name: name, base: base)
         }
+        let wasSent = progress.requestLeft ?? false
         progress.mayHaveArrived = true
+        progress.requestLeft = true
         row.progress = progress.text
         if let failure = await markSending(&row) { return failure }
+        let receipt: UploadReceipt
         do {
-            let receipt = try await writer.uploadNewVersion(
+            receipt = try await writer.uploadNewVersion(
                 documentID: documentID, file: bytes.url(of: row.id).path, name: name, progress: nil)
-            if let document = receipt.document { return Self.confirm(document, sent: size) }
+        } catch {
+            // Refused, or never delivered: nothing to look for before the next attempt, and the draft may be taken
+            // back (``Outbox/isWithdrawable(_:)``).
+            if !Self.mayHaveArrived(after: error) { progress.didNotArrive(sentBefore: wasSent) }
+            return Self.verdict(error)
+        }
+        if let document = receipt.document { return Self.confirm(document, sent: size) }
+        do {
+            // Stud.IP took the version (2xx): a read-back that fails leaves it arrived, found by the next attempt.
             let stored = try await writer.document(id: documentID)
             return stored.size == size
                 ? .settled(.done(stored))
                 : .waiting(reason: "Stud.IP's answer to the new version of \(name) left open whether it was stored")
         } catch {
-            // Refused, or never delivered: nothing to look for before the next attempt, and the draft may be taken
-            // back (``Outbox/isWithdrawable(_:)``).
-            if !Self.mayHaveArrived(after: error) { progress.mayHaveArrived = false }
             return Self.verdict(error)
         }
     }

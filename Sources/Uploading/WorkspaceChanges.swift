@@ -191,10 +191,15 @@ extension Workspace {
                 let entered = current.state == .queued || current.state == .failed
                 if entered {
                     // Confirmed (its entry is gone), a folder (entries into it name its entry), pinned or followed by
-                    // a draft that waits for its outcome: it stays as it is.
+                    // a draft that waits for its outcome: it stays as it is. A failed one may have no entry at all
+                    // (a folder whose entry was discarded, a write that failed): the store says.
                     guard state.confirmed[id] == nil, !current.isFolder, state.openCount[id] == nil,
                         !state.drafts.values.contains(where: { $0.follows == id })
-                    else { return .busy }
+                    else {
+                        guard current.state == .failed else { return .busy }
+                        state.openCount[id, default: 0] += 1
+                        return .heldUnlessInOutbox(current)
+                    }
                     state.withdrawing.insert(id)
                 }
                 state.openCount[id, default: 0] += 1
@@ -202,6 +207,22 @@ extension Workspace {
             }
             switch claim {
             case .held(let current): return current
+            case .heldUnlessInOutbox(let current):
+                // Pinned, it cannot be handed to the outbox meanwhile.
+                let inOutbox: Bool
+                do throws(WorkspaceError) {
+                    inOutbox = try storing { () throws(StoreError) in
+                        try store.outboxRows().contains { $0.draftID == id }
+                    }
+                } catch {
+                    closed(id)
+                    throw error
+                }
+                guard !inOutbox else {
+                    closed(id)
+                    throw busy
+                }
+                return current
             case .busy: throw busy
             case .settling: usleep(1000)
             case .withdraw(let current):
@@ -224,6 +245,8 @@ extension Workspace {
 
     private enum Claim {
         case held(DraftRecord)
+        /// Failed, and pinned, followed or a folder: held if the outbox has no entry of it, else `EBUSY`.
+        case heldUnlessInOutbox(DraftRecord)
         case withdraw(DraftRecord)
         case settling
         case busy
