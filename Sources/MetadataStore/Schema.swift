@@ -31,12 +31,9 @@ enum Schema {
     /// builds anew: each node INSERT opened, filled and closed two of them, about a third of the insert's time in a
     /// first fill (docs/performance.md, "Daemon CPU a document"). The same constraints as chains of `=` and `OR`
     /// (for a NOT NULL column the same rows pass) need none. SQLite cannot change a CHECK constraint, so the table is
-    /// rebuilt as ``rebuildNode(itemKinds:_:)`` rebuilds it (keeping every row, inode and the AUTOINCREMENT counter;
-    /// the rows that refer to nodes by inode or by kind and id are untouched), with the indexes of `v12`.
+    /// rebuilt (``rebuildNode(kindCheck:itemKindCheck:indexes:_:)``: every row, inode and the AUTOINCREMENT counter
+    /// kept; the rows that refer to nodes by inode or by kind and id are untouched), with the indexes of `v12`.
     private static func checkNodeKindsWithoutLists(_ db: Database) throws {
-        let columns =
-            "inode, parent, name, base_name, kind, item_kind, studip_id, course_id, size, mtime, symlink_target, "
-            + "created, highlighted_below"
         // The lists of `v5`, spelled out: a shipped migration never changes with the enums.
         let kinds = ["directory", "file", "symlink"]
         let itemKinds = [
@@ -46,36 +43,13 @@ enum Schema {
         func anyOf(_ column: String, _ values: [String]) -> String {
             values.map { "\(column) = '\($0)'" }.joined(separator: " OR ")
         }
-        try db.execute(
-            sql: """
-                CREATE TABLE node_new (
-                    inode INTEGER PRIMARY KEY AUTOINCREMENT,
-                    parent INTEGER REFERENCES node(inode) ON DELETE CASCADE,
-                    name TEXT NOT NULL,
-                    base_name TEXT NOT NULL,
-                    kind TEXT NOT NULL CHECK (\(anyOf("kind", kinds))),
-                    item_kind TEXT NOT NULL CHECK (\(anyOf("item_kind", itemKinds))),
-                    studip_id TEXT,
-                    course_id TEXT REFERENCES course(id) ON DELETE CASCADE,
-                    size INTEGER NOT NULL DEFAULT 0,
-                    mtime REAL NOT NULL,
-                    symlink_target TEXT,
-                    created REAL NOT NULL,
-                    highlighted_below INTEGER NOT NULL DEFAULT 0,
-                    CHECK ((parent IS NULL) = (item_kind = 'root'))
-                );
-                INSERT INTO node_new (\(columns)) SELECT \(columns) FROM node;
-                UPDATE sqlite_sequence
-                SET seq = MAX(seq, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'node'), 0))
-                WHERE name = 'node_new';
-                DROP TABLE node;
-                ALTER TABLE node_new RENAME TO node;
-                CREATE UNIQUE INDEX node_name ON node(parent, name);
-                CREATE INDEX node_parent ON node(parent);
+        try rebuildNode(
+            kindCheck: anyOf("kind", kinds), itemKindCheck: anyOf("item_kind", itemKinds),
+            indexes: """
                 CREATE INDEX node_course ON node(course_id);
                 CREATE UNIQUE INDEX node_item ON node(
                     item_kind, studip_id, (CASE WHEN item_kind IN ('courseLink', 'tagLink') THEN parent ELSE 0 END));
-                """)
+                """, db)
     }
 
     /// Issue 31: `document.id` and `folder.id` were UNIQUE, so each had an index keyed by random Stud.IP ids that
@@ -302,10 +276,25 @@ enum Schema {
     /// meanwhile and check them at the end), keeping its AUTOINCREMENT counter: inodes of deleted nodes are never
     /// handed out again. Course and tag links are exempt from the one-placement index.
     private static func rebuildNode(itemKinds: [String], _ db: Database) throws {
+        let kinds = itemKinds.map { "'\($0)'" }.joined(separator: ", ")
+        try rebuildNode(
+            kindCheck: "kind IN ('directory', 'file', 'symlink')", itemKindCheck: "item_kind IN (\(kinds))",
+            indexes: """
+                CREATE INDEX node_item ON node(item_kind, studip_id);
+                CREATE UNIQUE INDEX node_single_placement ON node(studip_id, item_kind)
+                    WHERE item_kind NOT IN ('courseLink', 'tagLink');
+                CREATE INDEX node_course ON node(course_id);
+                """, db)
+    }
+
+    /// ``rebuildNode(itemKinds:_:)`` with the CHECK expressions of `kind` and `item_kind` and the indexes besides
+    /// `node_name` and `node_parent` as given: every migration that rebuilds `node` goes through here.
+    private static func rebuildNode(
+        kindCheck: String, itemKindCheck: String, indexes: String, _ db: Database
+    ) throws {
         let columns =
             "inode, parent, name, base_name, kind, item_kind, studip_id, course_id, size, mtime, symlink_target, "
             + "created, highlighted_below"
-        let kinds = itemKinds.map { "'\($0)'" }.joined(separator: ", ")
         try db.execute(
             sql: """
                 CREATE TABLE node_new (
@@ -313,8 +302,8 @@ enum Schema {
                     parent INTEGER REFERENCES node(inode) ON DELETE CASCADE,
                     name TEXT NOT NULL,
                     base_name TEXT NOT NULL,
-                    kind TEXT NOT NULL CHECK (kind IN ('directory', 'file', 'symlink')),
-                    item_kind TEXT NOT NULL CHECK (item_kind IN (\(kinds))),
+                    kind TEXT NOT NULL CHECK (\(kindCheck)),
+                    item_kind TEXT NOT NULL CHECK (\(itemKindCheck)),
                     studip_id TEXT,
                     course_id TEXT REFERENCES course(id) ON DELETE CASCADE,
                     size INTEGER NOT NULL DEFAULT 0,
@@ -332,11 +321,7 @@ enum Schema {
                 ALTER TABLE node_new RENAME TO node;
                 CREATE UNIQUE INDEX node_name ON node(parent, name);
                 CREATE INDEX node_parent ON node(parent);
-                CREATE INDEX node_item ON node(item_kind, studip_id);
-                CREATE UNIQUE INDEX node_single_placement ON node(studip_id, item_kind)
-                    WHERE item_kind NOT IN ('courseLink', 'tagLink');
-                CREATE INDEX node_course ON node(course_id);
-                """)
+                """ + indexes)
     }
 
     /// Folders and documents Stud.IP removed, and since when: their cached bytes and the user's tags, rating and
