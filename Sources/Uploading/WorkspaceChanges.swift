@@ -158,8 +158,9 @@ extension Workspace {
             next.baseVersion = earlier.baseVersion
             next.baseETag = earlier.baseETag
         }
-        // Decided under the lock settling claims drafts under: one whose bytes are on their way is waited for.
-        let onItsWay = state.withLock { state -> Bool in
+        // Decided under the lock settling claims drafts under: one whose bytes are on their way is waited for, and
+        // so is a rename or delete taking its entry back (``whenDecided(_:_:)``), as an open waits.
+        let onItsWay = whenDecided(id) { state -> Bool in
             if state.drafts[id]?.state == .queued || state.settling.contains(id) {
                 state.openCount[id, default: 0] += 1
                 return true
@@ -577,11 +578,14 @@ extension Workspace {
         try writes.withLock { _ throws(WorkspaceError) in _ = try persist(draft) }
     }
 
-    /// Changes the current record of draft `id`, unless it is gone; returns what it became.
+    /// Changes the current record of draft `id`, unless it is gone or `applies` says no (asked under the same
+    /// lock); returns what it became.
     @discardableResult
-    func update(_ id: Int64, _ change: (inout DraftRecord) -> Void) throws(WorkspaceError) -> DraftRecord? {
+    func update(
+        _ id: Int64, if applies: (DraftRecord) -> Bool = { _ in true }, _ change: (inout DraftRecord) -> Void
+    ) throws(WorkspaceError) -> DraftRecord? {
         try writes.withLock { _ throws(WorkspaceError) -> DraftRecord? in
-            guard var draft = state.withLock({ $0.drafts[id] }) else { return nil }
+            guard var draft = state.withLock({ $0.drafts[id] }), applies(draft) else { return nil }
             change(&draft)
             return try persist(draft)
         }

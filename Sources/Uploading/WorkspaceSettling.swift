@@ -245,7 +245,7 @@ extension Workspace {
                     ?? entry.draftID.flatMap { state.drafts[$0] }.flatMap { $0.state == .failed ? $0 : nil }
             }
             if let draft {
-                try await settledDraft(draft, outcome)
+                try await settledDraft(draft, outcome, of: entry.id)
             } else if let change = state.withLock({ $0.changes.values.first { $0.outboxID == entry.id } }) {
                 try await settledChange(change, outcome)
             }
@@ -254,7 +254,11 @@ extension Workspace {
         }
     }
 
-    private func settledDraft(_ draft: DraftRecord, _ outcome: OutboxOutcome) async throws(WorkspaceError) {
+    /// Applies `outcome` of entry `entryID` to `draft`, as ``settled(_:_:)`` looked it up (internal: a test drives
+    /// a rename between the look-up and this).
+    func settledDraft(_ draft: DraftRecord, _ outcome: OutboxOutcome, of entryID: Int64)
+        async throws(WorkspaceError)
+    {
         guard let id = draft.id else { return }
         var document: RemoteDocument?
         var madeFolder: RemoteFolder?
@@ -285,14 +289,22 @@ extension Workspace {
         let confirmed = kept.state == .queued
         if !confirmed {
             let unsent = kept
-            try await BlockingPool.shared.run { () throws(WorkspaceError) in
-                try self.update(id) {
+            let applied = try await BlockingPool.shared.run { () throws(WorkspaceError) -> Bool in
+                // Only while the draft still stands for this entry: a rename or delete may have taken it back
+                // since it was looked up (``withdraw(_:)``), and the draft is being edited again.
+                let kept = try self.update(id, if: { $0.outboxID == entryID || $0.state == .failed }) {
                     $0.state = unsent.state
                     $0.detail = unsent.detail
                     $0.outboxID = nil
                 }
+                guard kept != nil else { return false }
                 // After a conflict or a refusal the followers have no version to start from: they conflict in turn.
                 try self.release(followersOf: id, base: nil)
+                return true
+            }
+            guard applied else {
+                logger.info("\(draft.name) was taken back from the outbox before entry \(entryID)'s outcome came")
+                return
             }
             invalidate(Invalidation(names: [.init(parent: draft.parent, name: draft.name)], inodes: [draft.parent]))
             return

@@ -83,6 +83,28 @@ import Testing
         }
     }
 
+    /// A refusal whose outcome the workspace looked its draft up for just before a rename took the entry back
+    /// (the interleaving driven by hand: the outcome applied to the record read before the rename): the renamed
+    /// draft stays being edited under its new name, and settles again.
+    @Test func aRefusalThatComesAfterTheDraftWasTakenBackLeavesItEditing() async throws {
+        try await WorkspaceBench.with(reporting: true) { bench in
+            let general = try bench.general
+            let (draft, entry) = try await WorkspaceTests.queued("Alt.txt", in: bench)
+            let id = try #require(draft.id)
+            let looked = try #require(bench.workspace.draft(inode: Workspace.inode(ofDraft: id)))
+            #expect(looked.outboxID == entry.id)
+            try bench.workspace.rename(parent: general, name: "Alt.txt", to: general, "Neu.txt", noReplace: false)
+            try await bench.workspace.settledDraft(looked, .failed(reason: "refused"), of: entry.id)
+            let now = try #require(bench.workspace.draft(inode: Workspace.inode(ofDraft: id)))
+            #expect(now.state == .editing && now.name == "Neu.txt" && now.detail == nil)
+            #expect(try bench.store.drafts().map(\.state) == [.editing], "stored")
+            await bench.settle(after: .seconds(3))
+            #expect(
+                try await bench.operations() == [.upload(folder: .folder(H.generalFolder), name: "Neu.txt", terms: nil)]
+            )
+        }
+    }
+
     /// A row written before the sticky bit existed: attempted, it counts as possibly on Stud.IP; never attempted,
     /// it may be taken back.
     @Test(arguments: [0, 1])
