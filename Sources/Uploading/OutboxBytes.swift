@@ -62,6 +62,18 @@ struct OutboxBytes: Sendable {
         }
     }
 
+    /// Drops the file of an entry that has no row, if it is a second link of its bytes (the draft's file is the
+    /// other, ``Outbox/withdraw(_:)``); false, leaving it, when it is their only copy: the row may be lost with an
+    /// older store put back, and those bytes are a user's.
+    func removeOrphan(_ entry: Int64) throws(OutboxError) -> Bool {
+        BlockingPool.checkBlockingAllowed("removing outbox bytes \(entry)")
+        var info = stat()
+        guard stat(url(of: entry).path, &info) == 0 else { return errno == ENOENT }
+        guard info.st_nlink > 1 else { return false }
+        try remove(entry)
+        return true
+    }
+
     /// The entries that have a file here (the directory read once; none before its first use).
     func stored() -> [Int64] {
         BlockingPool.checkBlockingAllowed("listing \(directory.path)")

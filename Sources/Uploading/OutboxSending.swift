@@ -488,27 +488,37 @@ extension Outbox {
     func recover() async {
         let (store, bytes) = (self.store, self.bytes)
         let recovered: [OutboxRow]
+        let kept: [Int64]
         do {
-            recovered = try await pool.run { () throws(OutboxError) -> [OutboxRow] in
-                try Self.recover(store, bytes)
-            }
+            (recovered, kept) = try await pool.run { () throws(OutboxError) in try Self.recover(store, bytes) }
         } catch {
             logger.error("outbox: cannot check the outbox at the start: \(error)")
             return
+        }
+        for orphan in kept {
+            logger.warning(
+                "outbox: \(bytes.url(of: orphan).path) belongs to no entry and is the only copy of its bytes; left in place"
+            )
         }
         for row in recovered where row.state == OutboxState.failed.rawValue {
             if let entry = row.entry, let reason = row.reason { await onSettled(entry, .failed(reason: reason)) }
         }
     }
 
-    /// ``recover()``'s blocking part: returns the rows it changed.
-    private static func recover(_ store: MetadataStore, _ bytes: OutboxBytes) throws(OutboxError) -> [OutboxRow] {
+    /// ``recover()``'s blocking part: returns the rows it changed, and the files of no entry it left in place.
+    private static func recover(_ store: MetadataStore, _ bytes: OutboxBytes) throws(OutboxError) -> (
+        changed: [OutboxRow], kept: [Int64]
+    ) {
         var changed: [OutboxRow] = []
         // Listed before the rows are read: a row is committed before its bytes are moved in, so a file found here
-        // whose row is not there is one whose row was discarded or taken back before a crash let its file go.
+        // whose row is not there is one whose row was discarded or taken back before a crash let its file go. Only
+        // a second link of the draft's bytes is removed; an only copy (its row lost with an older store put back)
+        // stays for the user.
         let files = bytes.stored()
         let rows = try OutboxCoding.storing { () throws(StoreError) in try store.outboxRows() }
-        for orphan in Set(files).subtracting(rows.map(\.id)) { try? bytes.remove(orphan) }
+        let kept = Set(files).subtracting(rows.map(\.id)).sorted().filter { orphan in
+            (try? bytes.removeOrphan(orphan)) != true
+        }
         for var row in rows where row.state != OutboxState.settled.rawValue {
             var dirty = false
             if row.byteCount != nil, !bytes.exists(row.id) {
@@ -534,7 +544,7 @@ extension Outbox {
             if dirty { changed.append(row) }
         }
         try OutboxCoding.storing { () throws(StoreError) in _ = try store.updateOutboxRows(changed) }
-        return changed
+        return (changed, kept)
     }
 
     // MARK: - Sleeping

@@ -65,6 +65,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: draft))
     }
 
+    /// Files in the outbox no row names at the start: a second link of a draft's bytes (a row taken back or
+    /// discarded before a crash let its file go) is removed; the only copy of some bytes (rows lost with an older
+    /// store put back) stays where it is.
+    @Test func bytesNoEntryNamesAreRemovedOnlyWhereTheDraftHoldsThem() async throws {
+        let harness = try OutboxHarness()
+        try FileManager.default.createDirectory(at: harness.outboxDirectory, withIntermediateDirectories: true)
+        let linked = OutboxHarness.bytes(300)
+        let draft = try harness.draft("Blatt.pdf", linked)
+        #expect(link(draft, harness.outboxDirectory.appendingPathComponent("7").path) == 0)
+        let only = OutboxHarness.bytes(400, seed: 9)
+        #expect(
+            FileManager.default.createFile(
+                atPath: harness.outboxDirectory.appendingPathComponent("8").path, contents: Data(only)))
+        try await OutboxHarness.withWriter { _, writer in
+            let outbox = Outbox(
+                store: try harness.openStore(), dataDirectory: harness.data, writer: writer, onSettled: { _, _ in })
+            await outbox.recover()
+        }
+        #expect(harness.outboxBytes(of: 7) == nil, "a second link of the draft's bytes")
+        #expect(FileManager.default.contents(atPath: draft) == Data(linked), "the draft keeps its bytes")
+        #expect(harness.outboxBytes(of: 8) == only, "the only copy stays")
+    }
+
     /// `enqueue` and the start's recovery may both move an entry's bytes (the actor runs one while the other waits
     /// for the blocking pool): the second finds them in the outbox and the entry keeps its bytes.
     @Test func bytesMovedInTwiceStayTheEntrysBytes() async throws {
