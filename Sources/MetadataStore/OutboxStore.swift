@@ -123,27 +123,40 @@ extension MetadataStore {
 
     /// Writes every column but `id` and `created` of each row, in one transaction: a settled operation and the
     /// operations that waited for it (an upload into the folder it made) change together. Returns the ids no row
-    /// had any more (discarded meanwhile).
+    /// had any more (discarded meanwhile). Only the sender writes rows it read earlier; everyone else changes rows
+    /// as they are (``modifyOutboxRows(_:)``).
     @discardableResult
     public func updateOutboxRows(_ rows: [OutboxRow]) throws(StoreError) -> [Int64] {
+        try write("updating the outbox") { db in try Self.update(rows, in: db) }
+    }
+
+    /// Gives `body` every row as one transaction reads them and writes back the rows it returns, in that
+    /// transaction: nothing another writer commits (the sender's `sending` mark) falls between the read and the
+    /// write, so a change decided on a row's state is made on that state.
+    public func modifyOutboxRows(_ body: ([OutboxRow]) -> [OutboxRow]) throws(StoreError) {
         try write("updating the outbox") { db in
-            var missing: [Int64] = []
-            for row in rows {
-                try db.execute(
-                    sql: """
-                        UPDATE outbox SET operation = ?, draft_id = ?, state = ?, reason = ?, attempts = ?,
-                            not_before = ?, byte_count = ?, bytes_source = ?, progress = ?, outcome = ?
-                        WHERE id = ?
-                        """,
-                    arguments: [
-                        row.operation, row.draftID, row.state, row.reason, row.attempts,
-                        row.notBefore?.timeIntervalSince1970, row.byteCount, row.bytesSource, row.progress,
-                        row.outcome, row.id,
-                    ])
-                if db.changesCount == 0 { missing.append(row.id) }
-            }
-            return missing
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id").map(OutboxRow.init(row:))
+            _ = try Self.update(body(rows), in: db)
         }
+    }
+
+    private static func update(_ rows: [OutboxRow], in db: Database) throws -> [Int64] {
+        var missing: [Int64] = []
+        for row in rows {
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET operation = ?, draft_id = ?, state = ?, reason = ?, attempts = ?,
+                        not_before = ?, byte_count = ?, bytes_source = ?, progress = ?, outcome = ?
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    row.operation, row.draftID, row.state, row.reason, row.attempts,
+                    row.notBefore?.timeIntervalSince1970, row.byteCount, row.bytesSource, row.progress,
+                    row.outcome, row.id,
+                ])
+            if db.changesCount == 0 { missing.append(row.id) }
+        }
+        return missing
     }
 
     /// Removes an operation; false when there was none.

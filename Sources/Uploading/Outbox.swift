@@ -101,7 +101,7 @@ public actor Outbox {
 
     /// Sends a failed, unconfirmed or waiting entry again, at once.
     public func retry(_ id: Int64) async throws(OutboxError) {
-        try await change(id) { row throws(OutboxError) in
+        try await change(id) { row in
             guard let state = OutboxState(rawValue: row.state) else { return }
             switch state {
             case .failed, .unconfirmed, .waiting:
@@ -217,13 +217,13 @@ public actor Outbox {
         let store = self.store
         _ = try? await pool.run { () throws(OutboxError) in
             try OutboxCoding.storing { () throws(StoreError) in
-                let waiting = try store.outboxRows().filter { $0.state == OutboxState.waiting.rawValue }
-                try store.updateOutboxRows(
-                    waiting.map {
+                try store.modifyOutboxRows { rows in
+                    rows.filter { $0.state == OutboxState.waiting.rawValue }.map {
                         var row = $0
                         row.notBefore = nil
                         return row
-                    })
+                    }
+                }
             }
         }
         wake()
@@ -248,17 +248,23 @@ public actor Outbox {
     }
 
     /// Reads, changes and writes one row (in two transactions: only this actor changes rows).
-    func change(_ id: Int64, _ body: @escaping @Sendable (inout OutboxRow) throws(OutboxError) -> Void)
-        async throws(OutboxError)
-    {
+    /// Changes row `id` as the store has it, in one transaction (``MetadataStore/modifyOutboxRows(_:)``): a row the
+    /// sender marked `sending` meanwhile is changed as `sending`, never written back as it was before.
+    func change(_ id: Int64, _ body: @escaping @Sendable (inout OutboxRow) -> Void) async throws(OutboxError) {
         let store = self.store
-        try await pool.run { () throws(OutboxError) in
-            guard var row = try OutboxCoding.storing({ () throws(StoreError) in try store.outboxRow(id: id) }) else {
-                throw .noSuchEntry(id)
+        let found = try await pool.run { () throws(OutboxError) -> Bool in
+            try OutboxCoding.storing { () throws(StoreError) -> Bool in
+                var found = false
+                try store.modifyOutboxRows { rows in
+                    guard var row = rows.first(where: { $0.id == id }) else { return [] }
+                    found = true
+                    body(&row)
+                    return [row]
+                }
+                return found
             }
-            try body(&row)
-            try OutboxCoding.storing { () throws(StoreError) in _ = try store.updateOutboxRows([row]) }
         }
+        guard found else { throw .noSuchEntry(id) }
     }
 
     func wake() {

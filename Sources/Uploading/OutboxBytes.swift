@@ -62,16 +62,27 @@ struct OutboxBytes: Sendable {
         }
     }
 
-    /// Drops the file of an entry that has no row, if it is a second link of its bytes (the draft's file is the
-    /// other, ``Outbox/withdraw(_:)``); false, leaving it, when it is their only copy: the row may be lost with an
-    /// older store put back, and those bytes are a user's.
-    func removeOrphan(_ entry: Int64) throws(OutboxError) -> Bool {
-        BlockingPool.checkBlockingAllowed("removing outbox bytes \(entry)")
+    /// Clears the place of an entry that has no row: a second link of its bytes (the draft's file is the other,
+    /// ``Outbox/withdraw(_:)``) is removed; an only copy (its row lost, e.g. with an older store put back) is moved
+    /// to `lost/<id>-<seconds since 1970>` and that path returned: those bytes are a user's, and the next entry given
+    /// the same id would be moved in over them.
+    func clearOrphan(_ entry: Int64) throws(OutboxError) -> String? {
+        BlockingPool.checkBlockingAllowed("clearing outbox bytes \(entry)")
         var info = stat()
-        guard stat(url(of: entry).path, &info) == 0 else { return errno == ENOENT }
-        guard info.st_nlink > 1 else { return false }
-        try remove(entry)
-        return true
+        guard stat(url(of: entry).path, &info) == 0 else { return nil }
+        guard info.st_nlink == 1 else {
+            try remove(entry)
+            return nil
+        }
+        let lost = directory.appendingPathComponent("lost", isDirectory: true)
+        let target = lost.appendingPathComponent("\(entry)-\(Int(Date().timeIntervalSince1970))").path
+        guard mkdir(lost.path, 0o700) == 0 || errno == EEXIST, rename(url(of: entry).path, target) == 0 else {
+            throw .bytes(
+                path: url(of: entry).path, operation: "move to \(lost.path)", detail: String(cString: strerror(errno)))
+        }
+        try syncDirectory(lost.path)
+        try syncDirectory(directory.path)
+        return target
     }
 
     /// The entries that have a file here (the directory read once; none before its first use).

@@ -236,7 +236,9 @@ extension Outbox {
             receipt = try await writer.upload(
                 file: bytes.url(of: row.id).path, toFolder: folder, name: name, termsID: terms, progress: nil)
         } catch {
-            if !Self.mayHaveArrived(after: error) { progress.didNotArrive(sentBefore: wasSent) }
+            if !Self.mayHaveArrived(after: error) {
+                progress.didNotArrive(sentBefore: wasSent || !Self.provesNothingStored(error))
+            }
             return Self.verdict(error)
         }
         switch receipt.outcome {
@@ -325,7 +327,9 @@ extension Outbox {
         } catch {
             // Refused, or never delivered: nothing to look for before the next attempt, and the draft may be taken
             // back (``Outbox/isWithdrawable(_:)``).
-            if !Self.mayHaveArrived(after: error) { progress.didNotArrive(sentBefore: wasSent) }
+            if !Self.mayHaveArrived(after: error) {
+                progress.didNotArrive(sentBefore: wasSent || !Self.provesNothingStored(error))
+            }
             return Self.verdict(error)
         }
         if let document = receipt.document { return Self.confirm(document, sent: size) }
@@ -488,26 +492,24 @@ extension Outbox {
     func recover() async {
         let (store, bytes) = (self.store, self.bytes)
         let recovered: [OutboxRow]
-        let kept: [Int64]
+        let kept: [String]
         do {
             (recovered, kept) = try await pool.run { () throws(OutboxError) in try Self.recover(store, bytes) }
         } catch {
             logger.error("outbox: cannot check the outbox at the start: \(error)")
             return
         }
-        for orphan in kept {
-            logger.warning(
-                "outbox: \(bytes.url(of: orphan).path) belongs to no entry and is the only copy of its bytes; left in place"
-            )
+        for path in kept {
+            logger.warning("outbox: a file of no entry, the only copy of its bytes, was moved to \(path)")
         }
         for row in recovered where row.state == OutboxState.failed.rawValue {
             if let entry = row.entry, let reason = row.reason { await onSettled(entry, .failed(reason: reason)) }
         }
     }
 
-    /// ``recover()``'s blocking part: returns the rows it changed, and the files of no entry it left in place.
+    /// ``recover()``'s blocking part: returns the rows it changed, and where it moved the only copies of no entry.
     private static func recover(_ store: MetadataStore, _ bytes: OutboxBytes) throws(OutboxError) -> (
-        changed: [OutboxRow], kept: [Int64]
+        changed: [OutboxRow], kept: [String]
     ) {
         var changed: [OutboxRow] = []
         // Listed before the rows are read: a row is committed before its bytes are moved in, so a file found here
@@ -516,8 +518,10 @@ extension Outbox {
         // stays for the user.
         let files = bytes.stored()
         let rows = try OutboxCoding.storing { () throws(StoreError) in try store.outboxRows() }
-        let kept = Set(files).subtracting(rows.map(\.id)).sorted().filter { orphan in
-            (try? bytes.removeOrphan(orphan)) != true
+        var kept: [String] = []
+        for orphan in Set(files).subtracting(rows.map(\.id)).sorted() {
+            // One that cannot be moved stays where it is; the rows are recovered all the same.
+            if let moved = (try? bytes.clearOrphan(orphan)) ?? nil { kept.append(moved) }
         }
         for var row in rows where row.state != OutboxState.settled.rawValue {
             var dirty = false
@@ -587,6 +591,15 @@ extension Outbox {
         case .refused, .unsupported, .unreadableFile, .forbidden, .notFound: false
         default: true
         }
+    }
+
+    /// Whether a failure proves the bytes were not stored, so that the entry may be taken back
+    /// (``OutboxProgress/requestLeft``): as ``mayHaveArrived(after:)``, but not a 503, which a proxy in front of
+    /// Stud.IP may answer after it forwarded the request (the next attempt still skips the check: sending again
+    /// is what a 503 asks for).
+    static func provesNothingStored(_ error: StudIPError) -> Bool {
+        if case .serverError(503, _) = error { return false }
+        return !mayHaveArrived(after: error)
     }
 
     /// The stored document, if its size is the bytes sent.

@@ -13,6 +13,42 @@ import Testing
     typealias H = OutboxHarness
     static let answer = WorkspaceWithdrawTests.answer
 
+    /// `serverIsBack()` (the link came back) while the sender claims a waiting row: it must not write back the row
+    /// as it read it, over the `sending` mark, while the bytes are on the wire; else a rename takes the entry back
+    /// and Stud.IP ends with the file under both names. The daemon calls it once a reconnect; here it runs in a
+    /// loop through the claim, so that an unguarded read-then-write lands in the window.
+    @Test func theServerComingBackNeverUndoesTheSendingMark() async throws {
+        try await WorkspaceBench.with(reporting: true) { bench in
+            let general = try bench.general
+            let (_, entry) = try await WorkspaceTests.queued("Alt.txt", in: bench)
+            bench.sim.inject(Fault(action: .status(429), pathContains: "file-refs", method: "POST", remaining: 1))
+            try await bench.outbox.running {
+                _ = try await bench.outbox.wait(for: entry.id) { $0.state == .waiting && $0.attempts == 1 }
+            }
+            bench.sim.clearFaults()
+            bench.sim.inject(
+                Fault(action: .stall(milliseconds: 4000), pathContains: "file-refs", method: "POST", remaining: 1))
+            try await bench.outbox.running {
+                let outbox = bench.outbox
+                let looper = Task {
+                    while !Task.isCancelled { await outbox.serverIsBack() }
+                }
+                try await Task.sleep(for: .milliseconds(1500))
+                looper.cancel()
+                await looper.value
+                let row = try #require(try bench.store.outboxRow(id: entry.id))
+                #expect(row.state == OutboxState.sending.rawValue, "the upload is on the wire")
+                #expect(
+                    Self.answer { () throws(WorkspaceError) in
+                        try bench.workspace.rename(
+                            parent: general, name: "Alt.txt", to: general, "Neu.txt", noReplace: false)
+                    } == EBUSY)
+                try await WorkspaceWithdrawTests.until { try await bench.outbox.entries().isEmpty }
+            }
+            #expect(WorkspaceWithdrawTests.stored(bench).keys.sorted() == ["Alt.txt"], "one document, one name")
+        }
+    }
+
     /// A new version Stud.IP stored (201, held 1 s on the wire), whose read-back GETs then fail with 503: the
     /// attempt arrived, so the row keeps mayHaveArrived (it is not taken back) and the next attempt finds the
     /// version stored instead of uploading a "(yours)" copy beside it.

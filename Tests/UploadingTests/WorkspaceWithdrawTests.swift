@@ -46,16 +46,40 @@ import Testing
         bench.sim.statistics.snapshot().routes["jsonapi POST folders/{id}/file-refs"] ?? 0
     }
 
+    /// A 503 proves nothing: a proxy in front of Stud.IP may answer it after it forwarded the upload. The entry is
+    /// not taken back (`EBUSY`), and the file goes up under the name it has.
+    @Test func aFileAnswered503IsNotTakenBack() async throws {
+        try await WorkspaceBench.with(reporting: true) { bench in
+            let general = try bench.general
+            let (_, entry) = try await WorkspaceTests.queued("Entwurf.txt", in: bench)
+            bench.sim.inject(Fault(action: .status(503), pathContains: "file-refs", method: "POST"))
+            try await bench.outbox.running {
+                _ = try await bench.outbox.wait(for: entry.id) { $0.state == .waiting && $0.attempts == 1 }
+            }
+            bench.sim.clearFaults()
+            #expect(
+                Self.answer { () throws(WorkspaceError) in
+                    try bench.workspace.rename(
+                        parent: general, name: "Entwurf.txt", to: general, "Final.txt", noReplace: false)
+                } == EBUSY)
+            #expect(try await bench.outbox.entries().map(\.id) == [entry.id], "still in the outbox")
+            try await bench.outbox.running {
+                try await Self.until { try await bench.outbox.entries().isEmpty }
+            }
+            #expect(Self.stored(bench) == ["Entwurf.txt": Data(Self.bytes)])
+        }
+    }
+
     /// `mv Entwurf.txt Final.txt` while the copy waits in the outbox: never tried (offline), or tried and answered
-    /// 503 (Stud.IP did not take it). One upload, under the new name; the old name never reaches Stud.IP.
-    @Test(arguments: [false, true])
-    func aQueuedFileRenamedIsUploadedOnceUnderItsNewName(tried: Bool) async throws {
+    /// 429 (Stud.IP did not take it). One upload, under the new name; the old name never reaches Stud.IP.
+    @Test(arguments: [nil, 429] as [Int?])
+    func aQueuedFileRenamedIsUploadedOnceUnderItsNewName(triedWith status: Int?) async throws {
         try await WorkspaceBench.with(reporting: true) { bench in
             let general = try bench.general
             let (draft, entry) = try await WorkspaceTests.queued("Entwurf.txt", in: bench)
             let id = try #require(draft.id)
-            if tried {
-                bench.sim.inject(Fault(action: .status(503), pathContains: "file-refs", method: "POST"))
+            if let status {
+                bench.sim.inject(Fault(action: .status(status), pathContains: "file-refs", method: "POST"))
                 try await bench.outbox.running {
                     _ = try await bench.outbox.wait(for: entry.id) { $0.state == .waiting && $0.attempts == 1 }
                 }
