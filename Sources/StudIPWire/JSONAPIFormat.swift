@@ -40,12 +40,10 @@ package struct JSONAPIFormat: Sendable {
     /// "Fourth pass: decoding"); `ShapedPageTests` holds the models decoded from it to those of the whole page.
     package static let folderPage = page(of: [
         "id": .everything,
-        "attributes": .members(
-            Dictionary(
-                uniqueKeysWithValues: [
-                    "mkdate", "chdate", "is-readable", "is-writable", "is-subfolder-allowed", "folder-type", "name",
-                    "description",
-                ].map { ($0, JSONShape.Part.everything) })),
+        "attributes": whole([
+            "mkdate", "chdate", "is-readable", "is-writable", "is-subfolder-allowed", "folder-type", "name",
+            "description",
+        ]),
         "relationships": .members([
             "parent": .members(["data": .members(["id": .everything])]),
             "file-refs": .members(["meta": .members(["count": .everything])]),
@@ -56,12 +54,10 @@ package struct JSONAPIFormat: Sendable {
     /// the paging reads (``folderPage``).
     package static let documentPage = page(of: [
         "id": .everything,
-        "attributes": .members(
-            Dictionary(
-                uniqueKeysWithValues: [
-                    "name", "description", "mime-type", "filesize", "mkdate", "chdate", "is-downloadable",
-                    "is-writable", "is-editable",
-                ].map { ($0, JSONShape.Part.everything) })),
+        "attributes": whole([
+            "name", "description", "mime-type", "filesize", "mkdate", "chdate", "is-downloadable", "is-writable",
+            "is-editable",
+        ]),
         "relationships": .members([
             "file": .members(["data": .members(["id": .everything])]),
             "owner": .members(["meta": .members(["name": .everything])]),
@@ -71,6 +67,11 @@ package struct JSONAPIFormat: Sendable {
     ])
 
     /// A collection's page whose elements are read as `element` says.
+    /// An object of which the members `names` are built whole.
+    private static func whole(_ names: [String]) -> JSONShape.Part {
+        .members(Dictionary(uniqueKeysWithValues: names.map { ($0, JSONShape.Part.everything) }))
+    }
+
     private static func page(of element: [String: JSONShape.Part]) -> JSONShape {
         JSONShape(
             .members([

@@ -354,20 +354,26 @@ import Testing
                 ])
             let lecturers = Array("new notes\n".utf8)
             try bench.sim.replaceThroughJSONAPI(info.id, with: lecturers)
-            try await bench.outbox.running {
-                for _ in 0..<500 where try await !bench.outbox.entries().isEmpty {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
-            let stored = bench.sim.university.fileRefs(in: OutboxHarness.generalFolder).filter {
-                $0.name.hasPrefix("notes")
-            }
-            #expect(
-                Set(stored.map { "\($0.name) \($0.content)" }) == [
-                    "notes.txt \(StudIPSimulator.Content.bytes(Data(lecturers)))",
-                    "notes (yours).txt \(StudIPSimulator.Content.bytes(Data(Self.bytes)))",
-                ])
+            try await Self.keptBeside(lecturers, in: bench)
         }
+    }
+
+    /// Once the outbox is empty, Stud.IP holds `notes.txt` with the lecturer's bytes and the user's ``bytes``
+    /// beside it as "notes (yours).txt".
+    static func keptBeside(_ lecturers: [UInt8], in bench: WorkspaceBench) async throws {
+        try await bench.outbox.running {
+            for _ in 0..<500 where try await !bench.outbox.entries().isEmpty {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let stored = bench.sim.university.fileRefs(in: OutboxHarness.generalFolder).filter {
+            $0.name.hasPrefix("notes")
+        }
+        #expect(
+            Set(stored.map { "\($0.name) \($0.content)" }) == [
+                "notes.txt \(StudIPSimulator.Content.bytes(Data(lecturers)))",
+                "notes (yours).txt \(StudIPSimulator.Content.bytes(Data(Self.bytes)))",
+            ])
     }
 
     /// The same, over a document never read through the mount (the cache knows no `ETag`: an `O_TRUNC` save): online,
@@ -400,19 +406,7 @@ import Testing
             let lecturers = Array("new notes\n".utf8)
             try bench.sim.replaceThroughJSONAPI(info.id, with: lecturers)
             await bench.settle(after: .seconds(3))
-            try await bench.outbox.running {
-                for _ in 0..<500 where try await !bench.outbox.entries().isEmpty {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
-            let stored = bench.sim.university.fileRefs(in: OutboxHarness.generalFolder).filter {
-                $0.name.hasPrefix("notes")
-            }
-            #expect(
-                Set(stored.map { "\($0.name) \($0.content)" }) == [
-                    "notes.txt \(StudIPSimulator.Content.bytes(Data(lecturers)))",
-                    "notes (yours).txt \(StudIPSimulator.Content.bytes(Data(Self.bytes)))",
-                ])
+            try await Self.keptBeside(lecturers, in: bench)
         }
     }
 
